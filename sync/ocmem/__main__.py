@@ -1,0 +1,3 @@
+from ocmem.cli import main
+
+main()

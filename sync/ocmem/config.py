@@ -1,0 +1,176 @@
+"""Where ocmem's files live and which limits apply.
+
+The home mirrors OpenCode's global config dir, so OpenCode finds AGENTS.md, skills/ and
+plugin/ there by itself: ``OCMEM_HOME``, else ``$XDG_CONFIG_HOME/opencode``, else
+``~/.config/opencode``. ocmem's own bookkeeping (lock, backups, log, sync state) lives in
+``<home>/.ocmem`` so that removing one folder undoes it all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ocmem.errors import InputError
+
+CONFIG_FILE_NAME = "ocmem.yaml"
+
+
+def resolve_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("OCMEM_HOME"):
+        return Path(env["OCMEM_HOME"]).expanduser()
+    xdg = env.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return base / "opencode"
+
+
+@dataclass(frozen=True)
+class Paths:
+    home: Path
+
+    @property
+    def agents_md(self) -> Path:
+        return self.home / "AGENTS.md"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.home / "memory"
+
+    @property
+    def memory_md(self) -> Path:
+        return self.memory_dir / "MEMORY.md"
+
+    @property
+    def short_term(self) -> Path:
+        return self.memory_dir / "SHORT_TERM.md"
+
+    @property
+    def journal(self) -> Path:
+        return self.memory_dir / "journal.md"
+
+    @property
+    def pending(self) -> Path:
+        return self.memory_dir / "pending.md"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.home / "skills"
+
+    @property
+    def plugin_file(self) -> Path:
+        return self.home / "plugin" / "ocmem.ts"
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / CONFIG_FILE_NAME
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / ".ocmem"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.state_dir / "backups"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "ocmem.lock"
+
+    @property
+    def log_file(self) -> Path:
+        return self.state_dir / "log.jsonl"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.state_dir / "sessions"
+
+    def rel(self, path: Path) -> str:
+        """Path relative to the home, for messages, logs and backups."""
+        try:
+            return path.relative_to(self.home).as_posix()
+        except ValueError:
+            return str(path)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps from the user's spec; each can be overridden under ``limits:`` in ocmem.yaml."""
+
+    short_term_chars: int = 2000
+    memory_chars: int = 2000
+    note_default_days: int = 7
+    note_max_days: int = 30
+    journal_entry_lines: int = 10
+    search_results: int = 5
+    skills_max: int = 15
+    skill_lines: int = 60
+    retrospective_threshold: int = 5
+    fill_warning_ratio: float = 0.9
+    # Proposals whose normalised similarity reaches this are the same lesson.
+    duplicate_similarity: float = 0.5
+
+
+@dataclass(frozen=True)
+class Settings:
+    paths: Paths
+    limits: Limits = field(default_factory=Limits)
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def load_settings(home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    paths = Paths(home if home is not None else resolve_home(env))
+    raw = _read_config_file(paths.config_file)
+    return Settings(paths=paths, limits=_limits_from(raw.get("limits") or {}, paths), raw=raw)
+
+
+def _read_config_file(path: Path) -> Mapping[str, Any]:
+    if not path.exists():
+        return {}
+    import yaml  # lazy: local commands without a config file never pay for it
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(
+            f"{path} n'est pas du YAML valide : {exc}",
+            fix=f"corrige {path} (ou renomme-le pour revenir aux valeurs par défaut)",
+        ) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"{path} doit contenir un dictionnaire YAML", fix=f"corrige {path}")
+    return data
+
+
+def _limits_from(values: Mapping[str, Any], paths: Paths) -> Limits:
+    if not isinstance(values, Mapping):
+        raise InputError("`limits` doit être un dictionnaire", fix=f"corrige {paths.config_file}")
+    known = {f.name: f for f in dataclasses.fields(Limits)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise InputError(
+            f"clé(s) inconnue(s) sous `limits` : {', '.join(unknown)}",
+            fix=f"clés possibles : {', '.join(known)} (dans {paths.config_file})",
+        )
+    defaults = Limits()
+    kwargs: dict[str, Any] = {}
+    for name, value in values.items():
+        default = getattr(defaults, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise InputError(
+                f"`limits.{name}` doit être un nombre positif (reçu {value!r})",
+                fix=f"corrige {paths.config_file}",
+            )
+        kwargs[name] = type(default)(value)
+    limits = dataclasses.replace(defaults, **kwargs)
+    if limits.note_default_days > limits.note_max_days:
+        raise InputError(
+            "`limits.note_default_days` dépasse `limits.note_max_days`",
+            fix=f"corrige {paths.config_file}",
+        )
+    return limits

@@ -1,0 +1,147 @@
+"""Local file primitives: atomic writes, byte-identical backups, the run lock, the action log."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ocmem.config import Paths
+from ocmem.errors import Busy, OcmemError
+
+TEMP_SUFFIX = ".ocmem-tmp"
+
+
+def read_text(path: Path) -> str:
+    """The file's text, or "" when it does not exist."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as exc:
+        raise OcmemError(
+            f"{path} n'est pas de l'UTF-8 valide",
+            fix=f"réenregistre {path} en UTF-8 (une sauvegarde est dans le dossier backups)",
+        ) from exc
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` so that a reader or a crash sees the old or the new bytes.
+
+    Temp file in the same directory, fsync, rename over the target, fsync the directory.
+    The previous permission bits are kept unless ``mode`` is given.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif path.exists():
+            shutil.copymode(path, tmp)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def new_stamp() -> str:
+    """A backup folder name, sortable and unique enough for one run."""
+    return datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+
+
+class Backups:
+    """Byte-identical copies taken before a run modifies or removes a file.
+
+    One folder per run (``<state>/backups/<stamp>/<path relative to home>``); the first copy of
+    a file in a run wins, so the folder always holds the state from before the run.
+    """
+
+    def __init__(self, paths: Paths, stamp: str | None = None):
+        self.paths = paths
+        self.stamp = stamp or new_stamp()
+        self.saved: list[Path] = []
+
+    @property
+    def folder(self) -> Path:
+        return self.paths.backups_dir / self.stamp
+
+    def save(self, path: Path, *, name: str | None = None) -> Path | None:
+        """Copy ``path`` (if it exists) into this run's backup folder; return the copy."""
+        if not path.exists():
+            return None
+        target = self.folder / (name or self.paths.rel(path))
+        if target.exists():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        os.chmod(target, 0o600)
+        self.saved.append(target)
+        return target
+
+    def save_bytes(self, name: str, data: bytes) -> Path:
+        """Keep bytes that never existed as a local file (e.g. a remote page we overwrite)."""
+        target = self.folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data, mode=0o600)
+        self.saved.append(target)
+        return target
+
+
+@contextlib.contextmanager
+def run_lock(paths: Paths, wait_seconds: float = 0.0) -> Iterator[None]:
+    """Hold ocmem's single lock for a whole run; Busy (exit 75) when another run has it.
+
+    flock-based (filelock), so a crashed run never leaves a stale lock behind.
+    """
+    from filelock import FileLock, Timeout
+
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(paths.lock_file), timeout=max(wait_seconds, 0.0))
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise Busy(
+            "une autre exécution d'ocmem est en cours",
+            fix="réessaie plus tard, ou passe --wait SECONDES pour attendre le verrou",
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def log_event(paths: Paths, action: str, **fields: Any) -> None:
+    """Append one JSON line describing an action. Callers never pass secrets."""
+    record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "action": action}
+    record.update(fields)
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    fd = os.open(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)

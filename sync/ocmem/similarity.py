@@ -1,0 +1,60 @@
+"""Cheap, deterministic text similarity for deduplicating lessons (no model involved)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+_STOPWORDS = frozenset(
+    """
+    a au aux avec ce ces cet cette dans de des du elle en est et il ils je la le les leur lui
+    ma mais me mes mon ne ni nos notre nous on ou par pas pour qu que qui sa se ses si son sur
+    ta te tes ton tu un une vos votre vous y d l j n s t c qu est sont etre avoir fait faut
+    the an and are as at be by for from has have in is it its of on or that this to was were
+    will with not no do does don use utiliser toujours jamais always never
+    """.split()
+)
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def fold(text: str) -> str:
+    """Lowercase, without accents: the form every comparison and search works on."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def tokens(text: str) -> frozenset[str]:
+    return frozenset(t for t in _TOKEN.findall(fold(text)) if t not in _STOPWORDS and len(t) > 1)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def similarity(a: str, b: str) -> float:
+    return jaccard(tokens(a), tokens(b))
+
+
+@dataclass(frozen=True)
+class Match(Generic[T]):
+    item: T
+    text: str
+    score: float
+
+
+def closest(
+    query: str, candidates: Iterable[tuple[T, str]], limit: int = 3, minimum: float = 0.0
+) -> Sequence[Match[T]]:
+    """The ``limit`` candidates most similar to ``query`` (best first, score > ``minimum``)."""
+    query_tokens = tokens(query)
+    scored = [Match(item, text, jaccard(query_tokens, tokens(text))) for item, text in candidates]
+    ranked = sorted((m for m in scored if m.score > minimum), key=lambda m: -m.score)
+    return ranked[:limit]
