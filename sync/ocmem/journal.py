@@ -1,0 +1,302 @@
+"""memory/journal.md: append-only episodes, searched (never loaded whole).
+
+Entry format (the user's spec), 10 lines at most::
+
+    ## AAAA-MM-JJ HH:MM · titre court · #tag1 #tag2
+    - Demande : …
+    - Fait : …
+    - Piège : …
+    - Leçon : …
+    - Résultat : réussi | partiel | échec
+
+A value may continue on following lines indented by two spaces (e.g. a code block); every
+line counts towards the limit. The header's minute is unique in the journal, so
+``journal AAAA-MM-JJ HH:MM`` is a stable reference to one entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ocmem.errors import InputError
+from ocmem.similarity import fold
+from ocmem.textsafety import render_safe
+
+JOURNAL_HEADER = "# Journal\n\nÉpisodes consignés par l'agent (ajout seul). Recherche : `ocmem journal search`.\n"
+
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("demande", "Demande"),
+    ("fait", "Fait"),
+    ("piege", "Piège"),
+    ("lecon", "Leçon"),
+    ("resultat", "Résultat"),
+)
+RESULTS = {"reussi": "réussi", "partiel": "partiel", "echec": "échec"}
+MAX_TITLE = 80
+
+_HEADER = re.compile(
+    r"^## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}) · (.+?) · (#[^\s#]+(?: +#[^\s#]+)*)[ \t]*$",
+    re.MULTILINE,
+)
+_HEADER_START = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · ", re.MULTILINE)
+_TAG = re.compile(r"^[\w][\w/-]*$")
+_REF = re.compile(r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})$")
+_ARCHIVE = re.compile(r"^journal-(\d{4})-(\d{2})\.md$")
+
+
+def ref_of(when: datetime) -> str:
+    return f"journal {when:%Y-%m-%d %H:%M}"
+
+
+def parse_ref(text: str) -> datetime:
+    """``journal 2026-11-29 14:32`` (or just the date and time) → that minute."""
+    match = _REF.match(text.strip())
+    if not match:
+        raise InputError(
+            f"référence de journal invalide : {text!r}",
+            fix="écris-la « journal AAAA-MM-JJ HH:MM », comme l'en-tête de l'entrée citée",
+        )
+    day, hour, minute = match.groups()
+    try:
+        return datetime.fromisoformat(f"{day} {hour}:{minute}")
+    except ValueError as exc:
+        raise InputError(
+            f"date invalide dans la référence {text!r}", fix="vérifie la date"
+        ) from exc
+
+
+@dataclass(frozen=True)
+class Entry:
+    when: datetime
+    title: str
+    tags: tuple[str, ...]
+    demande: str
+    fait: str
+    piege: str
+    lecon: str
+    resultat: str
+
+    @property
+    def ref(self) -> str:
+        return ref_of(self.when)
+
+    def render(self) -> str:
+        header = f"## {self.when:%Y-%m-%d %H:%M} · {self.title} · " + " ".join(
+            f"#{t}" for t in self.tags
+        )
+        lines = [header]
+        for key, label in FIELDS:
+            value = getattr(self, key)
+            first, *rest = value.split("\n")
+            lines.append(f"- {label} : {first}")
+            lines.extend(f"  {line}" if line else "" for line in rest)
+        return "\n".join(lines) + "\n"
+
+
+def entry_from_fields(data: Mapping[str, Any], when: datetime, max_lines: int) -> Entry:
+    """Validate a JSON-like mapping (keys with or without accents) and build the entry."""
+    if not isinstance(data, Mapping):
+        raise InputError("l'entrée doit être un objet JSON", fix=_EXPECTED_KEYS_HINT)
+    values = {fold(str(k)).strip(): v for k, v in data.items()}
+    allowed = {"titre", "tags"} | {key for key, _ in FIELDS}
+    unknown = sorted(set(values) - allowed)
+    if unknown:
+        raise InputError(f"clé(s) inconnue(s) : {', '.join(unknown)}", fix=_EXPECTED_KEYS_HINT)
+    missing = [k for k in ("titre", "tags", *(key for key, _ in FIELDS)) if not values.get(k)]
+    if missing:
+        raise InputError(
+            f"champ(s) manquant(s) ou vide(s) : {', '.join(missing)}", fix=_EXPECTED_KEYS_HINT
+        )
+
+    title = _single_line("titre", values["titre"])
+    if len(title) > MAX_TITLE or "·" in title:
+        raise InputError(
+            f"titre trop long ({len(title)} > {MAX_TITLE}) ou contenant « · »",
+            fix="un titre court, sans le séparateur « · »",
+        )
+    tags = _tags(values["tags"])
+    fields = {key: _text(key, values[key]) for key, _ in FIELDS}
+    result = RESULTS.get(fold(fields["resultat"]).strip())
+    if result is None:
+        raise InputError(
+            f"résultat {fields['resultat']!r} inconnu",
+            fix="« réussi », « partiel » ou « échec »",
+        )
+    fields["resultat"] = result
+    entry = Entry(
+        when=when.replace(second=0, microsecond=0),
+        title=render_safe(title),
+        tags=tags,
+        **{k: render_safe(v) for k, v in fields.items() if k != "resultat"},
+        resultat=result,
+    )
+    lines = entry.render().count("\n")
+    if lines > max_lines:
+        raise InputError(
+            f"l'entrée fait {lines} lignes (maximum {max_lines})",
+            fix="resserre Demande/Fait/Piège/Leçon : une ligne chacun suffit le plus souvent",
+        )
+    return entry
+
+
+_EXPECTED_KEYS_HINT = (
+    'attendu : {"titre": "…", "tags": ["tag1", "tag2"], "demande": "…", "fait": "…", '
+    '"piege": "…", "lecon": "…", "resultat": "réussi|partiel|échec"}'
+)
+
+
+def _single_line(name: str, value: Any) -> str:
+    text = _text(name, value)
+    if "\n" in text:
+        raise InputError(f"« {name} » doit tenir sur une ligne", fix=f"raccourcis « {name} »")
+    return text
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise InputError(f"« {name} » doit être une chaîne", fix=_EXPECTED_KEYS_HINT)
+    text = value.replace("\r\n", "\n").strip()
+    if not text:
+        raise InputError(f"« {name} » est vide", fix=f"renseigne « {name} »")
+    return text
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InputError(
+            "« tags » doit être une liste non vide", fix='par ex. "tags": ["docker", "vps"]'
+        )
+    tags = []
+    for raw in value:
+        tag = str(raw).strip().lstrip("#")
+        if not _TAG.match(tag):
+            raise InputError(
+                f"tag invalide : {raw!r}",
+                fix="un tag est un mot (lettres, chiffres, _ - /), sans espace",
+            )
+        if tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """One entry as stored: its header fields and its exact text (header included)."""
+
+    when: datetime
+    title: str
+    tags: tuple[str, ...]
+    text: str
+
+    @property
+    def ref(self) -> str:
+        return ref_of(self.when)
+
+
+def blocks(text: str) -> list[Block]:
+    """Every entry of a journal text, in file order. Text before the first entry is skipped."""
+    found = []
+    for start, end in _spans(text):
+        block = _block_at(text[start:end])
+        if block is not None:
+            found.append(block)
+    return found
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each entry: from its header to the next header or the end."""
+    starts = [m.start() for m in _HEADER_START.finditer(text)]
+    return list(zip(starts, [*starts[1:], len(text)][: len(starts)], strict=True))
+
+
+def _block_at(chunk: str) -> Block | None:
+    match = _HEADER.match(chunk)
+    if not match:
+        return None
+    day, hour, minute, title, tags = match.groups()
+    try:
+        when = datetime.fromisoformat(f"{day} {hour}:{minute}")
+    except ValueError:
+        return None
+    return Block(when, title, tuple(t.lstrip("#") for t in tags.split()), chunk.rstrip("\n") + "\n")
+
+
+def header_minutes(text: str) -> set[datetime]:
+    return {b.when for b in blocks(text)}
+
+
+def free_minute(wanted: datetime, taken: set[datetime]) -> datetime:
+    """The first minute at or after ``wanted`` that no entry uses (references stay unique)."""
+    when = wanted.replace(second=0, microsecond=0)
+    while when in taken:
+        when += timedelta(minutes=1)
+    return when
+
+
+def append(journal_text: str, entry: Entry) -> str:
+    base = journal_text if journal_text.strip() else JOURNAL_HEADER
+    return base.rstrip("\n") + "\n\n" + entry.render()
+
+
+def archive_files(memory_dir: Path) -> list[Path]:
+    """``journal-AAAA-MM.md`` archives, newest month first."""
+    found = [p for p in memory_dir.glob("journal-*.md") if _ARCHIVE.match(p.name)]
+    return sorted(found, key=lambda p: p.name, reverse=True)
+
+
+def search(
+    texts: Sequence[str],
+    query: str = "",
+    tags: Sequence[str] = (),
+    limit: int = 5,
+) -> list[Block]:
+    """Newest matching entries first, at most ``limit``.
+
+    ``texts`` are journal texts, newest file first. Every query word must start a word of the
+    entry (case and accents ignored); every tag must be one of the entry's tags. Stops as soon as
+    ``limit`` entries matched, so common searches never read the whole journal.
+    """
+    # A query word matches the start of a word ("dock" finds "docker"), not its middle.
+    words = [re.compile(r"(?<![0-9a-z])" + re.escape(w)) for w in fold(query).split()]
+    wanted_tags = {fold(t.lstrip("#")) for t in tags}
+    found: list[Block] = []
+    for text in texts:
+        for block in _newest_first(text):
+            if wanted_tags and not wanted_tags <= {fold(t) for t in block.tags}:
+                continue
+            if words:
+                haystack = fold(block.text)
+                if not all(w.search(haystack) for w in words):
+                    continue
+            found.append(block)
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def _newest_first(text: str) -> Iterator[Block]:
+    # ocmem only ever appends, so file order is time order: walk it backwards.
+    for start, end in reversed(_spans(text)):
+        block = _block_at(text[start:end])
+        if block is not None:
+            yield block
+
+
+def find_entries(texts: Sequence[str], refs: Sequence[datetime]) -> dict[datetime, Block]:
+    wanted = set(refs)
+    found: dict[datetime, Block] = {}
+    for text in texts:
+        for block in blocks(text):
+            if block.when in wanted and block.when not in found:
+                found[block.when] = block
+    return found
