@@ -1,0 +1,255 @@
+"""SilverBullet sync settings: ``silverbullet:`` in ocmem.yaml, overridden by environment variables.
+
+Directions are one-way per file and checked here, before any run: pull targets can only be
+AGENTS.md, memory/MEMORY.md or files under skills/; push sources are journal.md and pending.md,
+and every push target must lie under the inbox prefix (``Agents/Inbox/`` by default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ocmem.config import Settings
+from ocmem.errors import InputError, Refused
+
+ENV_URL = "OCMEM_SILVERBULLET_URL"
+ENV_TOKEN = "OCMEM_SILVERBULLET_TOKEN"
+ENV_TOKEN_FILE = "OCMEM_SILVERBULLET_TOKEN_FILE"
+
+DEFAULT_INBOX = "Agents/Inbox/"
+DEFAULT_PULL = (
+    ("Agents/Skills/", "skills/"),
+    ("Agents/Memory/MEMORY.md", "memory/MEMORY.md"),
+    ("Agents/AGENTS.md", "AGENTS.md"),
+)
+DEFAULT_PUSH = (
+    ("memory/journal.md", "Agents/Inbox/journal.md"),
+    ("memory/pending.md", "Agents/Inbox/pending.md"),
+)
+# Files the pull may never write, whatever the mapping says.
+LOCAL_ONLY = frozenset({"memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md"})
+
+
+@dataclass(frozen=True)
+class PullRule:
+    """``remote`` is a folder (ends with /) mirrored into the ``local`` folder, or one file."""
+
+    remote: str
+    local: str
+
+    @property
+    def is_folder(self) -> bool:
+        return self.remote.endswith("/")
+
+    def local_for(self, remote_name: str) -> str | None:
+        if self.is_folder:
+            if remote_name.startswith(self.remote) and remote_name != self.remote:
+                return self.local + remote_name[len(self.remote) :]
+            return None
+        return self.local if remote_name == self.remote else None
+
+
+@dataclass(frozen=True)
+class PushRule:
+    local: str
+    remote: str
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    url: str
+    token: str | None = field(repr=False)
+    inbox: str = DEFAULT_INBOX
+    pull: tuple[PullRule, ...] = tuple(PullRule(r, loc) for r, loc in DEFAULT_PULL)
+    push: tuple[PushRule, ...] = tuple(PushRule(loc, r) for loc, r in DEFAULT_PUSH)
+    max_delete_ratio: float = 0.5
+    concurrency: int = 8
+    timeout_seconds: float = 30.0
+    retry_wait_seconds: float = 0.5
+    expect_space_path: str | None = None
+
+    def local_target(self, remote_name: str) -> str | None:
+        for rule in self.pull:
+            target = rule.local_for(remote_name)
+            if target is not None:
+                return target
+        return None
+
+
+def sync_section(settings: Settings) -> Mapping[str, Any]:
+    section = settings.raw.get("silverbullet") or {}
+    if not isinstance(section, Mapping):
+        raise InputError(
+            "`silverbullet` doit être un dictionnaire", fix=f"corrige {settings.paths.config_file}"
+        )
+    return section
+
+
+def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if env is None else env
+    return bool(env.get(ENV_URL) or sync_section(settings).get("url"))
+
+
+def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -> SyncConfig:
+    env = os.environ if env is None else env
+    section = sync_section(settings)
+    where = settings.paths.config_file
+    url = str(env.get(ENV_URL) or section.get("url") or "").strip().rstrip("/")
+    if not url:
+        raise InputError(
+            "aucune instance SilverBullet configurée",
+            fix=f"définis {ENV_URL} ou `silverbullet.url` dans {where}",
+        )
+    if not url.startswith(("http://", "https://")):
+        raise InputError(
+            f"URL SilverBullet invalide : {url!r}", fix="elle commence par http:// ou https://"
+        )
+    if "token" in section:
+        raise InputError(
+            "le jeton ne va jamais dans ocmem.yaml",
+            fix=f"utilise {ENV_TOKEN_FILE} ou `token_file` (fichier en mode 600)",
+        )
+    known = {f.name for f in dataclasses.fields(SyncConfig)} - {"token"} | {"token_file"}
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise InputError(
+            f"clé(s) inconnue(s) sous `silverbullet` : {', '.join(unknown)}",
+            fix=f"clés possibles : {', '.join(sorted(known))}",
+        )
+    inbox = _folder(section.get("inbox", DEFAULT_INBOX), "inbox")
+    pull = tuple(
+        _pull_rule(item)
+        for item in section.get("pull", [{"remote": r, "local": loc} for r, loc in DEFAULT_PULL])
+    )
+    push = tuple(
+        _push_rule(item, inbox)
+        for item in section.get("push", [{"local": loc, "remote": r} for loc, r in DEFAULT_PUSH])
+    )
+    for rule in pull:
+        if rule.remote.startswith(inbox) or inbox.startswith(rule.remote):
+            raise InputError(
+                f"la règle de pull {rule.remote!r} recouvre la boîte de dépôt {inbox!r}",
+                fix="un fichier est tiré OU poussé, jamais les deux",
+            )
+    return SyncConfig(
+        url=url,
+        token=_token(settings, section, env),
+        inbox=inbox,
+        pull=pull,
+        push=push,
+        max_delete_ratio=_number(section, "max_delete_ratio", 0.5, 0.0, 1.0),
+        concurrency=int(_number(section, "concurrency", 8, 1, 64)),
+        timeout_seconds=_number(section, "timeout_seconds", 30.0, 0.1, 600.0),
+        retry_wait_seconds=_number(section, "retry_wait_seconds", 0.5, 0.0, 60.0),
+        expect_space_path=section.get("expect_space_path"),
+    )
+
+
+def _clean(path: object, what: str) -> str:
+    if not isinstance(path, str) or not path.strip():
+        raise InputError(f"chemin {what} vide ou invalide : {path!r}", fix="corrige ocmem.yaml")
+    text = path.strip()
+    parts = PurePosixPath(text.rstrip("/")).parts
+    if text.startswith("/") or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        raise InputError(
+            f"chemin {what} interdit : {path!r}",
+            fix="un chemin relatif, sans . ni .., sans dossier caché",
+        )
+    return text
+
+
+def _folder(path: object, what: str) -> str:
+    text = _clean(path, what)
+    return text if text.endswith("/") else text + "/"
+
+
+def _pull_rule(item: object) -> PullRule:
+    if not isinstance(item, Mapping):
+        raise InputError("chaque règle de pull est {remote, local}", fix="corrige ocmem.yaml")
+    remote, local = _clean(item.get("remote"), "distant"), _clean(item.get("local"), "local")
+    if remote.endswith("/") != local.endswith("/"):
+        raise InputError(
+            f"règle de pull {remote!r} → {local!r} : dossier vers dossier ou fichier vers fichier",
+            fix="termine les deux par / ou aucun",
+        )
+    allowed = local in ("AGENTS.md", "memory/MEMORY.md") or local.startswith("skills/")
+    if not allowed or local in LOCAL_ONLY:
+        raise InputError(
+            f"le pull ne peut pas écrire {local!r}",
+            fix="le pull n'écrit que AGENTS.md, memory/MEMORY.md et skills/",
+        )
+    return PullRule(remote, local)
+
+
+def _push_rule(item: object, inbox: str) -> PushRule:
+    if not isinstance(item, Mapping):
+        raise InputError("chaque règle de push est {local, remote}", fix="corrige ocmem.yaml")
+    local, remote = _clean(item.get("local"), "local"), _clean(item.get("remote"), "distant")
+    if local not in ("memory/journal.md", "memory/pending.md"):
+        raise InputError(
+            f"le push ne lit que journal.md et pending.md, pas {local!r}", fix="corrige ocmem.yaml"
+        )
+    if not remote.startswith(inbox) or not remote.endswith(".md"):
+        raise InputError(
+            f"le push n'écrit que des pages .md sous {inbox!r}, pas {remote!r}",
+            fix="corrige ocmem.yaml",
+        )
+    return PushRule(local, remote)
+
+
+def _number(section: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
+    value = section.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise InputError(
+            f"`silverbullet.{key}` doit être entre {low} et {high}", fix="corrige ocmem.yaml"
+        )
+    return float(value)
+
+
+def configured_secrets(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The SilverBullet token, when one is configured: memory writes must never contain it."""
+    env = os.environ if env is None else env
+    if not is_configured(settings, env):
+        return ()
+    try:
+        token = _token(settings, sync_section(settings), env)
+    except (InputError, Refused):
+        return ()
+    return (token,) if token else ()
+
+
+def token_file_path(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> Path:
+    raw = env.get(ENV_TOKEN_FILE) or section.get("token_file")
+    return Path(str(raw)).expanduser() if raw else settings.paths.state_dir / "silverbullet.token"
+
+
+def _token(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    if env.get(ENV_TOKEN):
+        return env[ENV_TOKEN].strip()
+    path = token_file_path(settings, section, env)
+    if not path.exists():
+        if env.get(ENV_TOKEN_FILE) or section.get("token_file"):
+            raise InputError(
+                f"fichier de jeton introuvable : {path}",
+                fix="crée-le (une ligne, mode 600) ou corrige le chemin",
+            )
+        return None  # an open SilverBullet (no SB_USER) needs no token
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise Refused(
+            f"le fichier de jeton {path} est lisible par d'autres (mode {mode:o})",
+            fix=f"chmod 600 {path}",
+        )
+    token = path.read_text(encoding="utf-8").strip()
+    if not token:
+        raise InputError(
+            f"le fichier de jeton {path} est vide",
+            fix="écris le jeton SilverBullet (SB_AUTH_TOKEN) sur une ligne",
+        )
+    return token
