@@ -1,0 +1,203 @@
+"""``ocmem push``: journal.md and pending.md → ``Agents/Inbox/``, losing and duplicating nothing.
+
+SilverBullet has no conditional write, so each page goes through a read–merge–probe–write loop:
+
+1. read the page whole (torn reads are retried);
+2. merge the local blocks into it (``blocks.merge``: humans' text is kept byte for byte, a block
+   already there is adopted, a block the human deleted is not re-added);
+3. if nothing changes, record the state and stop; otherwise
+4. probe the metadata and start again if the page moved since the read;
+5. keep the remote version about to be overwritten in the backups, PUT, and loop: the next read
+   is the verification (it adopts what landed, or merges again if someone wrote meanwhile).
+
+Residual risk (docs/sync.md): a write by someone else that lands between the probe and the PUT,
+about one round trip, is overwritten; the server offers no way to detect it.
+
+Blocks a human removed are told apart from blocks a browser conflict moved aside by looking for
+``<page>.conflicted:<ms>.md`` siblings (one listing, only when pushed blocks went missing or
+conflicts are still open). Those are reported (exit 3) and never deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from ocmem import blocks
+from ocmem.config import Settings
+from ocmem.errors import Refused
+from ocmem.fsio import Backups, log_event, read_text
+from ocmem.remote import SilverBullet, UnknownOutcome, is_conflict_copy
+from ocmem.syncconfig import PushRule, SyncConfig
+from ocmem.syncstate import PushedPage, SyncState
+from ocmem.textsafety import render_safe
+
+MAX_ROUNDS = 6
+
+
+class PageKeepsChanging(Refused):
+    pass
+
+
+def pattern_for(rule: PushRule) -> re.Pattern[str]:
+    return blocks.PENDING_BLOCK if rule.local.endswith("pending.md") else blocks.JOURNAL_BLOCK
+
+
+def conflict_copies_of(page: str, names: list[str]) -> list[str]:
+    stem = page[: -len(".md")]
+    return sorted(n for n in names if n.startswith(stem + ".conflicted:") and is_conflict_copy(n))
+
+
+@dataclass
+class PushReport:
+    lines: list[str] = field(default_factory=list)
+    needs_human: bool = False
+
+    def render(self) -> str:
+        return "\n".join(self.lines)
+
+
+class Pusher:
+    def __init__(
+        self, settings: Settings, config: SyncConfig, client: SilverBullet, state: SyncState
+    ):
+        self.paths = settings.paths
+        self.config = config
+        self.client = client
+        self.state = state
+        self.backups = Backups(settings.paths)
+
+    def run(self, *, dry_run: bool = False) -> PushReport:
+        report = PushReport()
+        for rule in self.config.push:
+            self._push_page(rule, report, dry_run)
+        if self.backups.saved:
+            report.lines.append(
+                f"Versions distantes remplacées, gardées dans : {self.backups.folder}"
+            )
+        log_event(
+            self.paths, "push", requests=self.client.requests_sent, needs_human=report.needs_human
+        )
+        return report
+
+    def _push_page(self, rule: PushRule, report: PushReport, dry_run: bool) -> None:
+        local_text = read_text(self.paths.home / rule.local)
+        local_digest = hashlib.sha256(local_text.encode("utf-8")).hexdigest()
+        page = self.state.pushed.get(rule.remote, PushedPage())
+        if page.local_sha256 == local_digest and not page.conflicts and not dry_run:
+            return
+        pattern = pattern_for(rule)
+        segments = blocks.split(local_text, pattern)
+        local = [(s.id, render_safe(s.text)) for s in segments if s.id is not None]
+        if not local and not page.blocks:
+            return
+        preamble = segments[0].text if segments[0].text.strip() else f"# {rule.remote}\n"
+
+        for _round in range(MAX_ROUNDS):
+            read = self.client.read(rule.remote)
+            try:
+                remote_text = read.body.decode("utf-8") if read else None
+            except UnicodeDecodeError as exc:
+                raise Refused(
+                    f"{rule.remote} n'est pas du texte UTF-8",
+                    fix="corrige la page dans SilverBullet",
+                ) from exc
+            result = blocks.merge(remote_text, local, page.blocks, pattern, preamble)
+            if dry_run:
+                report.lines.append(
+                    f"{rule.remote} (simulation) : {len(result.appended)} à ajouter, {len(result.updated)} à mettre à jour, "
+                    f"{len(result.conflicts)} en conflit, {len(result.missing)} absent(s) de la page"
+                )
+                return
+            if read is not None and result.text == remote_text:
+                self._settle(rule, page, result, local_digest, report)
+                return
+            probe = self.client.meta(rule.remote)
+            if probe != (read.meta if read else None):
+                continue  # the page moved since our read: merge again from a fresh read
+            if read is not None:
+                self.backups.save_bytes(f"remote/{rule.remote}", read.body)
+            try:
+                self.client.put(rule.remote, result.text.encode("utf-8"))
+            except UnknownOutcome:
+                continue  # the next read shows whether it landed; the merge adopts it if so
+            log_event(
+                self.paths,
+                "push-write",
+                page=rule.remote,
+                appended=result.appended,
+                updated=result.updated,
+                conflicts=result.conflicts,
+            )
+        raise PageKeepsChanging(
+            f"{rule.remote} a changé à chaque tentative ({MAX_ROUNDS}) : rien n'est perdu, l'envoi est reporté",
+            fix="relance `ocmem push` un peu plus tard",
+        )
+
+    def _settle(
+        self,
+        rule: PushRule,
+        page: PushedPage,
+        result: blocks.MergeResult,
+        local_digest: str,
+        report: PushReport,
+    ) -> None:
+        """The page holds everything it should: record it, and explain what left the page."""
+        open_ids = [i for i in result.missing if i not in page.deleted]
+        conflicts: dict[str, str] = {}
+        deleted: list[str] = []
+        if open_ids:
+            names = [f.name for f in self.client.list()]
+            moved: dict[str, str] = {}
+            for copy in conflict_copies_of(rule.remote, names):
+                read = self.client.read(copy)
+                if read is not None:
+                    for block_id, _ in blocks.blocks_of(
+                        read.body.decode("utf-8", errors="replace"), pattern_for(rule)
+                    ):
+                        moved.setdefault(block_id, copy)
+            for block_id in open_ids:
+                if block_id in moved:
+                    conflicts[block_id] = moved[block_id]
+                else:
+                    deleted.append(block_id)
+        page.blocks = result.base
+        page.deleted = sorted(set(page.deleted) | set(deleted))
+        page.conflicts = conflicts
+        page.local_sha256 = local_digest
+        self.state.pushed[rule.remote] = page
+        self.state.save()
+
+        done = []
+        if result.appended:
+            done.append(f"{len(result.appended)} ajouté(s)")
+        if result.updated:
+            done.append(f"{len(result.updated)} mis à jour")
+        if result.adopted:
+            done.append(f"{len(result.adopted)} déjà présent(s)")
+        report.lines.append(f"{rule.remote} : " + (", ".join(done) or "à jour"))
+        if deleted:
+            report.lines.append(
+                f"  {len(deleted)} bloc(s) supprimé(s) dans SilverBullet : respecté(s), jamais renvoyé(s) ({', '.join(deleted)})"
+            )
+        for block_id in result.gone_but_changed:
+            report.lines.append(
+                f"  {block_id} a changé localement mais a été supprimé dans SilverBullet : non renvoyé"
+            )
+        for block_id in result.conflicts:
+            report.lines.append(
+                f"  ⚠ {block_id} modifié des deux côtés : version de l'humain gardée, celle de l'agent insérée juste après"
+            )
+        if result.duplicates:
+            report.lines.append(
+                f"  ⚠ bloc(s) en double dans la page : {', '.join(sorted(set(result.duplicates)))}"
+            )
+        if conflicts:
+            report.needs_human = True
+            for copy in sorted(set(conflicts.values())):
+                ids = ", ".join(sorted(i for i, c in conflicts.items() if c == copy))
+                report.lines.append(
+                    f"  ⚠ conflit d'édition : {ids} ont quitté {rule.remote} et sont dans {copy} ; "
+                    "recopie-les dans la page puis supprime la copie (ocmem ne la supprime jamais)"
+                )

@@ -1,0 +1,81 @@
+"""What ocmem last saw of the SilverBullet space, per file (``<home>/.ocmem/sync-state.json``).
+
+Pull records, per remote file, the validated (lastModified, size) and the sha256 of the bytes it
+installed, so a no-op pull is one listing and a hand-edited local copy is noticed. Push records,
+per page, the digest of every block it pushed (the merge base), the blocks a human removed, the
+blocks a browser conflict moved aside, and the local file digest of the last push.
+The file is rewritten atomically after every file a run handles, so a crash costs at most one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ocmem.errors import OcmemError
+from ocmem.fsio import atomic_write
+
+STATE_VERSION = 1
+
+
+@dataclass
+class PulledFile:
+    local: str
+    last_modified: int
+    size: int
+    sha256: str
+
+
+@dataclass
+class PushedPage:
+    blocks: dict[str, str] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
+    conflicts: dict[str, str] = field(default_factory=dict)
+    local_sha256: str | None = None
+
+
+@dataclass
+class SyncState:
+    space: str
+    pulled: dict[str, PulledFile] = field(default_factory=dict)
+    pushed: dict[str, PushedPage] = field(default_factory=dict)
+    path: Path | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def load(cls, path: Path, space: str) -> SyncState:
+        if not path.exists():
+            return cls(space=space, path=path)
+        try:
+            raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("version") != STATE_VERSION:
+                raise ValueError(f"version {raw.get('version')!r}")
+            state = cls(
+                space=raw["space"],
+                pulled={k: PulledFile(**v) for k, v in raw.get("pulled", {}).items()},
+                pushed={k: PushedPage(**v) for k, v in raw.get("pushed", {}).items()},
+                path=path,
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise OcmemError(
+                f"état de synchronisation illisible ({path}) : {exc}",
+                fix=f"mets {path} de côté : le prochain pull refera l'état (avec sauvegardes)",
+            ) from exc
+        if state.space != space:
+            raise OcmemError(
+                f"l'état de synchronisation concerne {state.space}, pas {space}",
+                fix=f"si tu as changé d'instance exprès, mets {path} de côté puis relance",
+            )
+        return state
+
+    def save(self) -> None:
+        if self.path is None:
+            raise OcmemError("état sans chemin")
+        data = {
+            "version": STATE_VERSION,
+            "space": self.space,
+            "pulled": {k: asdict(v) for k, v in sorted(self.pulled.items())},
+            "pushed": {k: asdict(v) for k, v in sorted(self.pushed.items())},
+        }
+        atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", mode=0o600)
