@@ -31,8 +31,15 @@ class _Context:
 
     def memory(self) -> Any:
         from ocmem.engine import Memory
+        from ocmem.syncconfig import configured_secrets, is_configured
 
-        return Memory(self.settings(), wait_seconds=self.wait)
+        settings = self.settings()
+        return Memory(
+            settings,
+            wait_seconds=self.wait,
+            known_secrets=configured_secrets(settings),
+            sync_mode=is_configured(settings),
+        )
 
 
 pass_context = click.make_pass_decorator(_Context)
@@ -235,6 +242,137 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> None:
 def pending_reject(obj: _Context, pid: str, reason: str) -> None:
     """Refuse une proposition (elle reste, marquée « refusé »)."""
     _echo(obj.memory().reject(pid, reason))
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Affiche le plan sans rien écrire.")
+@click.option(
+    "--force-delete",
+    is_flag=True,
+    help="Autorise des suppressions massives (listing vide, part > seuil).",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Relit tous les fichiers, même inchangés d'après leurs métadonnées.",
+)
+@pass_context
+def pull(obj: _Context, dry_run: bool, force_delete: bool, full: bool) -> None:
+    """SilverBullet → local : AGENTS.md, MEMORY.md, skills/ (copie locale en lecture seule)."""
+    from ocmem import sync
+
+    report = sync.pull(
+        obj.settings(), wait_seconds=obj.wait, dry_run=dry_run, force_delete=force_delete, full=full
+    )
+    _echo(report)
+    if report.needs_human:
+        sys.exit(3)
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Affiche ce qui serait envoyé, sans écrire.")
+@pass_context
+def push(obj: _Context, dry_run: bool) -> None:
+    """Local → SilverBullet : journal.md et pending.md vers Agents/Inbox/, sans rien perdre."""
+    from ocmem import sync
+
+    report = sync.push(obj.settings(), wait_seconds=obj.wait, dry_run=dry_run)
+    _echo(report)
+    if report.needs_human:
+        sys.exit(3)
+
+
+@cli.command(name="sync")
+@pass_context
+def sync_command(obj: _Context) -> None:
+    """pull puis push (pour cron)."""
+    from ocmem import sync
+
+    pulled = sync.pull(obj.settings(), wait_seconds=obj.wait)
+    pushed = sync.push(obj.settings(), wait_seconds=obj.wait)
+    _echo(pulled)
+    _echo(pushed)
+    if pulled.needs_human or pushed.needs_human:
+        sys.exit(3)
+
+
+@cli.command()
+@click.argument("path", required=False)
+@click.option(
+    "--show", "rev", metavar="VERSION", help="Affiche PATH tel qu'il était dans cette version."
+)
+@pass_context
+def history(obj: _Context, path: str | None, rev: str | None) -> None:
+    """Versions des fichiers tirés de SilverBullet (historique git local)."""
+    from ocmem.history import History
+
+    log = History(obj.settings().paths)
+    if rev:
+        if not path:
+            raise click.UsageError(
+                "--show demande aussi le chemin du fichier (ex. memory/MEMORY.md)"
+            )
+        click.echo(log.show(rev, path), nl=False)
+        return
+    text = log.log(path)
+    click.echo(text or "aucune version enregistrée (aucun pull n'a encore rien changé)")
+    if text:
+        click.echo(
+            "\nPour annuler une promotion : `ocmem history FICHIER --show VERSION` affiche l'ancienne version ;"
+            "\nrecopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera."
+        )
+
+
+@cli.command(name="context-size")
+@click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
+@pass_context
+def context_size(obj: _Context, as_json: bool) -> None:
+    """Taille du contexte mémoire chargé à chaque session (caractères, tokens estimés)."""
+    from ocmem.context import context_report
+
+    report = context_report(obj.settings())
+    click.echo(report.to_json() if as_json else report.render())
+
+
+@cli.group()
+def cron() -> None:
+    """Synchronisation régulière (crontab ou timer systemd) : ocmem sync."""
+
+
+@cron.command(name="print")
+@click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
+@click.option(
+    "--systemd", is_flag=True, help="Affiche un timer systemd utilisateur au lieu d'une ligne cron."
+)
+@pass_context
+def cron_print(obj: _Context, every: int, systemd: bool) -> None:
+    """Affiche la ligne crontab (ou les unités systemd), sans rien installer."""
+    from ocmem import schedule
+
+    settings = obj.settings()
+    click.echo(
+        schedule.systemd_units(settings, every) if systemd else schedule.cron_line(settings, every)
+    )
+    for warning in schedule.warnings():
+        click.echo(warning, err=True)
+
+
+@cron.command(name="install")
+@click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
+@pass_context
+def cron_install(obj: _Context, every: int) -> None:
+    """Ajoute (ou met à jour) la ligne ocmem de la crontab ; idempotent."""
+    from ocmem import schedule
+
+    click.echo(schedule.install(obj.settings(), every))
+
+
+@cron.command(name="remove")
+def cron_remove() -> None:
+    """Retire la ligne ocmem de la crontab."""
+    from ocmem import schedule
+
+    click.echo(schedule.remove())
 
 
 def main(argv: list[str] | None = None) -> None:

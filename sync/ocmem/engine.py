@@ -75,6 +75,7 @@ class Memory:
         now: Callable[[], datetime] = datetime.now,
         wait_seconds: float = 0.0,
         known_secrets: Iterable[str] = (),
+        sync_mode: bool = False,
     ):
         self.settings = settings
         self.paths = settings.paths
@@ -82,6 +83,7 @@ class Memory:
         self.now = now
         self.wait_seconds = wait_seconds
         self.known_secrets = tuple(known_secrets)
+        self.sync_mode = sync_mode
 
     @contextlib.contextmanager
     def _run(self, command: str) -> Iterator[_Run]:
@@ -319,6 +321,15 @@ class Memory:
         return found
 
     def accept(self, pid: str) -> Result:
+        if self.sync_mode:
+            raise Refused(
+                "avec SilverBullet, la promotion se fait dans SilverBullet : MEMORY.md et skills/ "
+                "y sont tirés, une promotion locale serait écrasée au prochain pull",
+                fix=(
+                    "copie le fait dans Agents/Memory/MEMORY.md, ou le brouillon dans "
+                    "Agents/Skills/<nom>/SKILL.md, puis lance `ocmem pull` (voir docs/guide.md)"
+                ),
+            )
         today = self._today()
         with self._run("pending accept") as run:
             proposals = self._proposals()
@@ -459,7 +470,26 @@ class Memory:
         for skill in installed:
             for problem in skill.problems:
                 lines.append(f"  ⚠ {skill.name} : {problem}")
+        lines += self._sync_status()
         return Result(lines)
+
+    def _sync_status(self) -> list[str]:
+        from ocmem.syncconfig import load_sync_config
+        from ocmem.syncstate import SyncState
+
+        if not self.sync_mode:
+            return ["SilverBullet    non configuré (mémoire locale seulement)"]
+        config = load_sync_config(self.settings)
+        state = SyncState.load(self.paths.state_dir / "sync-state.json", config.url)
+        lines = [f"SilverBullet    {config.url} — {len(state.pulled)} fichier(s) tiré(s)"]
+        for page, pushed in sorted(state.pushed.items()):
+            open_conflicts = (
+                f", ⚠ {len(pushed.conflicts)} bloc(s) dans une copie de conflit"
+                if pushed.conflicts
+                else ""
+            )
+            lines.append(f"  {page} : {len(pushed.blocks)} bloc(s) poussé(s){open_conflicts}")
+        return lines
 
 
 def _warning(fill: Fill, warn_at: float) -> str:
