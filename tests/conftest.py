@@ -130,3 +130,40 @@ def unchanged(files_snapshot: Callable[[], dict[str, bytes]]) -> Iterator[None]:
     before = files_snapshot()
     yield
     assert files_snapshot() == before
+
+
+# --- SilverBullet ---------------------------------------------------------------------------
+
+SB_TOKEN = "test-token-7f3a9c2e5b1d"
+
+
+@pytest.fixture
+def sb() -> Iterator[Any]:
+    """A SilverBullet-faithful server on loopback, with auth on."""
+    from support.sbserver import FakeSilverBullet
+
+    with FakeSilverBullet(token=SB_TOKEN) as server:
+        yield server
+
+
+def configure_sync(home: Path, url: str, token: str | None = SB_TOKEN, **extra: Any) -> None:
+    """Point the ocmem home at ``url`` through ocmem.yaml and a 0600 token file."""
+    import yaml
+
+    section: dict[str, Any] = {"url": url, "retry_wait_seconds": 0.01, "timeout_seconds": 5}
+    if token is not None:
+        token_file = home / ".ocmem" / "silverbullet.token"
+        token_file.parent.mkdir(parents=True, exist_ok=True)
+        token_file.write_text(token + "\n")
+        token_file.chmod(0o600)
+    section.update(extra)
+    config = home / "ocmem.yaml"
+    current = yaml.safe_load(config.read_text()) if config.exists() else {}
+    current["silverbullet"] = section
+    config.write_text(yaml.safe_dump(current, allow_unicode=True))
+
+
+@pytest.fixture
+def synced(home: Path, sb: Any) -> Path:
+    configure_sync(home, sb.url)
+    return home
