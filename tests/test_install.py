@@ -152,3 +152,15 @@ def test_default_home_is_the_opencode_config_dir(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("HOME", str(tmp_path))
     assert resolve_home({}) == tmp_path / ".config/opencode"
     assert os.environ["HOME"] == str(tmp_path)
+
+
+def test_in_sync_mode_init_leaves_the_pulled_agents_md_alone(tmp_path: Path, run_cli: object) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "AGENTS.md").write_text("# Règles tirées de SilverBullet\n")
+    (home / "ocmem.yaml").write_text("silverbullet:\n  url: http://127.0.0.1:9\n")
+    report = Installer(load_settings(home), sync_mode=True, now=Clock()).run().render()
+    assert (home / "AGENTS.md").read_text() == "# Règles tirées de SilverBullet\n"
+    assert "Agents/AGENTS.md" in report and "--show-section" in report
+    shown = run_cli("--home", str(home), "init", "--show-section")  # type: ignore[operator]
+    assert shown.out.strip() == shipped_section()

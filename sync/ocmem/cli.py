@@ -90,12 +90,23 @@ def _read_json_stdin(what: str) -> Any:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Importe une ancienne mémoire court terme (une note par ligne) dans SHORT_TERM.md.",
 )
+@click.option(
+    "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
+)
 @pass_context
-def init(obj: _Context, upgrade: bool, import_file: Path | None) -> None:
+def init(obj: _Context, upgrade: bool, import_file: Path | None, show_section: bool) -> None:
     """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
-    from ocmem.install import Installer
+    from ocmem.install import Installer, shipped_section
+    from ocmem.syncconfig import is_configured
 
-    _echo(Installer(obj.settings(), upgrade=upgrade, wait_seconds=obj.wait).run(import_file))
+    if show_section:
+        click.echo(shipped_section())
+        return
+    settings = obj.settings()
+    installer = Installer(
+        settings, upgrade=upgrade, sync_mode=is_configured(settings), wait_seconds=obj.wait
+    )
+    _echo(installer.run(import_file))
 
 
 @cli.command()

@@ -71,12 +71,14 @@ class Installer:
         settings: Settings,
         *,
         upgrade: bool = False,
+        sync_mode: bool = False,
         now: Callable[[], datetime] = datetime.now,
         wait_seconds: float = 0.0,
     ):
         self.paths = settings.paths
         self.limits = settings.limits
         self.upgrade = upgrade
+        self.sync_mode = sync_mode
         self.now = now
         self.wait_seconds = wait_seconds
         self.report = InitReport()
@@ -93,7 +95,13 @@ class Installer:
                 self.paths.skills_dir / "retrospective" / "SKILL.md",
                 root / "skills" / "retrospective" / "SKILL.md",
             )
-            self._agents_section()
+            if self.sync_mode:
+                self.report.notes.append(
+                    "AGENTS.md est tiré de SilverBullet : ajoute la section « Mémoire et apprentissage » "
+                    "à la page Agents/AGENTS.md (`ocmem init --show-section` l'affiche), puis `ocmem pull`"
+                )
+            else:
+                self._agents_section()
             if (root / "plugin" / "ocmem.ts").is_file():
                 self._shipped(self.paths.plugin_file, root / "plugin" / "ocmem.ts")
             if import_lines is not None and import_file is not None:
