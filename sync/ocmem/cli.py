@@ -386,6 +386,35 @@ def cron_remove() -> None:
     click.echo(schedule.remove())
 
 
+@cli.command(name="plugin-config", hidden=True)
+@pass_context
+def plugin_config_command(obj: _Context) -> None:
+    """Settings for the OpenCode plugin (JSON)."""
+    from ocmem.pluginapi import plugin_config
+
+    click.echo(json.dumps(plugin_config(obj.settings()), ensure_ascii=False))
+
+
+@cli.command(name="prompt-context", hidden=True)
+@click.option("--session", help="Root session id: says whether it already has its journal entry.")
+@pass_context
+def prompt_context_command(obj: _Context, session: str | None) -> None:
+    """Memory blocks for the system prompt and start-of-session warnings (JSON)."""
+    from ocmem.pluginapi import prompt_context
+
+    click.echo(json.dumps(prompt_context(obj.settings(), session), ensure_ascii=False))
+
+
+@cli.command(name="tool", hidden=True)
+@click.argument("name")
+@pass_context
+def tool_command(obj: _Context, name: str) -> None:
+    """Run a memory tool for the plugin: envelope JSON on stdin."""
+    from ocmem.pluginapi import run_tool
+
+    _echo(run_tool(obj.memory(), name, _read_json_stdin(f"tool {name}")))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place where errors become messages and exit codes."""
     try:

@@ -8,7 +8,9 @@ Each action is reported with the command that undoes it.
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -104,6 +106,7 @@ class Installer:
                 self._agents_section()
             if (root / "plugin" / "ocmem.ts").is_file():
                 self._shipped(self.paths.plugin_file, root / "plugin" / "ocmem.ts")
+                self._plugin_command()
             if import_lines is not None and import_file is not None:
                 self._import_short_term(import_file, import_lines)
         if self.backups.saved:
@@ -144,6 +147,16 @@ class Installer:
                     f"{self.paths.rel(target)} diffère de la version livrée : laissé tel quel "
                     "(`ocmem init --upgrade` le remplace, après sauvegarde)"
                 )
+
+    def _plugin_command(self) -> None:
+        """Tell the plugin how to run this ocmem (OpenCode's PATH may not have it)."""
+        target = self.paths.state_dir / "plugin.json"
+        text = json.dumps({"command": [sys.executable, "-m", "ocmem"]}) + "\n"
+        if read_text(target) != text:
+            atomic_write(target, text, mode=0o600)
+            self.report.done.append(
+                f"plugin relié à {sys.executable} -m ocmem ({self.paths.rel(target)})"
+            )
 
     def _agents_section(self) -> None:
         section = shipped_section()
