@@ -1,0 +1,505 @@
+/**
+ * ocmem plugin for OpenCode (plugin API V1, OpenCode 1.18.33): a thin shim.
+ *
+ * It counts tool calls per root session, pulls memory before a root session's first model call,
+ * puts validated memory and fenced short-term notes in the system prompt, asks once per session
+ * for the `retrospective` skill, pushes after turns that changed the journal or the proposals,
+ * and blocks writes to the protected files. Every decision about memory content (caps, formats,
+ * provenance, one journal entry per session) is taken by the `ocmem` command it calls.
+ *
+ * Installed by `ocmem init` as <home>/plugin/ocmem.ts, where <home> is OpenCode's config dir.
+ * It never reads, passes or logs the SilverBullet token.
+ */
+import { spawn } from "node:child_process"
+import { appendFile, readFile, realpath } from "node:fs/promises"
+import { dirname, isAbsolute, join, resolve, sep } from "node:path"
+import { fileURLToPath } from "node:url"
+import { tool, type Plugin } from "@opencode-ai/plugin"
+
+type Settings = {
+  version: string
+  home: string
+  threshold: number
+  sync: boolean
+  pull_timeout_seconds: number
+  protected_files: string[]
+  protected_dirs: string[]
+  secret_files: string[]
+  trusted_tools: string[]
+  untrusted_tools: string[]
+  retiens: string
+  skill_usage_file: string
+}
+
+type SessionState = {
+  calls: number
+  userMessages: string[]
+  untrusted: string[]
+  untrustedChars: number
+  start?: Promise<void>
+  system: string[]
+  retrospectiveAsked: boolean
+  retrospectiveLoaded: boolean
+  journalWritten: boolean
+  memoryChanged: boolean
+}
+
+type Run = { code: number; out: string; err: string }
+
+const HOME = dirname(dirname(fileURLToPath(import.meta.url)))
+const TOKEN_ENV = "OCMEM_SILVERBULLET_TOKEN"
+const MEMORY_TOOLS = new Set([
+  "memory_note",
+  "memory_forget",
+  "memory_search",
+  "memory_journal",
+  "memory_propose",
+  "memory_accept",
+])
+const WRITE_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch"])
+const UNTRUSTED_KEEP_CHARS = 200_000
+const SHELL_WRITE =
+  /(^|[^<>&])>{1,2}|\btee\b|\bsed\s+(-[a-z]*i|--in-place)|\bperl\s+-[a-z]*i|\b(cp|mv|rm|rmdir|truncate|dd|chmod|chown|install|ln|rsync|touch|unlink|shred)\b|\bopen\([^)]*['"][wa]|write_text|writeFile/
+const OCMEM_WRITE =
+  /\b(ocmem|-m\s+ocmem)\b[^|;&]*\b(note|journal\s+add|propose|pending\s+(accept|reject)|init|pull|push|sync|tool|cron)\b/
+
+/** Lowercase without accents, as ocmem compares text. */
+function fold(text: string): string {
+  return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase()
+}
+
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep)
+}
+
+async function canonical(path: string): Promise<string> {
+  // Resolve symlinks of the deepest existing ancestor, so a link cannot smuggle a write in.
+  let head = path
+  const tail: string[] = []
+  for (;;) {
+    try {
+      return join(await realpath(head), ...tail.reverse())
+    } catch {
+      const parent = dirname(head)
+      if (parent === head) return path
+      tail.push(head.slice(parent.length + 1))
+      head = parent
+    }
+  }
+}
+
+async function command(): Promise<string[]> {
+  try {
+    const saved = JSON.parse(await readFile(join(HOME, ".ocmem", "plugin.json"), "utf8"))
+    if (Array.isArray(saved.command) && saved.command.length > 0) return saved.command
+  } catch {
+    // not installed by `ocmem init`: fall back to PATH
+  }
+  return ["ocmem"]
+}
+
+function defaults(): Settings {
+  return {
+    version: "?",
+    home: HOME,
+    threshold: 5,
+    sync: false,
+    pull_timeout_seconds: 20,
+    protected_files: [join(HOME, "AGENTS.md"), join(HOME, "ocmem.yaml")],
+    protected_dirs: ["memory", "skills", ".ocmem", "plugin"].map((d) => join(HOME, d)),
+    secret_files: [join(HOME, ".ocmem", "silverbullet.token")],
+    trusted_tools: [],
+    untrusted_tools: ["webfetch", "websearch"],
+    retiens: "\\bretiens\\b",
+    skill_usage_file: join(HOME, ".ocmem", "skill-usage.jsonl"),
+  }
+}
+
+/** Paths a write tool call would touch, relative paths resolved against the session directory. */
+function writeTargets(toolName: string, args: any, directory: string): string[] {
+  const found: string[] = []
+  if (typeof args?.filePath === "string") found.push(args.filePath)
+  const patch = args?.patchText ?? args?.patch ?? args?.input
+  if (typeof patch === "string") {
+    for (const m of patch.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm))
+      found.push((m[1] ?? m[2]).trim())
+    for (const m of patch.matchAll(/^(?:\+\+\+|---) (?:[ab]\/)?(.+)$/gm)) if (m[1] !== "/dev/null") found.push(m[1].trim())
+  }
+  if (Array.isArray(args?.edits)) for (const e of args.edits) if (typeof e?.filePath === "string") found.push(e.filePath)
+  return found.map((p) => (isAbsolute(p) ? p : resolve(directory, p)))
+}
+
+export const OcmemPlugin: Plugin = async ({ client, directory }) => {
+  const cmd = await command()
+  const childEnv: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) if (key !== TOKEN_ENV && value !== undefined) childEnv[key] = value
+  childEnv.OCMEM_HOME = HOME
+
+  function ocmem(args: string[], input?: string, timeoutMs = 60_000): Promise<Run> {
+    return new Promise((done) => {
+      const child = spawn(cmd[0], [...cmd.slice(1), ...args], { env: childEnv, stdio: ["pipe", "pipe", "pipe"] })
+      let out = ""
+      let err = ""
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+      child.stdout.on("data", (d) => (out += d))
+      child.stderr.on("data", (d) => (err += d))
+      child.on("error", (e) => {
+        clearTimeout(timer)
+        done({ code: 127, out, err: String(e) })
+      })
+      child.on("close", (code, signal) => {
+        clearTimeout(timer)
+        done({ code: code ?? (signal ? 124 : 1), out, err: signal ? `${err}\narrêté après ${timeoutMs} ms` : err })
+      })
+      child.stdin.end(input ?? "")
+    })
+  }
+
+  async function log(level: "info" | "warn" | "error", message: string): Promise<void> {
+    await client.app.log({ body: { service: "ocmem", level, message } }).catch(() => undefined)
+  }
+
+  async function toast(message: string, variant: "info" | "warning" | "error"): Promise<void> {
+    await client.tui.showToast({ body: { title: "ocmem", message, variant } }).catch(() => undefined)
+  }
+
+  const loaded = await ocmem(["plugin-config"], undefined, 15_000)
+  let settings = defaults()
+  if (loaded.code === 0) {
+    settings = { ...settings, ...JSON.parse(loaded.out) }
+  } else {
+    await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${loaded.err.trim()} ; réglages par défaut`)
+  }
+  const home = await canonical(settings.home)
+  const protectedFiles = await Promise.all(settings.protected_files.map(canonical))
+  const protectedDirs = await Promise.all(settings.protected_dirs.map(canonical))
+  const secretFiles = await Promise.all(settings.secret_files.map(canonical))
+  const trusted = new Set([...settings.trusted_tools, ...MEMORY_TOOLS])
+  const untrusted = new Set(settings.untrusted_tools)
+  const retiens = new RegExp(settings.retiens)
+  if (TOKEN_ENV in process.env)
+    await log("warn", `${TOKEN_ENV} est dans l'environnement d'OpenCode, donc visible par l'agent : préfère un fichier (mode 600)`)
+
+  const sessions = new Map<string, SessionState>()
+  const parents = new Map<string, string | undefined>()
+  const asked = new Set<string>() // `${sessionID}/${messageID}/${proposal}` seen in permission.asked
+  let queue: Promise<unknown> = Promise.resolve()
+  const pending = new Set<Promise<unknown>>()
+
+  function state(root: string): SessionState {
+    let s = sessions.get(root)
+    if (!s) {
+      s = {
+        calls: 0,
+        userMessages: [],
+        untrusted: [],
+        untrustedChars: 0,
+        system: [],
+        retrospectiveAsked: false,
+        retrospectiveLoaded: false,
+        journalWritten: false,
+        memoryChanged: false,
+      }
+      sessions.set(root, s)
+    }
+    return s
+  }
+
+  /** The root session of `id`: subagent sessions count towards the session that started them. */
+  async function rootOf(id: string): Promise<string> {
+    let current = id
+    for (let depth = 0; depth < 32; depth++) {
+      if (!parents.has(current)) {
+        const info = await client.session.get({ path: { id: current } }).catch(() => undefined)
+        parents.set(current, (info?.data as any)?.parentID)
+      }
+      const parent = parents.get(current)
+      if (!parent) return current
+      current = parent
+    }
+    return current
+  }
+
+  function rootIfKnown(id: string): string | undefined {
+    let current = id
+    for (let depth = 0; depth < 32; depth++) {
+      if (!parents.has(current)) return undefined
+      const parent = parents.get(current)
+      if (!parent) return current
+      current = parent
+    }
+    return current
+  }
+
+  /** Serialised: never two pushes at once, in this process (and ocmem's lock across processes). */
+  function enqueue(job: () => Promise<unknown>): Promise<unknown> {
+    const next = queue.then(job, job)
+    queue = next
+    pending.add(next)
+    next.finally(() => pending.delete(next))
+    return next
+  }
+
+  function push(): Promise<unknown> {
+    if (!settings.sync) return Promise.resolve()
+    return enqueue(async () => {
+      const r = await ocmem(["--wait", "30", "push"])
+      if (r.code !== 0) {
+        await log(r.code === 3 ? "warn" : "error", `ocmem push (${r.code}) : ${(r.err || r.out).trim()}`)
+        if (r.code === 3) await toast("Push : un conflit d'édition attend une action dans SilverBullet", "warning")
+      }
+    })
+  }
+
+  async function refreshSystem(root: string, s: SessionState): Promise<string[]> {
+    const r = await ocmem(["prompt-context", "--session", root], undefined, 15_000)
+    if (r.code !== 0) {
+      await log("error", `ocmem prompt-context (${r.code}) : ${r.err.trim()}`)
+      return []
+    }
+    const context = JSON.parse(r.out) as { system: string[]; warnings: string[]; journal_written: boolean }
+    s.system = context.system
+    s.journalWritten ||= context.journal_written
+    return context.warnings
+  }
+
+  async function startSession(root: string, s: SessionState): Promise<void> {
+    if (settings.sync) {
+      const started = Date.now()
+      const r = await ocmem(["--wait", "5", "pull"], undefined, settings.pull_timeout_seconds * 1000)
+      if (r.code !== 0) {
+        const why = (r.err || r.out).trim().split("\n")[0]
+        await log("warn", `pull au démarrage impossible (${r.code}, ${Date.now() - started} ms) : ${why}`)
+        await toast(`Mémoire non synchronisée : ${why}`, "warning")
+      }
+    }
+    const warnings = await refreshSystem(root, s)
+    for (const warning of warnings) {
+      await log("warn", warning)
+      await toast(warning, "warning")
+    }
+  }
+
+  function guard(toolName: string, args: any, cwd: string, targets: string[]): string | undefined {
+    for (const target of targets) {
+      if (secretFiles.includes(target) || target.endsWith("silverbullet.token"))
+        return `${target} contient le jeton SilverBullet : ni lecture ni écriture`
+      if (toolName === "read" || toolName === "glob" || toolName === "grep") continue
+      if (protectedFiles.includes(target) || protectedDirs.some((d) => within(target, d)))
+        return (
+          `${target} est protégé par ocmem. AGENTS.md, memory/MEMORY.md et skills/ ne changent que par une ` +
+          `promotion validée par l'utilisateur ; le journal, les propositions et les notes passent par les outils ` +
+          `memory_journal, memory_propose et memory_note.`
+        )
+    }
+    if (toolName === "bash" && typeof args?.command === "string") {
+      const text: string = args.command
+      if (secretFiles.some((f) => text.includes(f)) || text.includes("silverbullet.token"))
+        return "la commande touche au jeton SilverBullet : refusé"
+      if (OCMEM_WRITE.test(text))
+        return (
+          "les écritures d'ocmem passent par les outils memory_note, memory_journal, memory_propose et " +
+          "memory_accept (la promotion demande l'accord de l'utilisateur) ; pull et push sont faits par le plugin"
+        )
+      const mentionsHome = text.includes(home) || text.includes(settings.home) || /~\/\.config\/opencode|\$\{?(HOME|XDG_CONFIG_HOME)\}?\/(\.config\/)?opencode/.test(text)
+      const relativeInHome = within(cwd, home) && /\b(AGENTS\.md|MEMORY\.md|SHORT_TERM\.md|journal\.md|pending\.md|SKILL\.md|skills\/|memory\/)/.test(text)
+      if ((mentionsHome || relativeInHome) && SHELL_WRITE.test(text))
+        return "cette commande écrirait dans la mémoire protégée d'ocmem : utilise les outils memory_* à la place"
+    }
+    return undefined
+  }
+
+  function run(name: string, args: Record<string, unknown>, root: string): Promise<Run> {
+    const s = state(root)
+    const envelope = { session: root, user_messages: s.userMessages, untrusted_outputs: s.untrusted, args }
+    return ocmem(["--wait", "10", "tool", name], JSON.stringify(envelope))
+  }
+
+  function answer(r: Run): string {
+    return r.code === 0 ? r.out.trim() : `REFUSÉ (code ${r.code}) : ${(r.err || r.out).trim().replace(/^ocmem : /, "")}`
+  }
+
+  async function memoryTool(name: string, args: Record<string, unknown>, sessionID: string): Promise<string> {
+    const root = await rootOf(sessionID)
+    const r = await run(name, args, root)
+    if (r.code === 0) {
+      const s = state(root)
+      if (name === "memory_journal") s.journalWritten = true
+      if (name === "memory_journal" || name === "memory_propose") s.memoryChanged = true
+      if (name === "memory_note" || name === "memory_forget" || name === "memory_accept") await refreshSystem(root, s)
+    }
+    return answer(r)
+  }
+
+  const z = tool.schema
+  return {
+    config: async (cfg: any) => {
+      // OpenCode allows any permission it has no rule for; promotion must always ask the human.
+      const current = cfg.permission
+      const rules = typeof current === "string" ? { "*": current } : typeof current === "object" ? current : {}
+      cfg.permission = { ...rules, memory_accept: "ask" }
+    },
+
+    event: async ({ event }) => {
+      // 1.18.33 sends v2 bus events; the V1 type union lacks some of them (permission.asked).
+      const type = event.type as string
+      const props: any = event.properties
+      if (type === "session.created" || type === "session.updated") {
+        parents.set(props.info.id, props.info.parentID)
+      } else if (type === "permission.asked" && props.permission === "memory_accept") {
+        asked.add(`${props.sessionID}/${props.tool?.messageID}/${props.patterns?.[0]}`)
+      } else if (type === "session.idle") {
+        const root = rootIfKnown(props.sessionID)
+        const s = root !== undefined && root === props.sessionID ? sessions.get(root) : undefined
+        if (s?.memoryChanged) {
+          s.memoryChanged = false
+          void push()
+        }
+      }
+    },
+
+    "chat.message": async (input, output) => {
+      const root = await rootOf(input.sessionID)
+      if (root !== input.sessionID) return // a subagent's prompt is not the user speaking
+      const s = state(root)
+      for (const part of output.parts as any[])
+        if (part.type === "text" && !part.synthetic && typeof part.text === "string") {
+          s.userMessages.push(part.text)
+          if (retiens.test(fold(part.text))) s.retrospectiveAsked = true
+        }
+      s.start ??= startSession(root, s)
+      await s.start
+    },
+
+    "experimental.chat.system.transform": async (input, output) => {
+      if (!input.sessionID) return
+      const root = rootIfKnown(input.sessionID)
+      if (root !== input.sessionID) return // subagents: no memory blocks, no retrospective
+      const s = sessions.get(root)
+      if (!s) return
+      output.system.push(...s.system)
+      const due = s.calls >= settings.threshold || s.retrospectiveAsked
+      if (due && !s.retrospectiveLoaded && !s.journalWritten)
+        output.system.push(
+          `ocmem : cette tâche est non triviale (${s.calls} appels d'outils` +
+            (s.retrospectiveAsked ? ", et l'utilisateur a dit « retiens ça »" : "") +
+            "). Une fois la tâche terminée et avant ta réponse finale, charge le skill `retrospective` " +
+            "et applique-le, une seule fois pour cette session.",
+        )
+    },
+
+    "tool.execute.before": async (input, output) => {
+      const known = rootIfKnown(input.sessionID)
+      const root = known ?? (await rootOf(input.sessionID))
+      const s = state(root)
+      if (!MEMORY_TOOLS.has(input.tool) && !(input.tool === "skill" && output.args?.name === "retrospective")) s.calls++
+      const cwd = directory
+      // Write targets are canonicalised (symlinks resolved); reads only need the cheap check.
+      const targets = WRITE_TOOLS.has(input.tool)
+        ? await Promise.all(writeTargets(input.tool, output.args, cwd).map(canonical))
+        : input.tool === "read" && typeof output.args?.filePath === "string"
+          ? [resolve(cwd, output.args.filePath)]
+          : []
+      const refusal = guard(input.tool, output.args, cwd, targets)
+      if (refusal) throw new Error(`ocmem : ${refusal}`)
+    },
+
+    "tool.execute.after": async (input, output) => {
+      if (input.tool === "skill") {
+        const name = output.metadata?.name ?? input.args?.name
+        const root = await rootOf(input.sessionID)
+        if (name === "retrospective") state(root).retrospectiveLoaded = true
+        const line = JSON.stringify({ ts: new Date().toISOString(), skill: name, session: root }) + "\n"
+        await appendFile(settings.skill_usage_file, line).catch(() => undefined)
+        return
+      }
+      if (trusted.has(input.tool) && !untrusted.has(input.tool)) return
+      const s = state(await rootOf(input.sessionID))
+      const text = String(output.output ?? "")
+      s.untrusted.push(text)
+      s.untrustedChars += text.length
+      while (s.untrustedChars > UNTRUSTED_KEEP_CHARS && s.untrusted.length > 1)
+        s.untrustedChars -= s.untrusted.shift()!.length
+    },
+
+    tool: {
+      memory_note: tool({
+        description:
+          "Ajoute une note de travail à court terme (une ligne, 7 jours par défaut) dans memory/SHORT_TERM.md. " +
+          "Si c'est plein, ocmem montre les notes : supprime-en avec memory_forget avant de réessayer.",
+        args: { text: z.string().describe("La note, une ligne"), days: z.number().int().optional().describe("Durée de vie en jours") },
+        execute: (args, ctx) => memoryTool("memory_note", args, ctx.sessionID),
+      }),
+      memory_forget: tool({
+        description: "Supprime la note de travail n°N (numéros donnés par memory_note quand c'est plein).",
+        args: { number: z.number().int().describe("Numéro de la note") },
+        execute: (args, ctx) => memoryTool("memory_forget", args, ctx.sessionID),
+      }),
+      memory_search: tool({
+        description: "Cherche dans le journal des épisodes passés : 5 entrées au plus, les plus récentes d'abord.",
+        args: {
+          query: z.string().optional().describe("Mots-clés"),
+          tags: z.array(z.string()).optional().describe("Tags exigés"),
+          last: z.number().int().optional().describe("Les N dernières entrées (5 au plus)"),
+        },
+        execute: (args, ctx) => memoryTool("memory_search", args, ctx.sessionID),
+      }),
+      memory_journal: tool({
+        description:
+          "Consigne l'épisode de la tâche dans memory/journal.md (skill retrospective ; une entrée par session, 10 lignes au plus).",
+        args: {
+          titre: z.string(),
+          tags: z.array(z.string()),
+          demande: z.string(),
+          fait: z.string(),
+          piege: z.string(),
+          lecon: z.string(),
+          resultat: z.enum(["réussi", "partiel", "échec"]),
+        },
+        execute: (args, ctx) => memoryTool("memory_journal", args, ctx.sessionID),
+      }),
+      memory_propose: tool({
+        description:
+          "Propose un fait ou un skill à l'utilisateur (memory/pending.md) : leçon vue dans 2 entrées du journal, ou « retiens ça » de l'utilisateur.",
+        args: {
+          type: z.enum(["fait", "skill"]),
+          titre: z.string(),
+          contenu: z.string(),
+          sources: z.array(z.string()).describe("Références « journal AAAA-MM-JJ HH:MM »"),
+          contradiction: z.string().describe("« aucune » ou ce que la proposition contredit"),
+          remplace: z.string().describe("« rien » ou le fait/skill remplacé ou modifié"),
+          retiens_ca: z.boolean().optional().describe("L'utilisateur a dit « retiens ça » dans cette session"),
+          name: z.string().optional().describe("Nom du skill proposé"),
+          description: z.string().optional().describe("Description du skill, 2 phrases au plus"),
+        },
+        execute: (args, ctx) => memoryTool("memory_propose", args, ctx.sessionID),
+      }),
+      memory_accept: tool({
+        description:
+          "Promeut une proposition validée par l'utilisateur (« valide pending ») : OpenCode lui demande confirmation.",
+        args: { id: z.string().describe("Identifiant, ex. P-0003") },
+        async execute(args, ctx) {
+          if (!settings.sync) {
+            await ctx.ask({ permission: "memory_accept", patterns: [args.id], always: [], metadata: { id: args.id } })
+            const key = `${ctx.sessionID}/${ctx.messageID}/${args.id}`
+            for (let i = 0; i < 50 && !asked.has(key); i++) await new Promise((r) => setTimeout(r, 20))
+            if (!asked.has(key))
+              return (
+                "REFUSÉ : OpenCode a autorisé memory_accept sans demander à l'utilisateur (une règle de permission " +
+                "« allow » ?) ; la promotion exige son accord : retire cette règle ou promeus avec `ocmem pending accept`."
+              )
+          }
+          return memoryTool("memory_accept", args, ctx.sessionID)
+        },
+      }),
+    },
+
+    dispose: async () => {
+      await Promise.allSettled([...pending])
+      if ([...sessions.values()].some((s) => s.memoryChanged)) {
+        for (const s of sessions.values()) s.memoryChanged = false
+        await push()
+      }
+    },
+  }
+}
