@@ -34,7 +34,7 @@ def test_cron_install_is_idempotent_and_removable(home: Path, crontab: Path, run
     assert lines[0] == "0 3 * * * /usr/bin/backup # à l'utilisateur"
     assert len(lines) == 2 and lines[1].startswith("*/10 * * * * OCMEM_HOME=") and "sync" in lines[1]
     run_cli("cron", "install", "--every", "20")
-    assert [line for line in crontab.read_text().splitlines() if "ocmem" in line][0].startswith("*/20 ")
+    assert next(line for line in crontab.read_text().splitlines() if "ocmem" in line).startswith("*/20 ")
     assert len(crontab.read_text().splitlines()) == 2
     assert "1 ligne(s) ocmem retirée(s)" in run_cli("cron", "remove").out
     assert crontab.read_text() == "0 3 * * * /usr/bin/backup # à l'utilisateur\n"

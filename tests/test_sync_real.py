@@ -16,11 +16,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from conftest import Clock, configure_sync, journal_fields
 from ocmem import sync
 from ocmem.config import load_settings
 from ocmem.engine import Memory
-
-from conftest import Clock, configure_sync, journal_fields
 
 URL = os.environ.get("OCMEM_TEST_SILVERBULLET_URL", "").rstrip("/")
 TOKEN = os.environ.get("OCMEM_TEST_SILVERBULLET_TOKEN") or None
@@ -45,7 +44,7 @@ def scratch() -> Iterator[tuple[str, httpx.Client]]:
 def test_pull_and_push_against_a_real_server(home: Path, clock: Clock, scratch: tuple[str, httpx.Client]) -> None:
     folder, raw = scratch
     raw.put(f"/.fs/{folder}/Skills/deploy/SKILL.md", content=b"---\nname: deploy\ndescription: Deploie.\n---\n# x\n").raise_for_status()
-    raw.put(f"/.fs/{folder}/Inbox/journal.md", content="# Journal\n\nNote humaine.\n".encode()).raise_for_status()
+    raw.put(f"/.fs/{folder}/Inbox/journal.md", content=b"# Journal\n\nNote humaine.\n").raise_for_status()
     configure_sync(
         home,
         URL,
