@@ -110,6 +110,8 @@ class Limits:
     skills_max: int = 15
     skill_lines: int = 60
     retrospective_threshold: int = 5
+    # Alert when what memory puts in every prompt exceeds this (see ocmem.context).
+    context_alert_tokens: int = 5000
     fill_warning_ratio: float = 0.9
     # Proposals whose normalised similarity reaches this are the same lesson.
     duplicate_similarity: float = 0.5

@@ -16,10 +16,6 @@ from ocmem.fill import Fill
 from ocmem.fsio import read_text
 
 CHARS_PER_TOKEN = 4
-# Default alert: the capped files (2 000 + 2 000 chars) plus a typical AGENTS.md and 15 skill
-# entries come to ~3 000 tokens; 5 000 tokens (2.5 % of a 200k window, 4 % of 128k) means
-# something grew past what the caps intend, long before it hurts the model.
-DEFAULT_ALERT_TOKENS = 5000
 
 
 @dataclass(frozen=True)
@@ -117,5 +113,4 @@ def context_report(settings: Settings) -> ContextReport:
             None,
         )
     )
-    alert = settings.raw.get("context_alert_tokens", DEFAULT_ALERT_TOKENS)
-    return ContextReport(items, int(alert), limits.fill_warning_ratio)
+    return ContextReport(items, limits.context_alert_tokens, limits.fill_warning_ratio)
