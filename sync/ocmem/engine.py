@@ -179,7 +179,11 @@ class Memory:
             self._check(name, getattr(entry, name))
         with self._run("journal add") as run:
             text = read_text(self.paths.journal)
-            when = journal.free_minute(entry.when, journal.header_minutes(text))
+            # References are unique across the journal and its archives (an archive may hold
+            # this month's older entries).
+            archive = read_text(self.paths.memory_dir / journal.archive_name(entry.when))
+            taken = journal.header_minutes(text) | journal.header_minutes(archive)
+            when = journal.free_minute(entry.when, taken)
             entry = replace(entry, when=when)
             run.write(self.paths.journal, journal.append(text, entry), append_only=True)
         return Result([f"Entrée ajoutée : {entry.ref}", "Journal mis à jour"])
@@ -201,7 +205,108 @@ class Memory:
         lines.append(f"{len(found)} entrée(s), les plus récentes d'abord{capped}")
         return Result(lines)
 
+    def archive_journal(self, before: date) -> Result:
+        """Move entries older than ``before`` into monthly ``journal-AAAA-MM.md`` archives.
+
+        Archives are written (and re-read to check every moved entry is there) before the
+        journal loses anything, so a crash can at worst leave an entry in both places — which a
+        rerun resolves, since archives hold each minute once.
+        """
+        cutoff = datetime.combine(before, datetime.min.time())
+        with self._run("journal archive") as run:
+            kept, moved = journal.split_for_archive(read_text(self.paths.journal), cutoff)
+            if not moved:
+                return Result([f"Rien à archiver avant le {before.isoformat()}"])
+            for name, entries in sorted(moved.items()):
+                path = self.paths.memory_dir / name
+                run.write(path, journal.merge_archive(read_text(path), entries, name[8:15]))
+            for name, entries in moved.items():
+                present = {b.text for b in journal.blocks(read_text(self.paths.memory_dir / name))}
+                missing = [b.ref for b in entries if b.text not in present]
+                if missing:
+                    raise OcmemError(
+                        f"archivage interrompu : {', '.join(missing)} absentes de {name}",
+                        fix="rien n'a été retiré du journal ; `ocmem doctor`",
+                    )
+            run.write(self.paths.journal, kept)
+        count = sum(len(e) for e in moved.values())
+        lines = [
+            f"{count} entrée(s) archivée(s) : "
+            + ", ".join(f"{n} ({len(e)})" for n, e in sorted(moved.items()))
+        ]
+        lines.append(
+            "Elles restent trouvables par `ocmem journal search` ; SilverBullet n'est pas modifié."
+        )
+        return Result(lines)
+
     # --- pending.md ----------------------------------------------------------------------
+
+    def pending_duplicates(self, threshold: float = 0.35) -> Result:
+        """Pairs of waiting proposals that look like the same lesson (most similar first)."""
+        waiting = [p for p in self._proposals() if p.state == pending.STATE_PENDING]
+        pairs = []
+        for i, a in enumerate(waiting):
+            for b in waiting[i + 1 :]:
+                if a.kind != b.kind:
+                    continue
+                score = similarity(f"{a.title} {a.content}", f"{b.title} {b.content}")
+                if score >= threshold:
+                    pairs.append((score, a, b))
+        lines = [
+            f"{a.id} ~ {b.id} ({score:.2f}) : « {a.title} » / « {b.title} »"
+            for score, a, b in sorted(pairs, key=lambda t: -t[0])
+        ]
+        lines.append(
+            f"{len(pairs)} doublon(s) probable(s) ; `ocmem pending merge GARDÉE AUTRE` pour fusionner"
+        )
+        return Result(lines)
+
+    def merge_pending(self, keep_id: str, other_id: str) -> Result:
+        """Fold ``other`` into ``keep`` (sources, contradictions); ``other`` stays, marked merged."""
+        today = self._today()
+        with self._run("pending merge") as run:
+            proposals = self._proposals()
+            keep, other = self._get(proposals, keep_id), self._get(proposals, other_id)
+            for proposal in (keep, other):
+                if proposal.state != pending.STATE_PENDING:
+                    raise Refused(
+                        f"{proposal.id} n'est plus en attente ({proposal.status})",
+                        fix="on ne fusionne que des propositions en attente",
+                    )
+            if keep.id == other.id or keep.kind != other.kind:
+                raise InputError(
+                    "fusion impossible : même proposition, ou types différents",
+                    fix="fusionne deux propositions distinctes du même type",
+                )
+            sources = tuple(sorted(set(keep.sources) | set(other.sources), key=journal.parse_ref))
+            contradiction = keep.contradiction
+            if other.contradiction != NO_CONTRADICTION and other.contradiction not in contradiction:
+                contradiction = (
+                    other.contradiction
+                    if contradiction == NO_CONTRADICTION
+                    else f"{contradiction} ; {other.contradiction}"
+                )
+            retiens = "retiens" in keep.origin or "retiens" in other.origin
+            merged = replace(
+                keep,
+                sources=sources,
+                updated=today,
+                origin=_origin(retiens, len(sources)),
+                contradiction=contradiction,
+            )
+            folded = other.with_status(
+                f"{pending.STATE_MERGED} dans {keep.id} ({today.isoformat()})"
+            )
+            proposals = [
+                merged if p.id == keep.id else folded if p.id == other.id else p for p in proposals
+            ]
+            run.write(self.paths.pending, pending.render(proposals))
+        return Result(
+            [
+                f"{other.id} fusionnée dans {keep.id} (sources : {' ; '.join(sources)})",
+                self._pending_count_line(proposals),
+            ]
+        )
 
     def _proposals(self) -> list[pending.Proposal]:
         return pending.parse(read_text(self.paths.pending))
@@ -459,11 +564,16 @@ class Memory:
         proposals = self._proposals()
         by_state = {
             s: sum(p.state == s for p in proposals)
-            for s in (pending.STATE_PENDING, pending.STATE_PROMOTED, pending.STATE_REFUSED)
+            for s in (
+                pending.STATE_PENDING,
+                pending.STATE_PROMOTED,
+                pending.STATE_REFUSED,
+                pending.STATE_MERGED,
+            )
         }
         lines.append(
             f"pending.md      {by_state[pending.STATE_PENDING]} en attente, "
-            f"{by_state[pending.STATE_PROMOTED]} promue(s), {by_state[pending.STATE_REFUSED]} refusée(s)"
+            f"{by_state[pending.STATE_PROMOTED]} promue(s), {by_state[pending.STATE_REFUSED]} refusée(s), {by_state[pending.STATE_MERGED]} fusionnée(s)"
         )
         installed = self._skills()
         lines.append(f"skills/         {len(installed)}/{self.limits.skills_max} skill(s)")

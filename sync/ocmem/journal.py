@@ -248,6 +248,42 @@ def append(journal_text: str, entry: Entry) -> str:
     return base.rstrip("\n") + "\n\n" + entry.render()
 
 
+def archive_name(when: datetime) -> str:
+    return f"journal-{when:%Y-%m}.md"
+
+
+def split_for_archive(text: str, before: datetime) -> tuple[str, dict[str, list[Block]]]:
+    """The journal without its entries older than ``before``, and those entries by archive file.
+
+    Everything else (preamble, kept entries, their exact bytes) is left as it was.
+    """
+    spans = _spans(text)
+    kept = [text[: spans[0][0]] if spans else text]
+    moved: dict[str, list[Block]] = {}
+    for start, end in spans:
+        block = _block_at(text[start:end])
+        if block is not None and block.when < before:
+            moved.setdefault(archive_name(block.when), []).append(block)
+        else:
+            kept.append(text[start:end])
+    remaining = "".join(kept)
+    return (remaining.rstrip("\n") + "\n" if remaining.strip() else JOURNAL_HEADER), moved
+
+
+def merge_archive(existing: str, incoming: list[Block], month: str) -> str:
+    """An archive holding its current entries and ``incoming``, once each, in time order."""
+    preamble = existing[: _spans(existing)[0][0]] if _spans(existing) else existing
+    if not preamble.strip():
+        preamble = (
+            f"# Journal — archive {month}\n\nEntrées archivées par `ocmem journal archive`.\n"
+        )
+    entries = {b.when: b for b in blocks(existing)}
+    for block in incoming:
+        entries.setdefault(block.when, block)
+    body = "\n".join(entries[w].text.rstrip("\n") + "\n" for w in sorted(entries))
+    return preamble.rstrip("\n") + "\n\n" + body
+
+
 def archive_files(memory_dir: Path) -> list[Path]:
     """``journal-AAAA-MM.md`` archives, newest month first."""
     found = [p for p in memory_dir.glob("journal-*.md") if _ARCHIVE.match(p.name)]

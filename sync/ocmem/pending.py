@@ -37,6 +37,7 @@ PENDING_HEADER = (
 STATE_PENDING = "en attente"
 STATE_PROMOTED = "promu"
 STATE_REFUSED = "refusé"
+STATE_MERGED = "fusionné"
 KINDS = ("fait", "skill")
 
 _SECTION = re.compile(r"^## (P-\d{4,}) · (fait|skill) · (.+?)[ \t]*$", re.MULTILINE)
@@ -77,7 +78,7 @@ class Proposal:
 
     @property
     def state(self) -> str:
-        for state in (STATE_PROMOTED, STATE_REFUSED):
+        for state in (STATE_PROMOTED, STATE_REFUSED, STATE_MERGED):
             if self.status.startswith(state):
                 return state
         return STATE_PENDING
