@@ -29,6 +29,7 @@ type Settings = {
   untrusted_tools: string[]
   retiens: string
   skill_usage_file: string
+  maintenance_marker: string
 }
 
 type SessionState = {
@@ -40,6 +41,7 @@ type SessionState = {
   system: string[]
   retrospectiveAsked: boolean
   retrospectiveLoaded: boolean
+  maintenance: boolean
   journalWritten: boolean
   memoryChanged: boolean
 }
@@ -112,6 +114,7 @@ function defaults(): Settings {
     untrusted_tools: ["webfetch", "websearch"],
     retiens: "\\bretiens\\b",
     skill_usage_file: join(HOME, ".ocmem", "skill-usage.jsonl"),
+    maintenance_marker: "<!-- ocmem:maintenance -->",
   }
 }
 
@@ -197,6 +200,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
         system: [],
         retrospectiveAsked: false,
         retrospectiveLoaded: false,
+        maintenance: false,
         journalWritten: false,
         memoryChanged: false,
       }
@@ -366,6 +370,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
         if (part.type === "text" && !part.synthetic && typeof part.text === "string") {
           s.userMessages.push(part.text)
           if (retiens.test(fold(part.text))) s.retrospectiveAsked = true
+          if (part.text.includes(settings.maintenance_marker)) s.maintenance = true // curation runs
         }
       s.start ??= startSession(root, s)
       await s.start
@@ -379,7 +384,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       if (!s) return
       output.system.push(...s.system)
       const due = s.calls >= settings.threshold || s.retrospectiveAsked
-      if (due && !s.retrospectiveLoaded && !s.journalWritten)
+      if (due && !s.retrospectiveLoaded && !s.journalWritten && !s.maintenance)
         output.system.push(
           `ocmem : cette tâche est non triviale (${s.calls} appels d'outils` +
             (s.retrospectiveAsked ? ", et l'utilisateur a dit « retiens ça »" : "") +

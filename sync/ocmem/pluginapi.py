@@ -17,6 +17,7 @@ from typing import Any
 from ocmem import __version__, shortterm
 from ocmem.config import Settings
 from ocmem.context import context_report
+from ocmem.curation import MAINTENANCE_MARKER
 from ocmem.engine import Memory, Result
 from ocmem.errors import InputError, Refused
 from ocmem.fsio import atomic_write, read_text
@@ -77,6 +78,7 @@ def plugin_config(settings: Settings) -> dict[str, Any]:
         "untrusted_tools": list(section.get("untrusted_tools", ["webfetch", "websearch"])),
         "retiens": "|".join(RETIENS_PATTERNS),
         "skill_usage_file": str(paths.state_dir / "skill-usage.jsonl"),
+        "maintenance_marker": MAINTENANCE_MARKER,
     }
 
 

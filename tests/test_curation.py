@@ -1,0 +1,135 @@
+"""Weekly curation helpers and their guarantees: nothing lost, nothing deleted, never skills/ or MEMORY.md."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Clock, journal_fields
+from ocmem import journal, pending
+from ocmem.engine import Memory
+from ocmem.errors import InputError, Refused
+
+
+def fill_journal(memory: Memory, clock: Clock, months: list[tuple[int, int]]) -> list[str]:
+    refs = []
+    for year, month in months:
+        clock.value = datetime(year, month, 15, 9, 0)
+        refs.append(memory.add_journal(journal_fields(titre=f"Tâche {year}-{month:02d}")).lines[0].removeprefix("Entrée ajoutée : "))
+    return refs
+
+
+def protected(home: Path) -> dict[str, bytes]:
+    files = [home / "memory/MEMORY.md", home / "AGENTS.md", *sorted((home / "skills").rglob("*"))]
+    return {str(p): p.read_bytes() for p in files if p.is_file()}
+
+
+def test_archive_moves_old_entries_into_monthly_files_and_loses_nothing(memory: Memory, clock: Clock, home: Path) -> None:
+    fill_journal(memory, clock, [(2026, 7), (2026, 7), (2026, 8), (2026, 11)])
+    before = {b.when: b.text for b in journal.blocks((home / "memory/journal.md").read_text())}
+    result = memory.archive_journal(date(2026, 9, 1)).render()
+    assert "3 entrée(s) archivée(s)" in result
+    main = journal.blocks((home / "memory/journal.md").read_text())
+    july = journal.blocks((home / "memory/journal-2026-07.md").read_text())
+    august = journal.blocks((home / "memory/journal-2026-08.md").read_text())
+    assert [b.title for b in main] == ["Tâche 2026-11"]
+    assert len(july) == 2 and len(august) == 1
+    assert {b.when: b.text for b in [*main, *july, *august]} == before
+    assert (home / "memory/journal.md").read_text().startswith("# Journal\n")
+
+
+def test_archived_entries_stay_searchable_and_citable(memory: Memory, clock: Clock, home: Path) -> None:
+    refs = fill_journal(memory, clock, [(2026, 6), (2026, 11)])
+    memory.archive_journal(date(2026, 9, 1))
+    assert "Tâche 2026-06" in memory.search_journal("tache").render()
+    clock.value = datetime(2026, 11, 20)
+    assert "P-0001" in memory.propose({"type": "fait", "titre": "X", "contenu": "Un fait.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}).render()
+
+
+def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory, clock: Clock, home: Path) -> None:
+    fill_journal(memory, clock, [(2026, 7)])
+    memory.archive_journal(date(2026, 9, 1))
+    assert "Rien à archiver" in memory.archive_journal(date(2026, 9, 1)).render()
+    fill_journal(memory, clock, [(2026, 7)])
+    clock.value = datetime(2026, 7, 1, 8, 0)
+    memory.add_journal(journal_fields(titre="Plus ancienne"))
+    memory.archive_journal(date(2026, 9, 1))
+    july = journal.blocks((home / "memory/journal-2026-07.md").read_text())
+    assert [b.when for b in july] == sorted(b.when for b in july) and len(july) == 3
+
+
+def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fill_journal(memory, clock, [(2026, 7), (2026, 11)])
+    import ocmem.engine as engine
+
+    real = engine._Run.write
+
+    def crash_on_journal(self: engine._Run, path: Path, text: str, **kw: Any) -> None:
+        if path.name == "journal.md":
+            raise OSError("crash")
+        real(self, path, text, **kw)
+
+    monkeypatch.setattr(engine._Run, "write", crash_on_journal)
+    with pytest.raises(OSError):
+        memory.archive_journal(date(2026, 9, 1))
+    monkeypatch.setattr(engine._Run, "write", real)
+    assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place
+    memory.archive_journal(date(2026, 9, 1))
+    assert len(journal.blocks((home / "memory/journal-2026-07.md").read_text())) == 1
+    assert "Tâche 2026-07" not in (home / "memory/journal.md").read_text()
+
+
+def propose(memory: Memory, refs: list[str], title: str, content: str) -> None:
+    memory.propose({"type": "fait", "titre": title, "contenu": content, "sources": refs, "contradiction": "aucune", "remplace": "rien", "retiens_ca": True})
+
+
+def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion(memory: Memory, clock: Clock, home: Path) -> None:
+    refs = fill_journal(memory, clock, [(2026, 11), (2026, 11), (2026, 11)])
+    memory.limits = memory.limits.__class__(duplicate_similarity=0.99)  # let near-duplicates in
+    propose(memory, refs[:1], "Ports libres avant déploiement", "Vérifier les ports libres avant un déploiement Docker.")
+    propose(memory, refs[1:2], "Vérifier les ports", "Vérifier que les ports sont libres avant de déployer avec Docker.")
+    propose(memory, refs[2:], "Sauvegardes", "Faire une sauvegarde avant une migration.")
+    listing = memory.pending_duplicates().render()
+    assert re.search(r"P-0001 ~ P-0002 \(0\.\d\d\)", listing) and "P-0003" not in listing.split("\n")[0]
+    before = protected(home)
+    memory.merge_pending("P-0001", "P-0002")
+    proposals = pending.parse((home / "memory/pending.md").read_text())
+    assert [p.id for p in proposals] == ["P-0001", "P-0002", "P-0003"]  # nothing deleted
+    assert proposals[0].sources == tuple(refs[:2])
+    assert proposals[1].status.startswith("fusionné dans P-0001")
+    assert protected(home) == before
+    with pytest.raises(Refused, match="n'est plus en attente"):
+        memory.merge_pending("P-0003", "P-0002")
+    with pytest.raises(InputError):
+        memory.merge_pending("P-0003", "P-0003")
+
+
+def test_the_curation_helpers_never_write_skills_or_memory(memory: Memory, clock: Clock, home: Path, run_cli: Callable[..., Any]) -> None:
+    refs = fill_journal(memory, clock, [(2025, 1), (2026, 11)])
+    propose(memory, refs, "Ports", "Vérifier les ports.")
+    before = protected(home)
+    for args in (("pending", "duplicates"), ("journal", "archive", "--older-than", "90"), ("curate", "--print"), ("review",), ("review", "--json")):
+        assert run_cli(*args).code == 0, args
+    assert protected(home) == before
+
+
+def test_curate_print_schedules_nothing(run_cli: Callable[..., Any], home: Path) -> None:
+    out = run_cli("curate", "--print").out
+    assert "opencode run < " in out and "curation-hebdomadaire.md" in out
+    cron_lines = [line for line in out.splitlines() if (re.match(r"#? ?\S+ \S+ \S+ \S+ \S+ ", line) and "opencode" in line) or ("review" in line and line.startswith("#"))]
+    assert cron_lines and all(line.startswith("# ") for line in cron_lines)
+    prompt = Path(re.search(r"< (\S+curation-hebdomadaire\.md)", out).group(1))  # type: ignore[union-attr]
+    text = prompt.read_text()
+    assert text.startswith("<!-- ocmem:maintenance -->")
+    for needle in ["ocmem pending duplicates", "ocmem pending merge", "memory_propose", "ocmem journal archive --older-than 90", "jamais dans `skills/`"]:
+        assert needle in text
+
+
+def test_journal_archive_cli_needs_one_bound(run_cli: Callable[..., Any]) -> None:
+    assert run_cli("journal", "archive").code == 2
+    assert run_cli("journal", "archive", "--before", "2026-01-01").code == 0
