@@ -1,0 +1,178 @@
+"""``ocmem review``: the quarterly review, as suggestions only (nothing is changed or deleted).
+
+- skills never or rarely used, from the plugin's record of ``skill`` tool calls and the journal;
+- possible contradictions between MEMORY.md facts, and between facts and skills: statements
+  about the same thing (shared words) that differ in negation or in their numbers;
+- facts to revalidate: no source, an old source episode, or a later proposal that replaces them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+
+from ocmem import journal, memoryfile, pending, skills
+from ocmem.config import Settings
+from ocmem.fsio import read_text
+from ocmem.similarity import fold, similarity
+
+USAGE_WINDOW_DAYS = 90
+RARELY = 2
+OLD_SOURCE_DAYS = 180
+TOPIC_OVERLAP = 0.3
+_NEGATION = re.compile(
+    r"\b(?:ne|n'|pas|jamais|plus|aucun|aucune|sans|not|never|no|without|don't|doesn't)\b"
+)
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
+_DATED = re.compile(r"\((\d{4}-\d{2}-\d{2})[^()]*\)\s*$")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    kind: str  # "skill peu utilisé", "contradiction possible", "fait à revalider"
+    subject: str
+    detail: str
+    action: str
+
+
+@dataclass(frozen=True)
+class Review:
+    suggestions: list[Suggestion]
+    date: str
+
+    def render(self) -> str:
+        lines = [f"# Revue de la mémoire ({self.date})", ""]
+        for kind in ("skill peu utilisé", "contradiction possible", "fait à revalider"):
+            found = [s for s in self.suggestions if s.kind == kind]
+            lines.append(f"## {kind[0].upper()}{kind[1:]}s ({len(found)})")
+            lines += [f"- {s.subject} : {s.detail}. {s.action}" for s in found] or [
+                "- rien à signaler"
+            ]
+            lines.append("")
+        lines.append("Suggestions seulement : rien n'a été modifié ni supprimé.")
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"date": self.date, "suggestions": [asdict(s) for s in self.suggestions]},
+            ensure_ascii=False,
+            indent=2,
+        )
+
+
+def _usage(settings: Settings, since: datetime) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for line in read_text(settings.paths.state_dir / "skill-usage.jsonl").splitlines():
+        try:
+            record = json.loads(line)
+            when = datetime.fromisoformat(str(record["ts"]).replace("Z", "+00:00")).replace(
+                tzinfo=None
+            )
+        except (ValueError, KeyError, TypeError):
+            continue
+        if when >= since:
+            counts[str(record.get("skill"))] += 1
+    return counts
+
+
+def _differs(a: str, b: str) -> str | None:
+    """Why two statements on the same topic may disagree (None when nothing stands out)."""
+    if bool(_NEGATION.search(fold(a))) != bool(_NEGATION.search(fold(b))):
+        return "l'une est négative, l'autre non"
+    numbers_a, numbers_b = set(_NUMBER.findall(a)), set(_NUMBER.findall(b))
+    if numbers_a and numbers_b and not numbers_a & numbers_b:
+        return (
+            f"valeurs différentes ({', '.join(sorted(numbers_a))} / {', '.join(sorted(numbers_b))})"
+        )
+    return None
+
+
+def review(settings: Settings, now: Callable[[], datetime] = datetime.now) -> Review:
+    today = now()
+    paths = settings.paths
+    found: list[Suggestion] = []
+
+    installed = skills.list_skills(paths.skills_dir, settings.limits.skill_lines)
+    since = today - timedelta(days=USAGE_WINDOW_DAYS)
+    usage = _usage(settings, since)
+    texts = [
+        read_text(paths.journal),
+        *(read_text(p) for p in journal.archive_files(paths.memory_dir)),
+    ]
+    recent = [b for text in texts for b in journal.blocks(text) if b.when >= since]
+    for skill in installed:
+        mentions = sum(skill.name in b.tags or f"skill {skill.name}" in b.text for b in recent)
+        uses = usage[skill.name] + mentions
+        if uses <= RARELY:
+            detail = "jamais utilisé" if uses == 0 else f"utilisé {uses} fois"
+            found.append(
+                Suggestion(
+                    "skill peu utilisé",
+                    skill.name,
+                    f"{detail} en {USAGE_WINDOW_DAYS} jours",
+                    "Le garder, le fusionner ou le retirer ? (à décider par l'humain)",
+                )
+            )
+
+    facts = memoryfile.fact_lines(read_text(paths.memory_md))
+    statements = [(f"fait « {f} »", memoryfile.fact_statement(f)) for f in facts]
+    statements += [(f"skill {s.name}", f"{s.description or ''}") for s in installed]
+    for i, (name_a, a) in enumerate(statements):
+        for name_b, b in statements[i + 1 :]:
+            if name_a.startswith("skill") and name_b.startswith("skill"):
+                continue
+            if similarity(a, b) >= TOPIC_OVERLAP and (why := _differs(a, b)):
+                found.append(
+                    Suggestion(
+                        "contradiction possible",
+                        f"{name_a} / {name_b}",
+                        why,
+                        "Vérifier lequel est juste, corriger l'autre.",
+                    )
+                )
+
+    proposals = pending.parse(read_text(paths.pending))
+    for fact in facts:
+        dated = _DATED.search(fact)
+        refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2})", fact)
+        if not dated and not refs:
+            found.append(
+                Suggestion(
+                    "fait à revalider",
+                    fact,
+                    "sans date ni source",
+                    "Ajouter sa source, ou le revalider.",
+                )
+            )
+        elif refs and max(journal.parse_ref(r) for r in refs) < today - timedelta(
+            days=OLD_SOURCE_DAYS
+        ):
+            found.append(
+                Suggestion(
+                    "fait à revalider",
+                    fact,
+                    f"source la plus récente de plus de {OLD_SOURCE_DAYS} jours",
+                    "Toujours vrai ?",
+                )
+            )
+        pid = re.search(r"\b(P-\d{4,})\)\s*$", fact)
+        if pid:
+            for later in proposals:
+                if (
+                    later.id != pid.group(1)
+                    and pid.group(1) in later.replaces
+                    and later.state != pending.STATE_REFUSED
+                ):
+                    found.append(
+                        Suggestion(
+                            "fait à revalider",
+                            fact,
+                            f"{later.id} dit le remplacer ({later.status})",
+                            "Mettre à jour MEMORY.md si la nouvelle proposition est promue.",
+                        )
+                    )
+    return Review(found, today.strftime("%Y-%m-%d"))

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from conftest import Clock, journal_fields
+from ocmem.config import load_settings
+from ocmem.engine import Memory
+from ocmem.review import review
+
+
+def skill(home: Path, name: str, description: str) -> None:
+    folder = home / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
+
+
+def test_unused_and_rarely_used_skills(home: Path, clock: Clock, memory: Memory) -> None:
+    skill(home, "deploy-docker", "Déploie un service avec Docker.")
+    skill(home, "backup", "Sauvegarde la base de données.")
+    usage = home / ".ocmem/skill-usage.jsonl"
+    usage.write_text("".join(json.dumps({"ts": "2026-11-20T10:00:00Z", "skill": "deploy-docker", "session": "s"}) + "\n" for _ in range(5)) + "pas du json\n")
+    memory.add_journal(journal_fields(tags=["backup"]))
+    found = {s.subject: s.detail for s in review(load_settings(home), now=clock).suggestions if s.kind == "skill peu utilisé"}
+    assert "deploy-docker" not in found
+    assert found["backup"] == "utilisé 1 fois en 90 jours"
+    assert found["retrospective"] == "jamais utilisé en 90 jours"
+
+
+def test_possible_contradictions_between_facts_and_skills(home: Path, clock: Clock) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Le service web écoute sur le port 8080.\n- Le service web écoute sur le port 9090.\n"
+        "- Les déploiements passent par Docker Compose.\n"
+    )
+    skill(home, "deploy", "Les déploiements ne passent pas par Docker Compose.")
+    found = [s for s in review(load_settings(home), now=clock).suggestions if s.kind == "contradiction possible"]
+    details = {s.detail for s in found}
+    assert "valeurs différentes (8080 / 9090)" in details
+    assert "l'une est négative, l'autre non" in details
+
+
+def test_facts_to_revalidate(home: Path, clock: Clock) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Fait sans source.\n"
+        "- Fait ancien. (2026-01-10, Source : journal 2026-01-02 10:00 ; journal 2026-01-05 11:00 ; P-0001)\n"
+        "- Fait récent. (2026-11-20, Source : journal 2026-11-18 10:00 ; journal 2026-11-19 11:00 ; P-0002)\n"
+    )
+    (home / "memory/pending.md").write_text(
+        "# Propositions en attente\n\n## P-0003 · fait · Nouveau\n- Statut : en attente\n- Date : 2026-11-25\n"
+        "- Sources : journal 2026-11-18 10:00\n- Origine : x\n- Remplace : modifie P-0002\n- Contradiction : aucune\n"
+        "- Contenu proposé :\n\n~~~text\nFait récent, corrigé.\n~~~\n"
+    )
+    found = {(s.subject[:12], s.detail) for s in review(load_settings(home), now=clock).suggestions if s.kind == "fait à revalider"}
+    assert ("Fait sans so", "sans date ni source") in found
+    assert ("Fait ancien.", "source la plus récente de plus de 180 jours") in found
+    assert ("Fait récent.", "P-0003 dit le remplacer (en attente)") in found
+
+
+def test_review_suggests_and_changes_nothing(home: Path, clock: Clock, run_cli: object, files_snapshot: object) -> None:
+    before = files_snapshot()  # type: ignore[operator]
+    text = run_cli("review").out  # type: ignore[operator]
+    assert text.startswith(f"# Revue de la mémoire ({datetime.now():%Y-%m-%d})")
+    assert "Suggestions seulement : rien n'a été modifié ni supprimé." in text
+    data = json.loads(run_cli("review", "--json").out)  # type: ignore[operator]
+    assert {"date", "suggestions"} <= set(data)
+    assert files_snapshot() == before  # type: ignore[operator]
