@@ -172,6 +172,26 @@ def journal_search(obj: _Context, query: str, tags: tuple[str, ...], last: int |
     _echo(obj.memory().search_journal(query, tags, last))
 
 
+@journal_group.command(name="archive")
+@click.option(
+    "--before",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Archive les entrées antérieures à cette date (AAAA-MM-JJ).",
+)
+@click.option(
+    "--older-than", type=int, metavar="JOURS", help="Archive les entrées de plus de JOURS jours."
+)
+@pass_context
+def journal_archive(obj: _Context, before: Any, older_than: int | None) -> None:
+    """Déplace les vieilles entrées dans journal-AAAA-MM.md (rien n'est perdu ni supprimé)."""
+    from datetime import date, timedelta
+
+    if (before is None) == (older_than is None):
+        raise click.UsageError("donne --before AAAA-MM-JJ ou --older-than JOURS")
+    cutoff = before.date() if before is not None else date.today() - timedelta(days=older_than or 0)
+    _echo(obj.memory().archive_journal(cutoff))
+
+
 @cli.command()
 @click.option("--type", "kind", type=click.Choice(["fait", "skill"]))
 @click.option("--titre")
@@ -225,6 +245,25 @@ def pending_list(obj: _Context, show_all: bool) -> None:
 def pending_show(obj: _Context, pid: str) -> None:
     """Affiche une proposition."""
     _echo(obj.memory().show_pending(pid))
+
+
+@pending_group.command(name="duplicates")
+@click.option(
+    "--threshold", type=float, default=0.35, show_default=True, help="Similarité minimale (0 à 1)."
+)
+@pass_context
+def pending_duplicates(obj: _Context, threshold: float) -> None:
+    """Liste les propositions en attente qui semblent dire la même chose."""
+    _echo(obj.memory().pending_duplicates(threshold))
+
+
+@pending_group.command(name="merge")
+@click.argument("keep")
+@click.argument("other")
+@pass_context
+def pending_merge(obj: _Context, keep: str, other: str) -> None:
+    """Fusionne OTHER dans KEEP (OTHER reste, marquée « fusionné »)."""
+    _echo(obj.memory().merge_pending(keep, other))
 
 
 @pending_group.command(name="accept")
@@ -413,6 +452,46 @@ def tool_command(obj: _Context, name: str) -> None:
     from ocmem.pluginapi import run_tool
 
     _echo(run_tool(obj.memory(), name, _read_json_stdin(f"tool {name}")))
+
+
+@cli.command()
+@click.option(
+    "--print",
+    "print_",
+    is_flag=True,
+    required=True,
+    help="Affiche les commandes (rien n'est planifié).",
+)
+@pass_context
+def curate(obj: _Context, print_: bool) -> None:
+    """Curation hebdomadaire et revue trimestrielle : préparées, jamais activées d'office."""
+    from ocmem.curation import curation_plan
+
+    click.echo(curation_plan(obj.settings()))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
+@pass_context
+def review(obj: _Context, as_json: bool) -> None:
+    """Revue : skills peu utilisés, contradictions possibles, faits à revalider (suggestions)."""
+    from ocmem.review import review as run_review
+
+    report = run_review(obj.settings())
+    click.echo(report.to_json() if as_json else report.render())
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Applique les réparations sûres (avec sauvegarde).")
+@pass_context
+def doctor(obj: _Context, fix: bool) -> None:
+    """Vérifie l'installation ; chaque problème avec la commande qui le corrige."""
+    from ocmem.doctor import diagnose
+
+    report = diagnose(obj.settings(), fix=fix, wait_seconds=obj.wait)
+    _echo(report)
+    if report.errors:
+        sys.exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,381 @@
+"""``ocmem doctor``: is everything in place and within its rules? Each problem comes with the
+command that fixes it; ``--fix`` applies only the safe, deterministic repairs (after a backup)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ocmem import journal, pending, shortterm, skills
+from ocmem.config import Paths, Settings, resolve_home
+from ocmem.errors import Busy, OcmemError
+from ocmem.fill import Fill
+from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, read_text, run_lock
+from ocmem.install import BEGIN_MARKER, data_root
+from ocmem.journal import JOURNAL_HEADER
+from ocmem.memoryfile import MEMORY_HEADER
+from ocmem.pending import PENDING_HEADER
+from ocmem.syncconfig import ENV_TOKEN, is_configured, sync_section, token_file_path
+
+ERROR = "erreur"
+WARNING = "avertissement"
+
+Repair = Callable[[Backups], str]
+
+
+@dataclass
+class Problem:
+    level: str
+    what: str
+    fix: str
+    repair: Repair | None = None
+
+
+@dataclass
+class DoctorReport:
+    problems: list[Problem] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.level == ERROR]
+
+    def render(self) -> str:
+        lines = [f"✓ réparé : {r}" for r in self.repaired]
+        for problem in self.problems:
+            mark = "✗" if problem.level == ERROR else "⚠"
+            lines += [f"{mark} {problem.level} : {problem.what}", f"  → {problem.fix}"]
+        warnings = len(self.problems) - len(self.errors)
+        lines.append(
+            f"Bilan : {len(self.errors)} erreur(s), {warnings} avertissement(s)"
+            + (f", {len(self.repaired)} réparation(s)" if self.repaired else "")
+        )
+        return "\n".join(lines)
+
+
+def _sha(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+class Doctor:
+    def __init__(self, settings: Settings, env: Mapping[str, str]):
+        self.settings = settings
+        self.paths: Paths = settings.paths
+        self.limits = settings.limits
+        self.env = env
+        self.sync = is_configured(settings, env)
+        self.found: list[Problem] = []
+
+    def problem(self, level: str, what: str, fix: str, repair: Repair | None = None) -> None:
+        self.found.append(Problem(level, what, fix, repair))
+
+    def run(self) -> list[Problem]:
+        for check in (
+            self.layout,
+            self.caps,
+            self.formats,
+            self.skills,
+            self.plugin,
+            self.opencode,
+            self.lock,
+            self.leftovers,
+            self.sync_state,
+        ):
+            check()
+        return self.found
+
+    def layout(self) -> None:
+        templates = {
+            self.paths.memory_md: MEMORY_HEADER,
+            self.paths.short_term: "",
+            self.paths.journal: JOURNAL_HEADER,
+            self.paths.pending: PENDING_HEADER,
+        }
+        for path, template in templates.items():
+            if not path.exists():
+                self.problem(
+                    ERROR,
+                    f"{self.paths.rel(path)} manque",
+                    "ocmem init (ou ocmem doctor --fix)",
+                    _create(path, template),
+                )
+        if not (self.paths.skills_dir / "retrospective" / "SKILL.md").exists():
+            self.problem(ERROR, "le skill retrospective n'est pas installé", "ocmem init")
+        if not self.sync and BEGIN_MARKER not in read_text(self.paths.agents_md):
+            self.problem(
+                ERROR, "AGENTS.md n'a pas la section « Mémoire et apprentissage »", "ocmem init"
+            )
+
+    def caps(self) -> None:
+        memory = Fill(len(read_text(self.paths.memory_md)), self.limits.memory_chars)
+        if memory.over:
+            where = (
+                "dans SilverBullet (Agents/Memory/MEMORY.md), puis ocmem pull"
+                if self.sync
+                else "à la main"
+            )
+            self.problem(
+                ERROR, f"MEMORY.md dépasse son plafond : {memory}", f"consolide MEMORY.md {where}"
+            )
+        try:
+            notes = shortterm.parse(read_text(self.paths.short_term))
+        except shortterm.ShortTermFormatError as exc:
+            self.problem(ERROR, exc.message, exc.fix or "corrige la ligne")
+            return
+        kept, expired = shortterm.split_expired(notes, datetime.now().date())
+        if expired:
+            self.problem(
+                WARNING,
+                f"{len(expired)} note(s) expirée(s) dans SHORT_TERM.md",
+                "ocmem doctor --fix (ou la prochaine note) les supprime",
+                self._purge_notes,
+            )
+        short = Fill(len(shortterm.render(kept)), self.limits.short_term_chars)
+        if short.over:
+            self.problem(
+                ERROR,
+                f"SHORT_TERM.md dépasse son plafond : {short}",
+                "ocmem note --list, puis ocmem note --remove N",
+            )
+
+    def _purge_notes(self, backups: Backups) -> str:
+        kept, expired = shortterm.split_expired(
+            shortterm.parse(read_text(self.paths.short_term)), datetime.now().date()
+        )
+        backups.save(self.paths.short_term)
+        atomic_write(self.paths.short_term, shortterm.render(kept))
+        return f"{len(expired)} note(s) expirée(s) retirée(s) de SHORT_TERM.md"
+
+    def formats(self) -> None:
+        text = read_text(self.paths.journal)
+        headers = re.findall(r"^## .*$", text, re.MULTILINE)
+        parsed = journal.blocks(text)
+        if len(headers) != len(parsed):
+            self.problem(
+                WARNING,
+                f"journal.md : {len(headers) - len(parsed)} titre(s) « ## » hors du format des entrées",
+                "le journal n'est écrit que par ocmem : vérifie une modification à la main",
+            )
+        minutes = [b.when for b in parsed]
+        if len(minutes) != len(set(minutes)):
+            self.problem(
+                WARNING,
+                "journal.md : deux entrées à la même minute (références ambiguës)",
+                "laisse tel quel ; les nouvelles entrées ont toujours une minute libre",
+            )
+        for block in parsed:
+            lines = block.text.rstrip("\n").splitlines()
+            labels = [line.split(" : ")[0] for line in lines[1:] if line.startswith("- ")]
+            if (
+                labels != ["- Demande", "- Fait", "- Piège", "- Leçon", "- Résultat"]
+                or len(lines) > self.limits.journal_entry_lines
+            ):
+                self.problem(
+                    WARNING,
+                    f"entrée {block.ref} hors format (champs ou plus de {self.limits.journal_entry_lines} lignes)",
+                    "le journal est en ajout seul : rien à corriger, l'entrée reste lisible",
+                )
+        try:
+            pending.parse(read_text(self.paths.pending))
+        except OcmemError as exc:
+            self.problem(ERROR, exc.message, exc.fix or "")
+
+    def skills(self) -> None:
+        installed = skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
+        where = (
+            "dans SilverBullet (Agents/Skills/), puis ocmem pull" if self.sync else "dans skills/"
+        )
+        for skill in installed:
+            for problem in skill.problems:
+                self.problem(ERROR, f"skill {skill.name} : {problem}", f"corrige-le {where}")
+        if len(installed) > self.limits.skills_max:
+            self.problem(
+                ERROR,
+                f"{len(installed)} skills (maximum {self.limits.skills_max})",
+                f"fusionne ou retire des skills {where}",
+            )
+
+    def plugin(self) -> None:
+        shipped = data_root() / "plugin" / "ocmem.ts"
+        target = self.paths.plugin_file
+        if not target.exists():
+            self.problem(ERROR, "le plugin OpenCode n'est pas installé", "ocmem init")
+        elif shipped.exists() and read_text(target) != read_text(shipped):
+            self.problem(
+                WARNING,
+                "le plugin installé diffère de celui de cette version d'ocmem",
+                "ocmem init --upgrade (sauvegarde l'ancien)",
+            )
+        command_file = self.paths.state_dir / "plugin.json"
+        if target.exists() and not command_file.exists():
+            self.problem(
+                ERROR,
+                "le plugin ne sait pas comment lancer ocmem (.ocmem/plugin.json manque)",
+                "ocmem init",
+            )
+        elif command_file.exists():
+            import json
+
+            program = (json.loads(read_text(command_file)).get("command") or [""])[0]
+            if not (shutil.which(program) or Path(program).exists()):
+                self.problem(
+                    ERROR,
+                    f"le plugin lance {program}, qui n'existe plus (ocmem réinstallé ailleurs ?)",
+                    "ocmem init",
+                )
+        if shutil.which("rg") is None:
+            self.problem(
+                WARNING,
+                "ripgrep (rg) est absent : l'outil skill d'OpenCode en a besoin",
+                "apt-get install ripgrep",
+            )
+
+    def opencode(self) -> None:
+        seen_by_opencode = {resolve_home({k: v for k, v in self.env.items() if k != "OCMEM_HOME"})}
+        if self.env.get("OPENCODE_CONFIG_DIR"):
+            seen_by_opencode.add(Path(self.env["OPENCODE_CONFIG_DIR"]).expanduser())
+        home = self.paths.home.resolve()
+        if home not in {p.resolve() for p in seen_by_opencode}:
+            self.problem(
+                WARNING,
+                f"{self.paths.home} n'est pas un dossier de configuration d'OpenCode : il n'y trouvera ni AGENTS.md, ni skills/, ni le plugin",
+                f"lance OpenCode avec OPENCODE_CONFIG_DIR={self.paths.home}, ou utilise le dossier par défaut (sans OCMEM_HOME)",
+            )
+
+    def lock(self) -> None:
+        try:
+            with run_lock(self.paths, 0):
+                pass
+        except Busy:
+            self.problem(
+                WARNING,
+                "une exécution d'ocmem est en cours (verrou tenu)",
+                "attends-la ; un verrou flock disparaît avec son processus, il ne reste jamais bloqué",
+            )
+
+    def leftovers(self) -> None:
+        for folder in (self.paths.memory_dir, self.paths.skills_dir, self.paths.home):
+            for temp in (
+                folder.rglob(f"*{TEMP_SUFFIX}")
+                if folder != self.paths.home
+                else folder.glob(f"*{TEMP_SUFFIX}")
+            ):
+                self.problem(
+                    WARNING,
+                    f"fichier temporaire laissé par une écriture interrompue : {self.paths.rel(temp)}",
+                    "ocmem doctor --fix le supprime (son contenu n'a jamais remplacé le fichier d'origine)",
+                    _remove_temp(temp),
+                )
+
+    def sync_state(self) -> None:
+        if not self.sync:
+            return
+        from ocmem.syncstate import SyncState
+
+        section = sync_section(self.settings)
+        token_file = token_file_path(self.settings, section, self.env)
+        if token_file.exists():
+            mode = stat.S_IMODE(token_file.stat().st_mode)
+            if mode & 0o077:
+                self.problem(
+                    ERROR,
+                    f"le fichier de jeton {token_file} est lisible par d'autres (mode {mode:o})",
+                    f"chmod 600 {token_file} (ou ocmem doctor --fix)",
+                    _chmod(token_file, 0o600),
+                )
+        elif not self.env.get(ENV_TOKEN):
+            self.problem(
+                WARNING,
+                "aucun jeton SilverBullet (ni fichier, ni variable)",
+                f"crée {token_file} (mode 600) si l'instance demande une authentification",
+            )
+        url = str(self.env.get("OCMEM_SILVERBULLET_URL") or section.get("url") or "").rstrip("/")
+        try:
+            state = SyncState.load(self.paths.state_dir / "sync-state.json", url)
+        except OcmemError as exc:
+            self.problem(ERROR, exc.message, exc.fix or "")
+            return
+        for remote, entry in sorted(state.pulled.items()):
+            path = self.paths.home / entry.local
+            digest = _sha(path)
+            if digest is None:
+                self.problem(
+                    WARNING,
+                    f"{entry.local} (tiré de {remote}) a disparu localement",
+                    "ocmem pull le réinstalle",
+                )
+            elif digest != entry.sha256:
+                self.problem(
+                    WARNING,
+                    f"{entry.local} a été modifié à la main depuis le pull (dérive par rapport à {remote})",
+                    "ocmem pull réinstalle la version de SilverBullet (l'actuelle est sauvegardée) ; une modification durable se fait dans SilverBullet",
+                )
+            elif path.stat().st_mode & 0o222:
+                self.problem(
+                    WARNING,
+                    f"{entry.local} est modifiable alors qu'il est tiré de SilverBullet",
+                    "ocmem doctor --fix le remet en lecture seule",
+                    _chmod(path, 0o444),
+                )
+        for page, pushed in sorted(state.pushed.items()):
+            if pushed.conflicts:
+                copies = ", ".join(sorted(set(pushed.conflicts.values())))
+                self.problem(
+                    WARNING,
+                    f"{len(pushed.conflicts)} bloc(s) de {page} sont dans une copie de conflit ({copies})",
+                    "fusionne-les dans SilverBullet puis supprime la copie",
+                )
+
+
+def _create(path: Path, template: str) -> Repair:
+    def repair(backups: Backups) -> str:
+        if not path.exists():
+            atomic_write(path, template)
+        return f"{path.name} recréé (vide)"
+
+    return repair
+
+
+def _chmod(path: Path, mode: int) -> Repair:
+    def repair(backups: Backups) -> str:
+        path.chmod(mode)
+        return f"{path} en mode {mode:o}"
+
+    return repair
+
+
+def _remove_temp(path: Path) -> Repair:
+    def repair(backups: Backups) -> str:
+        backups.save(path)
+        path.unlink(missing_ok=True)
+        return f"{path.name} supprimé (copie dans les sauvegardes)"
+
+    return repair
+
+
+def diagnose(
+    settings: Settings,
+    *,
+    fix: bool = False,
+    wait_seconds: float = 0.0,
+    env: Mapping[str, str] | None = None,
+) -> DoctorReport:
+    env = os.environ if env is None else env
+    report = DoctorReport()
+    problems = Doctor(settings, env).run()
+    if fix and any(p.repair for p in problems):
+        backups = Backups(settings.paths)
+        with run_lock(settings.paths, wait_seconds):
+            for problem in problems:
+                if problem.repair:
+                    report.repaired.append(problem.repair(backups))
+        problems = Doctor(settings, env).run()
+    report.problems = problems
+    return report

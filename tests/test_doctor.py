@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SB_TOKEN, Clock, configure_sync
+from ocmem import sync
+from ocmem.config import load_settings
+from ocmem.doctor import diagnose
+
+
+def whats(home: Path, **kwargs: Any) -> list[str]:
+    return [p.what for p in diagnose(load_settings(home), env={"OCMEM_HOME": str(home), "OPENCODE_CONFIG_DIR": str(home)}, **kwargs).problems]
+
+
+def test_a_fresh_install_is_healthy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = diagnose(load_settings(home), env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"})
+    assert report.errors == [], report.render()
+
+
+def test_every_problem_names_its_fix(home: Path) -> None:
+    (home / "memory/pending.md").unlink()
+    (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
+    (home / "memory/SHORT_TERM.md").write_text("[2020-01-01 → expire 2020-01-02] vieille\n")
+    (home / "skills/bad").mkdir()
+    (home / "skills/bad/SKILL.md").write_text("---\nname: autre\n---\n")
+    (home / "memory/.journal.md.x.ocmem-tmp").write_text("reste")
+    (home / "AGENTS.md").write_text("# Mes règles\n")
+    report = diagnose(load_settings(home), env={})
+    text = report.render()
+    for expected in ["memory/pending.md manque", "MEMORY.md dépasse son plafond", "1 note(s) expirée(s)", "skill bad : name 'autre'", "fichier temporaire", "section « Mémoire et apprentissage »", "n'est pas un dossier de configuration d'OpenCode"]:
+        assert expected in text, expected
+    assert all(p.fix for p in report.problems)
+    assert report.errors
+
+
+def test_fix_repairs_only_safe_things_with_a_backup(home: Path) -> None:
+    (home / "memory/pending.md").unlink()
+    (home / "memory/SHORT_TERM.md").write_text("[2020-01-01 → expire 2020-01-02] vieille\n[2099-01-01 → expire 2099-01-02] future\n")
+    (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
+    report = diagnose(load_settings(home), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True)
+    assert len(report.repaired) == 2
+    assert (home / "memory/pending.md").exists()
+    assert (home / "memory/SHORT_TERM.md").read_text() == "[2099-01-01 → expire 2099-01-02] future\n"
+    assert "vieille" in next((home / ".ocmem/backups").rglob("SHORT_TERM.md")).read_text()
+    assert "MEMORY.md dépasse son plafond" in report.render()  # never "fixed" by deleting facts
+    assert len((home / "memory/MEMORY.md").read_text().splitlines()) == 402
+
+
+def test_sync_checks_token_permissions_and_drift(home: Path, sb: Any) -> None:
+    configure_sync(home, sb.url)
+    sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait\n")
+    sync.pull(load_settings(home))
+    target = home / "memory/MEMORY.md"
+    target.chmod(0o644)
+    target.write_text("édité à la main\n")
+    (home / ".ocmem/silverbullet.token").chmod(0o644)
+    found = whats(home)
+    assert any("modifié à la main depuis le pull" in w for w in found)
+    assert any("lisible par d'autres" in w for w in found)
+    report = diagnose(load_settings(home), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True)
+    assert (home / ".ocmem/silverbullet.token").stat().st_mode & 0o777 == 0o600
+    assert any("modifié à la main" in p.what for p in report.problems)  # proposed, not forced
+    assert (home / ".ocmem/silverbullet.token").read_text().strip() == SB_TOKEN
+
+
+def test_plugin_checks(home: Path) -> None:
+    plugin = home / "plugin/ocmem.ts"
+    plugin.write_text("// ancienne version\n")
+    assert any("diffère de celui de cette version" in w for w in whats(home))
+    (home / ".ocmem/plugin.json").write_text(json.dumps({"command": ["/nulle/part/python"]}))
+    assert any("qui n'existe plus" in w for w in whats(home))
+
+
+def test_cli_exit_codes(home: Path, run_cli: Any, clock: Clock) -> None:
+    (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
+    result = run_cli("doctor")
+    assert result.code == 1 and "→ consolide MEMORY.md" in result.out
