@@ -8,6 +8,7 @@ user does), then plays a model that follows the plugin's reminders like a real o
 from __future__ import annotations
 
 import http.server
+import json
 import re
 import subprocess
 import sys
@@ -261,8 +262,8 @@ def test_promotion_needs_the_human_through_opencode_permission(oc: OpenCode) -> 
     a = ocmem(oc, "journal", "add", stdin='{"titre": "A", "tags": ["t"], "demande": "d", "fait": "f", "piege": "p", "lecon": "utiliser Podman", "resultat": "réussi"}')
     b = ocmem(oc, "journal", "add", stdin='{"titre": "B", "tags": ["t"], "demande": "d", "fait": "f", "piege": "p", "lecon": "utiliser Podman", "resultat": "réussi"}')
     refs = [x.stdout.splitlines()[0].removeprefix("Entrée ajoutée : ") for x in (a, b)]
-    proposal = '{"type": "fait", "titre": "Podman", "contenu": "On déploie avec Podman.", "sources": %s, "contradiction": "aucune", "remplace": "rien"}'
-    assert ocmem(oc, "propose", stdin=proposal % str(refs).replace("'", '"')).returncode == 0
+    proposal = {"type": "fait", "titre": "Podman", "contenu": "On déploie avec Podman.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}
+    assert ocmem(oc, "propose", stdin=json.dumps(proposal)).returncode == 0
     memory_before = (home / "memory/MEMORY.md").read_text()
     # `opencode run` has nobody to ask: the permission is rejected and nothing is promoted.
     play(oc, Model(work=[ToolCalls.one("memory_accept", id="P-0001")]))
@@ -318,3 +319,37 @@ def test_with_silverbullet_pull_first_then_push_after_the_session(oc: OpenCode) 
         assert len(HEADER.findall(page)) == 1
         assert sb.requests_matching("DELETE") == []
         assert "e2e-token-1234567890" not in oc.log_text()
+
+
+def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
+    home = install(oc, yaml="limits:\n  duplicate_similarity: 0.95\n")  # let a near-duplicate slip in
+    old = '{"titre": "Ancienne", "tags": ["t"], "demande": "d", "fait": "f", "piege": "p", "lecon": "vérifier les ports", "resultat": "réussi"}'
+    refs = [ocmem(oc, "journal", "add", stdin=old.replace("Ancienne", f"Tâche {i}")).stdout.splitlines()[0].removeprefix("Entrée ajoutée : ") for i in range(2)]
+    journal_file = home / "memory/journal.md"
+    journal_file.write_text(journal_file.read_text().replace("## 2026-", "## 2025-"))  # make them old enough to archive
+    refs = [r.replace("journal 2026-", "journal 2025-") for r in refs]
+    for title, content in [("Ports libres", "Vérifier les ports libres avant un déploiement."), ("Vérifier les ports", "Vérifier que les ports sont libres avant de déployer.")]:
+        fields = {"type": "fait", "titre": title, "contenu": content, "sources": refs[:1], "contradiction": "aucune", "remplace": "rien", "retiens_ca": True}
+        done = ocmem(oc, "propose", stdin=json.dumps(fields))
+        assert done.returncode == 0, done.stderr
+    assert (home / "memory/pending.md").read_text().count("## P-") == 2
+    guarded = {p: p.read_bytes() for p in [home / "memory/MEMORY.md", home / "AGENTS.md", home / "skills/retrospective/SKILL.md"]}
+    cli = f"{sys.executable} -m ocmem"
+    model = Model(work=[
+        ToolCalls.one("bash", command=f"{cli} pending duplicates", description="doublons"),
+        ToolCalls.one("bash", command=f"{cli} pending merge P-0001 P-0002", description="fusion"),
+        ToolCalls.one("memory_search", query="ports"),
+        ToolCalls.one("bash", command=f"{cli} journal archive --older-than 90", description="archivage"),
+        ToolCalls.one("write", filePath=str(home / "memory/MEMORY.md"), content="- résumé\n"),
+        ToolCalls.one("write", filePath=str(home / "skills/ports/SKILL.md"), content="---\nname: ports\n---\n"),
+        Text("Compte rendu : 1 fusion, 2 entrées archivées."),
+    ])
+    play(oc, model)
+    prompt = (Path(__file__).parents[2] / "prompts/curation-hebdomadaire.md").read_text()
+    result = oc.run(home, prompt)
+    assert result.returncode == 0, oc.debug_report(result)
+    assert not [s for s in model.seen if "REMINDER" in s], model.seen  # maintenance: no retrospective
+    pending_text = (home / "memory/pending.md").read_text()
+    assert pending_text.count("## P-") == 2 and "fusionné dans P-0001" in pending_text  # nothing deleted
+    assert len(HEADER.findall((home / "memory/journal-2025-11.md").read_text())) == 2
+    assert {p: p.read_bytes() for p in guarded} == guarded and not (home / "skills/ports").exists()
