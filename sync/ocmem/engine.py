@@ -395,6 +395,8 @@ class Memory:
                 headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
             run.write(self.paths.pending, pending.render(proposals))
         lines = [headline]
+        if neighbours:
+            lines.append(_neighbour_lines(neighbours))
         if chosen.contradiction != NO_CONTRADICTION:
             lines.append(f"⚠ Contradiction signalée : {chosen.contradiction}")
         if chosen.check:

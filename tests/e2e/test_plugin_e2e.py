@@ -79,6 +79,7 @@ class Model:
     propose: dict[str, Any] | None = None
     child_marker: str | None = None
     child_work: list[ToolCalls] = field(default_factory=list)
+    extra_journals: int = 0  # a model that insists on writing the journal again
     seen: list[str] = field(default_factory=list)
     _stage: str = "work"
     _summary: list[str] = field(default_factory=list)
@@ -101,6 +102,9 @@ class Model:
         if self._stage == "skill":
             self._stage = "journal"
             return ToolCalls.one("memory_journal", **self.journal)
+        if self._stage == "journal" and self.extra_journals:
+            self.extra_journals -= 1
+            return ToolCalls.one("memory_journal", **{**self.journal, "titre": "Encore une fois"})
         if self._stage == "journal" and self.propose:
             self._stage = "propose"
             written = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}", result)
@@ -353,3 +357,55 @@ def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
     assert pending_text.count("## P-") == 2 and "fusionné dans P-0001" in pending_text  # nothing deleted
     assert len(HEADER.findall((home / "memory/journal-2025-11.md").read_text())) == 2
     assert {p: p.read_bytes() for p in guarded} == guarded and not (home / "skills/ports").exists()
+
+
+def test_a_plugin_loaded_twice_still_gives_one_retrospective(oc: OpenCode) -> None:
+    """The TUI with --port loads plugins twice; a second journal entry is refused by ocmem itself."""
+    home = install(oc)
+    (home / "plugin/ocmem-copy.ts").write_text((home / "plugin/ocmem.ts").read_text())
+    model = Model(work=[bash(i) for i in range(5)], extra_journals=1)
+    play(oc, model)
+    result = oc.run(oc.project(), "cinq commandes")
+    assert result.returncode == 0, oc.debug_report(result)
+    assert len(HEADER.findall(journal_text(home))) == 1
+    second = [u["state"].get("output", "") for u in result.tool_uses if u["tool"] == "memory_journal"][-1]
+    assert "une seule rétrospective par session" in second
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """A server that accepts connections and never answers (a hung SilverBullet)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+def test_a_hung_silverbullet_never_blocks_the_session_longer_than_the_pull_timeout(oc: OpenCode, black_hole: str) -> None:
+    install(oc, yaml=f"silverbullet:\n  url: {black_hole}\n  timeout_seconds: 60\nplugin:\n  pull_timeout_seconds: 2\n")
+    play(oc, Model(work=[bash(1)]))
+    result = oc.run(oc.project(), "une commande")
+    assert result.returncode == 0, oc.debug_report(result)
+    assert oc.llm.main_requests, "the session went on without its memory"
+    assert result.duration < 30, result.duration  # the HTTP timeout alone would be 60 s
+    assert "pull au démarrage impossible" in oc.log_text()
