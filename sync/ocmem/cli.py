@@ -16,8 +16,6 @@ import click
 from ocmem import __version__
 from ocmem.errors import InputError, OcmemError, Refused
 
-EXIT_USAGE = 2
-
 
 class _Context:
     def __init__(self, home: Path | None, wait: float):
@@ -467,6 +465,10 @@ def curate(obj: _Context, print_: bool) -> None:
     """Curation hebdomadaire et revue trimestrielle : préparées, jamais activées d'office."""
     from ocmem.curation import curation_plan
 
+    if not print_:
+        raise click.UsageError(
+            "ocmem ne planifie rien lui-même : `ocmem curate --print` affiche les commandes à planifier"
+        )
     click.echo(curation_plan(obj.settings()))
 
 

@@ -89,11 +89,11 @@ class Backups:
     def folder(self) -> Path:
         return self.paths.backups_dir / self.stamp
 
-    def save(self, path: Path, *, name: str | None = None) -> Path | None:
+    def save(self, path: Path) -> Path | None:
         """Copy ``path`` (if it exists) into this run's backup folder; return the copy."""
         if not path.exists():
             return None
-        target = self.folder / (name or self.paths.rel(path))
+        target = self.folder / self.paths.rel(path)
         if target.exists():
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
