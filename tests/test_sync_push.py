@@ -315,3 +315,35 @@ def test_status_shows_sync_state(synced: Path, sb: Any, memory: Memory, clock: C
     out = run_cli("status").out
     assert f"SilverBullet    {sb.url} — 0 fichier(s) tiré(s)" in out
     assert f"{JOURNAL} : 1 bloc(s) poussé(s)" in out
+
+
+def test_an_entry_deleted_after_a_crash_mid_push_does_not_come_back(synced: Path, sb: Any, memory: Memory, clock: Clock) -> None:
+    first = entry(memory, clock, "Un")
+
+    def die_after_put(request: httpx.Request) -> None:
+        if request.method == "PUT":
+            raise Crash
+
+    with pytest.raises(Crash):
+        push(synced, transport=Hooked(die_after_put))
+    text = sb.read(JOURNAL)
+    sb.clock.advance(5)
+    sb.write(JOURNAL, text[: text.index(f"## {first}")])  # the human handled it and deleted it
+    entry(memory, clock, "Deux")
+    push(synced)
+    assert f"## {first}" not in sb.read(JOURNAL) and "· Deux ·" in sb.read(JOURNAL)
+
+
+def test_a_put_that_never_landed_is_sent_again(synced: Path, sb: Any, memory: Memory, clock: Clock) -> None:
+    sb.write(JOURNAL, "# Journal\n")
+    first = entry(memory, clock, "Un")
+
+    def die_before_put(request: httpx.Request) -> None:
+        if request.method == "GET" and "x-get-meta" in request.headers:
+            raise Crash  # killed after recording the intent, before the PUT left
+
+    with pytest.raises(Crash):
+        push(synced, transport=Hooked(die_before_put))
+    assert f"## {first}" not in sb.read(JOURNAL)
+    push(synced)
+    assert sb.read(JOURNAL).count(f"## {first}") == 1

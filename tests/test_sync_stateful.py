@@ -32,6 +32,7 @@ from ocmem.config import load_settings
 from ocmem.engine import Memory
 from ocmem.install import Installer
 from ocmem.push import PageKeepsChanging
+from ocmem.remote import SilverBulletError
 from support.sbserver import FakeSilverBullet
 
 JOURNAL = "Agents/Inbox/journal.md"
@@ -243,6 +244,14 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
 
             self.transport = Faulty(after)
 
+        @rule()
+        def crash_just_before_a_write(self) -> None:
+            def after(request: httpx.Request) -> None:
+                if request.method == "GET" and "x-get-meta" in request.headers:
+                    raise Crash  # the intent is recorded, the PUT never leaves
+
+            self.transport = Faulty(after)
+
         # --- the run ------------------------------------------------------------------------
 
         @rule()
@@ -250,8 +259,8 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
             transport, self.transport = self.transport, None
             try:
                 sync.push(self.settings, transport=transport)
-            except (Crash, PageKeepsChanging):
-                return
+            except (Crash, PageKeepsChanging, SilverBulletError):
+                return  # the run failed cleanly; the next one must converge
             server.clear_faults()
             self._nothing_lost_or_doubled()
 

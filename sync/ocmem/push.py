@@ -28,7 +28,7 @@ from ocmem import blocks
 from ocmem.config import Settings
 from ocmem.errors import Refused
 from ocmem.fsio import Backups, log_event, read_text
-from ocmem.remote import SilverBullet, UnknownOutcome, is_conflict_copy
+from ocmem.remote import Read, SilverBullet, UnknownOutcome, is_conflict_copy
 from ocmem.syncconfig import PushRule, SyncConfig
 from ocmem.syncstate import PushedPage, SyncState
 from ocmem.textsafety import render_safe
@@ -103,7 +103,8 @@ class Pusher:
                     f"{rule.remote} n'est pas du texte UTF-8",
                     fix="corrige la page dans SilverBullet",
                 ) from exc
-            result = blocks.merge(remote_text, local, page.blocks, pattern, preamble)
+            base = self._base(page, read)
+            result = blocks.merge(remote_text, local, base, pattern, preamble)
             if dry_run:
                 report.lines.append(
                     f"{rule.remote} (simulation) : {len(result.appended)} à ajouter, {len(result.updated)} à mettre à jour, "
@@ -118,6 +119,11 @@ class Pusher:
                 continue  # the page moved since our read: merge again from a fresh read
             if read is not None:
                 self.backups.save_bytes(f"remote/{rule.remote}", read.body)
+            page.blocks = base  # what an earlier interrupted PUT did is now decided
+            page.in_flight = {i: result.base[i] for i in result.appended + result.updated}
+            page.in_flight_from = [read.meta.last_modified, read.meta.size] if read else [0, 0]
+            self.state.pushed[rule.remote] = page
+            self.state.save()
             try:
                 self.client.put(rule.remote, result.text.encode("utf-8"))
             except UnknownOutcome:
@@ -134,6 +140,23 @@ class Pusher:
             f"{rule.remote} a changé à chaque tentative ({MAX_ROUNDS}) : rien n'est perdu, l'envoi est reporté",
             fix="relance `ocmem push` un peu plus tard",
         )
+
+    @staticmethod
+    def _base(page: PushedPage, read: Read | None) -> dict[str, str]:
+        """The merge base, counting an interrupted PUT as delivered once the page has moved.
+
+        After a crash between our PUT and the state save, a block we sent and that is now
+        absent is ambiguous: never delivered, or delivered then deleted by the human. If the
+        page is exactly as we read it before that PUT (same lastModified and size), nothing
+        landed and the block is sent again; otherwise it landed and its absence is a human's
+        choice (or a conflict copy's), which the merge respects.
+        """
+        if not page.in_flight:
+            return page.blocks
+        unchanged = page.in_flight_from == (
+            [read.meta.last_modified, read.meta.size] if read else [0, 0]
+        )
+        return page.blocks if unchanged else {**page.blocks, **page.in_flight}
 
     def _settle(
         self,
@@ -163,6 +186,7 @@ class Pusher:
                 else:
                     deleted.append(block_id)
         page.blocks = result.base
+        page.in_flight, page.in_flight_from = {}, None
         page.deleted = sorted(set(page.deleted) | set(deleted))
         page.conflicts = conflicts
         page.local_sha256 = local_digest

@@ -34,6 +34,10 @@ class PushedPage:
     deleted: list[str] = field(default_factory=list)
     conflicts: dict[str, str] = field(default_factory=dict)
     local_sha256: str | None = None
+    # Write-ahead record of a PUT under way: the blocks it carries and the page's
+    # [lastModified, size] when we read it. Cleared once the page is settled.
+    in_flight: dict[str, str] = field(default_factory=dict)
+    in_flight_from: list[int] | None = None
 
 
 @dataclass
