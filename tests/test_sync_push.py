@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,27 +13,14 @@ from ocmem import sync
 from ocmem.config import load_settings
 from ocmem.engine import Memory
 from ocmem.errors import Refused
+from support.faults import AfterEachResponse, Crash
 
 JOURNAL = "Agents/Inbox/journal.md"
 PENDING = "Agents/Inbox/pending.md"
 
 
-class Hooked(httpx.BaseTransport):
-    """Real HTTP, plus a callback after each response: the seam for races and crashes."""
-
-    def __init__(self, after: Callable[[httpx.Request], None]):
-        self.inner = httpx.HTTPTransport()
-        self.after = after
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        response.read()
-        self.after(request)
-        return response
 
 
-class Crash(BaseException):
-    """The process dies here (not an Exception: nothing may catch it)."""
 
 
 def push(home: Path, **kwargs: Any) -> sync.PushReport:
@@ -160,7 +146,7 @@ def test_a_crash_after_the_put_converges_without_duplicate(synced: Path, sb: Any
             raise Crash
 
     with pytest.raises(Crash):
-        push(synced, transport=Hooked(die_after_put))
+        push(synced, transport=AfterEachResponse(die_after_put))
     assert sb.read(JOURNAL).count(f"## {minute}") == 1  # it landed, the state was not saved
     push(synced)
     assert sb.read(JOURNAL).count(f"## {minute}") == 1
@@ -184,7 +170,7 @@ def test_a_write_between_our_read_and_the_probe_is_kept(synced: Path, sb: Any, m
             sb.clock.advance(3)
             sb.write(JOURNAL, "# Journal\n\nécrit par l'humain pendant le push\n")
 
-    push(synced, transport=Hooked(human_writes_after_first_read))
+    push(synced, transport=AfterEachResponse(human_writes_after_first_read))
     text = sb.read(JOURNAL)
     assert "écrit par l'humain pendant le push" in text and "· Un ·" in text
 
@@ -325,7 +311,7 @@ def test_an_entry_deleted_after_a_crash_mid_push_does_not_come_back(synced: Path
             raise Crash
 
     with pytest.raises(Crash):
-        push(synced, transport=Hooked(die_after_put))
+        push(synced, transport=AfterEachResponse(die_after_put))
     text = sb.read(JOURNAL)
     sb.clock.advance(5)
     sb.write(JOURNAL, text[: text.index(f"## {first}")])  # the human handled it and deleted it
@@ -343,7 +329,7 @@ def test_a_put_that_never_landed_is_sent_again(synced: Path, sb: Any, memory: Me
             raise Crash  # killed after recording the intent, before the PUT left
 
     with pytest.raises(Crash):
-        push(synced, transport=Hooked(die_before_put))
+        push(synced, transport=AfterEachResponse(die_before_put))
     assert f"## {first}" not in sb.read(JOURNAL)
     push(synced)
     assert sb.read(JOURNAL).count(f"## {first}") == 1

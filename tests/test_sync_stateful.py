@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -33,6 +33,7 @@ from ocmem.engine import Memory
 from ocmem.install import Installer
 from ocmem.push import PageKeepsChanging
 from ocmem.remote import SilverBulletError
+from support.faults import AfterEachResponse, Crash
 from support.sbserver import FakeSilverBullet
 
 JOURNAL = "Agents/Inbox/journal.md"
@@ -40,22 +41,8 @@ PENDING = "Agents/Inbox/pending.md"
 EXAMPLES = int(os.environ.get("OCMEM_STATEFUL_EXAMPLES", "200" if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else "25"))
 
 
-class Crash(BaseException):
-    pass
 
 
-class Faulty(httpx.BaseTransport):
-    """Real HTTP with one armed fault: a human write right after our first read, or a crash."""
-
-    def __init__(self, after: Callable[[httpx.Request], None]):
-        self.inner = httpx.HTTPTransport()
-        self.after = after
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        response = self.inner.handle_request(request)
-        response.read()
-        self.after(request)
-        return response
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +221,7 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
                     self._write(JOURNAL, text.rstrip("\n") + f"\n\n{line}\n")
                     self.human_lines[line] = JOURNAL
 
-            self.transport = Faulty(after)
+            self.transport = AfterEachResponse(after)
 
         @rule()
         def crash_right_after_a_write(self) -> None:
@@ -242,7 +229,7 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
                 if request.method == "PUT":
                     raise Crash
 
-            self.transport = Faulty(after)
+            self.transport = AfterEachResponse(after)
 
         @rule()
         def crash_just_before_a_write(self) -> None:
@@ -250,7 +237,7 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
                 if request.method == "GET" and "x-get-meta" in request.headers:
                     raise Crash  # the intent is recorded, the PUT never leaves
 
-            self.transport = Faulty(after)
+            self.transport = AfterEachResponse(after)
 
         # --- the run ------------------------------------------------------------------------
 

@@ -124,6 +124,16 @@ class Settings:
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
+def section(settings: Settings, name: str) -> Mapping[str, Any]:
+    """One top-level section of ocmem.yaml (empty when absent)."""
+    value = settings.raw.get(name) or {}
+    if not isinstance(value, Mapping):
+        raise InputError(
+            f"`{name}` doit être un dictionnaire", fix=f"corrige {settings.paths.config_file}"
+        )
+    return value
+
+
 def load_settings(home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
     paths = Paths(home if home is not None else resolve_home(env))
     raw = _read_config_file(paths.config_file)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ocmem import __version__, shortterm
 from ocmem.config import Settings
+from ocmem.config import section as config_section
 from ocmem.context import context_report
 from ocmem.curation import MAINTENANCE_MARKER
 from ocmem.engine import Memory, Result
@@ -47,18 +48,9 @@ TRUSTED_TOOLS = (
 SESSION_RETENTION_DAYS = 30
 
 
-def plugin_section(settings: Settings) -> Mapping[str, Any]:
-    section = settings.raw.get("plugin") or {}
-    if not isinstance(section, Mapping):
-        raise InputError(
-            "`plugin` doit être un dictionnaire", fix=f"corrige {settings.paths.config_file}"
-        )
-    return section
-
-
 def plugin_config(settings: Settings) -> dict[str, Any]:
     paths = settings.paths
-    section = plugin_section(settings)
+    section = config_section(settings, "plugin")
     secret_files = [str(token_file_path(settings, sync_section(settings), {}))]
     return {
         "version": __version__,

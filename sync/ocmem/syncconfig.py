@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ocmem.config import Settings
+from ocmem.config import Settings, section
 from ocmem.errors import InputError, Refused
 
 ENV_URL = "OCMEM_SILVERBULLET_URL"
@@ -83,12 +83,7 @@ class SyncConfig:
 
 
 def sync_section(settings: Settings) -> Mapping[str, Any]:
-    section = settings.raw.get("silverbullet") or {}
-    if not isinstance(section, Mapping):
-        raise InputError(
-            "`silverbullet` doit être un dictionnaire", fix=f"corrige {settings.paths.config_file}"
-        )
-    return section
+    return section(settings, "silverbullet")
 
 
 def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> bool:
