@@ -8,6 +8,7 @@ provenance, « retiens ça » verification, one journal entry (one retrospective
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -51,7 +52,7 @@ SESSION_RETENTION_DAYS = 30
 def plugin_config(settings: Settings) -> dict[str, Any]:
     paths = settings.paths
     section = config_section(settings, "plugin")
-    secret_files = [str(token_file_path(settings, sync_section(settings), {}))]
+    secret_files = [str(token_file_path(settings, sync_section(settings), os.environ))]
     return {
         "version": __version__,
         "home": str(paths.home),
