@@ -5,8 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,19 +38,16 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
-    tmp = Path(tmp_name)
+    # Same directory (so the rename is atomic), unique name, created exclusively.
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}{TEMP_SUFFIX}"
+    previous_mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        elif path.exists():
-            shutil.copymode(path, tmp)
-        else:
-            os.chmod(tmp, 0o644)
+        os.chmod(tmp, previous_mode if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -97,6 +93,8 @@ class Backups:
         if target.exists():
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
+        import shutil  # lazy: most runs back nothing up
+
         shutil.copyfile(path, target)
         os.chmod(target, 0o600)
         self.saved.append(target)
@@ -115,23 +113,32 @@ class Backups:
 def run_lock(paths: Paths, wait_seconds: float = 0.0) -> Iterator[None]:
     """Hold ocmem's single lock for a whole run; Busy (exit 75) when another run has it.
 
-    flock-based (filelock), so a crashed run never leaves a stale lock behind.
+    An flock on a dedicated file (never on a data file, which os.replace swaps): the kernel
+    releases it when the process dies, so a crashed run never leaves a stale lock behind.
     """
-    from filelock import FileLock, Timeout
+    import fcntl
 
     paths.state_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(paths.lock_file), timeout=max(wait_seconds, 0.0))
+    fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        lock.acquire()
-    except Timeout as exc:
-        raise Busy(
-            "une autre exécution d'ocmem est en cours",
-            fix="réessaie plus tard, ou passe --wait SECONDES pour attendre le verrou",
-        ) from exc
-    try:
-        yield
+        deadline = time.monotonic() + max(wait_seconds, 0.0)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Busy(
+                        "une autre exécution d'ocmem est en cours",
+                        fix="réessaie plus tard, ou passe --wait SECONDES pour attendre le verrou",
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
-        lock.release()
+        os.close(fd)
 
 
 def log_event(paths: Paths, action: str, **fields: Any) -> None:
