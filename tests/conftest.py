@@ -96,7 +96,7 @@ class CliResult:
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
     """Run ``ocmem`` in-process through its real entry point (argument parsing, error mapping)."""
-    from ocmem.cli import main
+    from ocmem.entry import main
 
     def run(*args: str, stdin: str = "") -> CliResult:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))

@@ -1,3 +1,3 @@
-from ocmem.cli import main
+from ocmem.entry import main
 
 main()

@@ -1,6 +1,6 @@
-"""The ``ocmem`` command: parse arguments, call the library, map errors to exit codes.
+"""The ``ocmem`` command line (click): parse arguments, call the library, print its result.
 
-Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 refused / needs a human, 75 busy.
+Errors are domain exceptions; ``ocmem.entry.main`` turns them into messages and exit codes.
 Commands import what they need when they run, so local commands stay fast.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from ocmem import __version__
-from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.entry import open_memory, read_json_stdin
+from ocmem.errors import Refused
 
 
 class _Context:
@@ -28,16 +29,7 @@ class _Context:
         return load_settings(self.home)
 
     def memory(self) -> Any:
-        from ocmem.engine import Memory
-        from ocmem.syncconfig import configured_secrets, is_configured
-
-        settings = self.settings()
-        return Memory(
-            settings,
-            wait_seconds=self.wait,
-            known_secrets=configured_secrets(settings),
-            sync_mode=is_configured(settings),
-        )
+        return open_memory(self.home, self.wait)
 
 
 pass_context = click.make_pass_decorator(_Context)
@@ -62,18 +54,6 @@ def cli(ctx: click.Context, home: Path | None, wait: float) -> None:
 
 def _echo(result: Any) -> None:
     click.echo(result.render())
-
-
-def _read_json_stdin(what: str) -> Any:
-    if sys.stdin.isatty():
-        raise InputError(f"{what} attend un objet JSON sur l'entrée standard", fix="voir --help")
-    raw = sys.stdin.read()
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"JSON invalide sur l'entrée standard : {exc}", fix="envoie un seul objet JSON valide"
-        ) from exc
 
 
 @cli.command()
@@ -156,7 +136,7 @@ def journal_add(obj: _Context, /, **fields: str | None) -> None:
     {"titre", "tags": [...], "demande", "fait", "piege", "lecon", "resultat"}.
     """
     given = {k: v for k, v in fields.items() if v is not None}
-    data = given if given else _read_json_stdin("journal add")
+    data = given if given else read_json_stdin("journal add")
     _echo(obj.memory().add_journal(data))
 
 
@@ -215,7 +195,7 @@ def propose(
 ) -> None:
     """Propose un fait ou un skill (options, ou objet JSON sur l'entrée standard)."""
     if kind is None:
-        data = _read_json_stdin("propose")
+        data = read_json_stdin("propose")
     else:
         data = {"type": kind, "sources": list(sources), "retiens_ca": retiens_ca}
         data.update({k: v for k, v in rest.items() if v is not None})
@@ -449,7 +429,7 @@ def tool_command(obj: _Context, name: str) -> None:
     """Run a memory tool for the plugin: envelope JSON on stdin."""
     from ocmem.pluginapi import run_tool
 
-    _echo(run_tool(obj.memory(), name, _read_json_stdin(f"tool {name}")))
+    _echo(run_tool(obj.memory(), name, read_json_stdin(f"tool {name}")))
 
 
 @cli.command()
@@ -496,19 +476,14 @@ def doctor(obj: _Context, fix: bool) -> None:
         sys.exit(1)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: the one place where errors become messages and exit codes."""
+def run(args: list[str]) -> int:
+    """Run the click command line; domain errors propagate to ``ocmem.entry.main``."""
     try:
-        code = cli.main(args=argv, prog_name="ocmem", standalone_mode=False)
-    except OcmemError as exc:
-        click.echo(f"ocmem : {exc.render()}", err=True)
-        sys.exit(exc.exit_code)
+        code = cli.main(args=args, prog_name="ocmem", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("ocmem : interrompu", err=True)
-        sys.exit(1)
+        return 1
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
