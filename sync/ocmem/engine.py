@@ -10,31 +10,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ocmem import journal, memoryfile, pending, shortterm, skills
+from ocmem import journal, shortterm
 from ocmem.config import Settings
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.fill import Fill
 from ocmem.fsio import Backups, atomic_write, log_event, read_text, run_lock
-from ocmem.similarity import Match, closest, fold, similarity
+from ocmem.similarity import fold
 from ocmem.textsafety import check_text, render_safe
 
-NO_CONTRADICTION = "aucune"
-NOTHING_REPLACED = "rien"
-_NONE_WORDS = {"aucune", "aucun", "none", "non", "no", "rien", "nothing", "neant", "-"}
-MAX_FACT_CHARS = 300
-MAX_TITLE = 100
+if TYPE_CHECKING:
+    from ocmem.proposals import Proposals
 
 
-@dataclass
 class Result:
     """What an operation did, as the lines to show (the last line is the summary)."""
 
-    lines: list[str] = field(default_factory=list)
+    def __init__(self, lines: list[str] | None = None):
+        self.lines = lines if lines is not None else []
 
     def render(self) -> str:
         return "\n".join(self.lines)
@@ -119,7 +115,7 @@ class Memory:
             self.limits.note_max_days,
         )
         self._check("note", note.text)
-        note = replace(note, text=render_safe(note.text))
+        note = note._replace(text=render_safe(note.text))
         with self._run("note") as run:
             kept, dropped = shortterm.split_expired(self._current_notes(), self._today())
             same = [n for n in kept if fold(n.text) == fold(note.text)]
@@ -184,7 +180,7 @@ class Memory:
             archive = read_text(self.paths.memory_dir / journal.archive_name(entry.when))
             taken = journal.header_minutes(text) | journal.header_minutes(archive)
             when = journal.free_minute(entry.when, taken)
-            entry = replace(entry, when=when)
+            entry = entry._replace(when=when)
             run.write(self.paths.journal, journal.append(text, entry), append_only=True)
         return Result([f"Entrée ajoutée : {entry.ref}", "Journal mis à jour"])
 
@@ -239,312 +235,33 @@ class Memory:
         )
         return Result(lines)
 
-    # --- pending.md ----------------------------------------------------------------------
+    # --- pending.md (ocmem.proposals, imported only when needed) ----------------------
 
-    def pending_duplicates(self, threshold: float = 0.35) -> Result:
-        """Pairs of waiting proposals that look like the same lesson (most similar first)."""
-        waiting = [p for p in self._proposals() if p.state == pending.STATE_PENDING]
-        pairs = []
-        for i, a in enumerate(waiting):
-            for b in waiting[i + 1 :]:
-                if a.kind != b.kind:
-                    continue
-                score = similarity(f"{a.title} {a.content}", f"{b.title} {b.content}")
-                if score >= threshold:
-                    pairs.append((score, a, b))
-        lines = [
-            f"{a.id} ~ {b.id} ({score:.2f}) : « {a.title} » / « {b.title} »"
-            for score, a, b in sorted(pairs, key=lambda t: -t[0])
-        ]
-        lines.append(
-            f"{len(pairs)} doublon(s) probable(s) ; `ocmem pending merge GARDÉE AUTRE` pour fusionner"
-        )
-        return Result(lines)
+    def _proposal_ops(self) -> Proposals:
+        from ocmem.proposals import Proposals
 
-    def merge_pending(self, keep_id: str, other_id: str) -> Result:
-        """Fold ``other`` into ``keep`` (sources, contradictions); ``other`` stays, marked merged."""
-        today = self._today()
-        with self._run("pending merge") as run:
-            proposals = self._proposals()
-            keep, other = self._get(proposals, keep_id), self._get(proposals, other_id)
-            for proposal in (keep, other):
-                if proposal.state != pending.STATE_PENDING:
-                    raise Refused(
-                        f"{proposal.id} n'est plus en attente ({proposal.status})",
-                        fix="on ne fusionne que des propositions en attente",
-                    )
-            if keep.id == other.id or keep.kind != other.kind:
-                raise InputError(
-                    "fusion impossible : même proposition, ou types différents",
-                    fix="fusionne deux propositions distinctes du même type",
-                )
-            sources = tuple(sorted(set(keep.sources) | set(other.sources), key=journal.parse_ref))
-            contradiction = keep.contradiction
-            if other.contradiction != NO_CONTRADICTION and other.contradiction not in contradiction:
-                contradiction = (
-                    other.contradiction
-                    if contradiction == NO_CONTRADICTION
-                    else f"{contradiction} ; {other.contradiction}"
-                )
-            retiens = "retiens" in keep.origin or "retiens" in other.origin
-            merged = replace(
-                keep,
-                sources=sources,
-                updated=today,
-                origin=_origin(retiens, len(sources)),
-                contradiction=contradiction,
-            )
-            folded = other.with_status(
-                f"{pending.STATE_MERGED} dans {keep.id} ({today.isoformat()})"
-            )
-            proposals = [
-                merged if p.id == keep.id else folded if p.id == other.id else p for p in proposals
-            ]
-            run.write(self.paths.pending, pending.render(proposals))
-        return Result(
-            [
-                f"{other.id} fusionnée dans {keep.id} (sources : {' ; '.join(sources)})",
-                self._pending_count_line(proposals),
-            ]
-        )
-
-    def _proposals(self) -> list[pending.Proposal]:
-        return pending.parse(read_text(self.paths.pending))
-
-    def _pending_count_line(self, proposals: list[pending.Proposal]) -> str:
-        count = sum(p.state == pending.STATE_PENDING for p in proposals)
-        return f"{count} proposition{'s' if count > 1 else ''} en attente"
-
-    def _skills(self) -> list[skills.Skill]:
-        return skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
-
-    def _neighbours(self, text: str) -> list[Match[str]]:
-        """MEMORY.md facts and skills closest to ``text``, for the contradiction check."""
-        facts = [
-            (f"MEMORY.md « {line} »", memoryfile.fact_statement(line))
-            for line in memoryfile.fact_lines(read_text(self.paths.memory_md))
-        ]
-        known = [
-            (f"skill {s.name} « {s.description} »", f"{s.name} {s.description or ''}")
-            for s in self._skills()
-        ]
-        return list(closest(text, [*facts, *known], limit=3))
+        return Proposals(self)
 
     def propose(self, data: Mapping[str, Any]) -> Result:
-        draft = _Draft.from_mapping(data, self.limits)
-        for name, value in draft.texts():
-            self._check(name, value)
-        refs = draft.source_minutes()
-        neighbours = self._neighbours(f"{draft.title} {draft.content}")
-        if draft.contradiction is None or draft.replaces is None:
-            raise Refused(
-                "la proposition doit dire explicitement ce qu'elle contredit et ce qu'elle remplace",
-                details=_neighbour_lines(neighbours),
-                fix=(
-                    'ajoute "contradiction": "aucune" ou ce qu\'elle contredit, et "remplace": '
-                    '"rien" ou le fait/skill qu\'elle remplace ou modifie'
-                ),
-            )
-        found = journal.find_entries(self._journal_texts(), refs)
-        missing = [journal.ref_of(r) for r in refs if r not in found]
-        if missing:
-            raise Refused(
-                f"source(s) introuvable(s) dans le journal : {', '.join(missing)}",
-                fix="cite des entrées existantes (`ocmem journal search` pour les retrouver)",
-            )
-        if not draft.retiens_ca and len(found) < 2:
-            raise Refused(
-                "une leçon vue une seule fois reste dans le journal : il faut 2 épisodes distincts "
-                f"(cités : {len(found)}) ou une demande explicite de l'utilisateur (« retiens ça »)",
-                fix="n'écris pas de proposition ; si la leçon revient, cite les deux entrées",
-            )
-        if not found:
-            raise Refused(
-                "même sur « retiens ça », une proposition cite l'entrée de journal qui la justifie",
-                fix="consigne d'abord l'épisode (`ocmem journal add`), puis cite-le dans sources",
-            )
-        today = self._today()
-        with self._run("propose") as run:
-            proposals = self._proposals()
-            memory_text = read_text(self.paths.memory_md)
-            existing_skills = self._skills()
-            draft.check_against(memory_text, existing_skills, self.limits)
-            twin = _similar_proposal(draft, proposals, self.limits.duplicate_similarity)
-            if twin is not None and twin.state == pending.STATE_PROMOTED:
-                raise Refused(
-                    f"cette leçon a déjà été promue : {twin.id} « {twin.title} » ({twin.status})",
-                    fix="rien à proposer ; si elle doit changer, propose une modification explicite",
-                )
-            if twin is not None and twin.state == pending.STATE_REFUSED and not draft.retiens_ca:
-                raise Refused(
-                    f"l'humain a refusé une proposition semblable : {twin.id} « {twin.title} » ({twin.status})",
-                    fix="ne la repropose pas, sauf demande explicite de l'utilisateur",
-                )
-            if twin is not None and twin.state == pending.STATE_PENDING:
-                chosen = _complete(twin, draft, today)
-                if replace(chosen, updated=twin.updated) == twin:
-                    headline = f"Proposition {twin.id} déjà en attente, rien de nouveau à y ajouter"
-                else:
-                    proposals = [chosen if p.id == twin.id else p for p in proposals]
-                    headline = (
-                        f"Proposition {twin.id} complétée (sources : {' ; '.join(chosen.sources)})"
-                    )
-            else:
-                chosen = draft.to_proposal(pending.next_id(proposals), today, neighbours)
-                proposals.append(chosen)
-                headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
-            run.write(self.paths.pending, pending.render(proposals))
-        lines = [headline]
-        if neighbours:
-            lines.append(_neighbour_lines(neighbours))
-        if chosen.contradiction != NO_CONTRADICTION:
-            lines.append(f"⚠ Contradiction signalée : {chosen.contradiction}")
-        if chosen.check:
-            lines.append(f"À vérifier : {chosen.check}")
-        lines.append(self._pending_count_line(proposals))
-        return Result(lines)
+        return self._proposal_ops().propose(data)
 
     def list_pending(self, show_all: bool = False) -> Result:
-        proposals = self._proposals()
-        shown = [p for p in proposals if show_all or p.state == pending.STATE_PENDING]
-        lines = [
-            f"{p.id} · {p.kind} · {p.title} — {p.status}"
-            + (" ⚠ contradiction" if p.contradiction != NO_CONTRADICTION else "")
-            for p in shown
-        ]
-        lines.append(self._pending_count_line(proposals))
-        return Result(lines)
+        return self._proposal_ops().list_pending(show_all)
 
     def show_pending(self, pid: str) -> Result:
-        return Result([self._get(self._proposals(), pid).render()])
-
-    def _get(self, proposals: list[pending.Proposal], pid: str) -> pending.Proposal:
-        found = pending.find(proposals, pid)
-        if found is None:
-            raise InputError(
-                f"pas de proposition {pid}",
-                fix="`ocmem pending list --all` montre les identifiants",
-            )
-        return found
+        return self._proposal_ops().show_pending(pid)
 
     def accept(self, pid: str) -> Result:
-        if self.sync_mode:
-            raise Refused(
-                "avec SilverBullet, la promotion se fait dans SilverBullet : MEMORY.md et skills/ "
-                "y sont tirés, une promotion locale serait écrasée au prochain pull",
-                fix=(
-                    "copie le fait dans Agents/Memory/MEMORY.md, ou le brouillon dans "
-                    "Agents/Skills/<nom>/SKILL.md, puis lance `ocmem pull` (voir docs/guide.md)"
-                ),
-            )
-        today = self._today()
-        with self._run("pending accept") as run:
-            proposals = self._proposals()
-            proposal = self._get(proposals, pid)
-            if proposal.state == pending.STATE_PROMOTED:
-                raise Refused(
-                    f"{proposal.id} est déjà promue ({proposal.status})", fix="rien à faire"
-                )
-            if proposal.kind == "fait":
-                target, text, notes = self._promote_fact(proposal, today)
-            else:
-                target, text, notes = self._promote_skill(proposal, today)
-            run.write(target, text)
-            promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
-            proposals = [promoted if p.id == proposal.id else p for p in proposals]
-            run.write(self.paths.pending, pending.render(proposals))
-        return Result(
-            [
-                f"{proposal.id} promue → {self.paths.rel(target)}",
-                *notes,
-                self._pending_count_line(proposals),
-            ]
-        )
-
-    def _promote_fact(self, proposal: pending.Proposal, today: date) -> tuple[Path, str, list[str]]:
-        memory_text = read_text(self.paths.memory_md)
-        marker = f"; {proposal.id})"
-        if any(line.endswith(marker) for line in memoryfile.fact_lines(memory_text)):
-            return self.paths.memory_md, memory_text, ["(fait déjà présent dans MEMORY.md)"]
-        line = f"{render_safe(proposal.content.strip())} ({today.isoformat()}, Source : {' ; '.join(proposal.sources)} ; {proposal.id})"
-        new_text = memoryfile.with_fact(memory_text, line)
-        fill = Fill(len(new_text), self.limits.memory_chars)
-        if fill.over:
-            raise Refused(
-                f"MEMORY.md dépasserait son plafond : {fill} (rien n'a été écrit)",
-                fix=(
-                    "consolide MEMORY.md à la main (fusionne ou retire des faits dépassés), "
-                    f"puis relance `ocmem pending accept {proposal.id}`"
-                ),
-            )
-        notes = [f"MEMORY.md {fill}"]
-        if proposal.replaces != NOTHING_REPLACED:
-            notes.append(
-                f"La proposition remplace : {proposal.replaces} — retire l'ancienne ligne de MEMORY.md à la main."
-            )
-        return self.paths.memory_md, new_text, notes
-
-    def _promote_skill(
-        self, proposal: pending.Proposal, today: date
-    ) -> tuple[Path, str, list[str]]:
-        name = proposal.skill_name or ""
-        target = self.paths.skills_dir / name / "SKILL.md"
-        existing = [s for s in self._skills() if s.name != name]
-        if not target.exists() and len(existing) >= self.limits.skills_max:
-            raise Refused(
-                f"{len(existing)} skills déjà installés (maximum {self.limits.skills_max})",
-                fix="fusionne ou retire un skill avant d'en créer un nouveau",
-            )
-        if target.exists() and proposal.replaces == NOTHING_REPLACED:
-            raise Refused(
-                f"le skill {name} existe déjà et la proposition ne dit pas le remplacer",
-                fix="refuse la proposition, ou modifie le skill à la main",
-            )
-        body = (
-            f"{render_safe(proposal.content.strip())}\n\n"
-            f"Source : {' ; '.join(proposal.sources)} (promu le {today.isoformat()}, {proposal.id})"
-        )
-        text = skills.render_skill(
-            name,
-            proposal.description or "",
-            body,
-            {
-                "source": " ; ".join(proposal.sources),
-                "promu": today.isoformat(),
-                "proposition": proposal.id,
-            },
-        )
-        _, problems = skills.check_skill_text(name, text, self.limits.skill_lines)
-        if problems:
-            raise Refused(
-                f"le skill {name} ne respecterait pas les règles : " + " ; ".join(problems),
-                fix="refuse la proposition et demande une version corrigée",
-            )
-        return (
-            target,
-            text,
-            [f"skills/{name}/SKILL.md : {len(text.splitlines())}/{self.limits.skill_lines} lignes"],
-        )
+        return self._proposal_ops().accept(pid)
 
     def reject(self, pid: str, reason: str) -> Result:
-        reason = reason.strip()
-        if not reason or "\n" in reason:
-            raise InputError("donne une raison sur une ligne", fix='--reason "déjà couvert par …"')
-        self._check("raison", reason)
-        today = self._today()
-        with self._run("pending reject") as run:
-            proposals = self._proposals()
-            proposal = self._get(proposals, pid)
-            if proposal.state != pending.STATE_PENDING:
-                raise Refused(
-                    f"{proposal.id} n'est plus en attente ({proposal.status})", fix="rien à faire"
-                )
-            refused = proposal.with_status(
-                f"{pending.STATE_REFUSED} ({today.isoformat()}) : {render_safe(reason)}"
-            )
-            proposals = [refused if p.id == proposal.id else p for p in proposals]
-            run.write(self.paths.pending, pending.render(proposals))
-        return Result([f"{proposal.id} refusée", self._pending_count_line(proposals)])
+        return self._proposal_ops().reject(pid, reason)
+
+    def pending_duplicates(self, threshold: float = 0.35) -> Result:
+        return self._proposal_ops().pending_duplicates(threshold)
+
+    def merge_pending(self, keep_id: str, other_id: str) -> Result:
+        return self._proposal_ops().merge_pending(keep_id, other_id)
 
     # --- status --------------------------------------------------------------------------
 
@@ -563,7 +280,9 @@ class Memory:
         archives = journal.archive_files(self.paths.memory_dir)
         archived = f" (+{len(archives)} archive(s))" if archives else ""
         lines.append(f"journal.md      {entries} entrée(s){archived}")
-        proposals = self._proposals()
+        from ocmem import pending, skills
+
+        proposals = pending.parse(read_text(self.paths.pending))
         by_state = {
             s: sum(p.state == s for p in proposals)
             for s in (
@@ -577,7 +296,7 @@ class Memory:
             f"pending.md      {by_state[pending.STATE_PENDING]} en attente, "
             f"{by_state[pending.STATE_PROMOTED]} promue(s), {by_state[pending.STATE_REFUSED]} refusée(s), {by_state[pending.STATE_MERGED]} fusionnée(s)"
         )
-        installed = self._skills()
+        installed = skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
         lines.append(f"skills/         {len(installed)}/{self.limits.skills_max} skill(s)")
         for skill in installed:
             for problem in skill.problems:
@@ -612,258 +331,3 @@ def _warning(fill: Fill, warn_at: float) -> str:
 
 def _numbered(notes: list[shortterm.Note]) -> list[str]:
     return [f"{i}. {note.render()}" for i, note in enumerate(notes, start=1)]
-
-
-def _neighbour_lines(neighbours: Sequence[Match[str]]) -> str:
-    if not neighbours:
-        return "Rien de proche dans MEMORY.md ni dans les skills."
-    return "Éléments existants les plus proches :\n" + "\n".join(
-        f"- {m.item} (similarité {m.score:.2f})" for m in neighbours
-    )
-
-
-def _is_none_word(text: str) -> bool:
-    return fold(text).strip(" .") in _NONE_WORDS
-
-
-@dataclass(frozen=True)
-class _Draft:
-    """A proposal as submitted, validated for shape (state-dependent checks come later)."""
-
-    kind: str
-    title: str
-    content: str
-    sources: tuple[str, ...]
-    contradiction: str | None
-    replaces: str | None
-    retiens_ca: bool
-    skill_name: str | None
-    description: str | None
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], limits: Any) -> _Draft:
-        if not isinstance(data, Mapping):
-            raise InputError("la proposition doit être un objet JSON", fix=_PROPOSE_HINT)
-        values = {fold(str(k)).strip().replace(" ", "_"): v for k, v in data.items()}
-        allowed = {
-            "type",
-            "titre",
-            "contenu",
-            "sources",
-            "contradiction",
-            "remplace",
-            "retiens_ca",
-            "name",
-            "description",
-        }
-        unknown = sorted(set(values) - allowed)
-        if unknown:
-            raise InputError(f"clé(s) inconnue(s) : {', '.join(unknown)}", fix=_PROPOSE_HINT)
-        kind = str(values.get("type", "")).strip().lower()
-        if kind not in pending.KINDS:
-            raise InputError(f"type {kind!r} inconnu", fix='"type": "fait" ou "skill"')
-        title = _required_line(values, "titre", MAX_TITLE)
-        content = values.get("contenu")
-        if not isinstance(content, str) or not content.strip():
-            raise InputError("« contenu » manquant ou vide", fix=_PROPOSE_HINT)
-        content = content.replace("\r\n", "\n").strip()
-        sources = values.get("sources", [])
-        if isinstance(sources, str):
-            sources = [sources]
-        if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            raise InputError(
-                "« sources » doit être une liste de références",
-                fix='["journal AAAA-MM-JJ HH:MM", …]',
-            )
-        minutes = sorted({journal.parse_ref(s) for s in sources})
-        retiens = values.get("retiens_ca", False)
-        if not isinstance(retiens, bool):
-            raise InputError("« retiens_ca » doit valoir true ou false", fix=_PROPOSE_HINT)
-        skill_name = description = None
-        if kind == "fait":
-            if "\n" in content or len(content) > MAX_FACT_CHARS:
-                raise InputError(
-                    f"un fait tient sur une ligne de {MAX_FACT_CHARS} caractères au plus",
-                    fix="énonce le fait plus brièvement (une procédure détaillée est un skill)",
-                )
-        else:
-            skill_name = str(values.get("name", "")).strip()
-            problems = skills.name_problems(skill_name) + skills.description_problems(
-                values.get("description")
-            )
-            if problems:
-                raise InputError("skill invalide : " + " ; ".join(problems), fix=_PROPOSE_HINT)
-            description = str(values["description"]).strip()
-            if "\n" in description:
-                raise InputError("la description tient sur une ligne", fix="au plus deux phrases")
-        return cls(
-            kind=kind,
-            title=title,
-            content=content,
-            sources=tuple(journal.ref_of(m) for m in minutes),
-            contradiction=_optional_line(values, "contradiction"),
-            replaces=_optional_line(values, "remplace"),
-            retiens_ca=retiens,
-            skill_name=skill_name,
-            description=description,
-        )
-
-    def texts(self) -> list[tuple[str, str]]:
-        found = [("titre", self.title), ("contenu", self.content)]
-        for name, value in (
-            ("contradiction", self.contradiction),
-            ("remplace", self.replaces),
-            ("description", self.description),
-        ):
-            if value:
-                found.append((name, value))
-        return found
-
-    def source_minutes(self) -> list[datetime]:
-        return [journal.parse_ref(s) for s in self.sources]
-
-    def check_against(self, memory_text: str, existing: list[skills.Skill], limits: Any) -> None:
-        if self.kind == "fait":
-            for line in memoryfile.fact_lines(memory_text):
-                if similarity(self.content, memoryfile.fact_statement(line)) >= 0.8:
-                    raise Refused(
-                        f"ce fait est déjà dans MEMORY.md : « {line} »", fix="rien à proposer"
-                    )
-            return
-        names = {s.name for s in existing}
-        if self.skill_name in names and self.replaces == NOTHING_REPLACED:
-            raise Refused(
-                f"le skill {self.skill_name} existe déjà",
-                fix='indique dans "remplace" ce que la proposition change dans ce skill',
-            )
-        if (
-            self.skill_name not in names
-            and len(names) >= limits.skills_max
-            and self.replaces == NOTHING_REPLACED
-        ):
-            raise Refused(
-                f"{len(names)} skills installés (maximum {limits.skills_max})",
-                fix='propose plutôt de fusionner ou de retirer un skill existant ("remplace")',
-            )
-        draft_text = skills.render_skill(
-            self.skill_name or "",
-            self.description or "",
-            self.content,
-            {"source": "", "promu": "", "proposition": ""},
-        )
-        # Promotion adds a source line: keep two lines of margin for it.
-        if len(draft_text.splitlines()) + 2 > limits.skill_lines:
-            raise Refused(
-                f"le skill ferait plus de {limits.skill_lines} lignes",
-                fix="garde l'essentiel dans SKILL.md ; les détails iront dans des fichiers annexes",
-            )
-
-    def to_proposal(
-        self, pid: str, today: date, neighbours: Sequence[Match[str]]
-    ) -> pending.Proposal:
-        contradiction = (
-            NO_CONTRADICTION
-            if _is_none_word(self.contradiction or "")
-            else render_safe(self.contradiction or "")
-        )
-        replaces = (
-            NOTHING_REPLACED
-            if _is_none_word(self.replaces or "")
-            else render_safe(self.replaces or "")
-        )
-        check = None
-        if neighbours and neighbours[0].score >= 0.3 and contradiction == NO_CONTRADICTION:
-            check = f"proche de {neighbours[0].item} (similarité {neighbours[0].score:.2f}) : vérifier qu'il n'y a pas de contradiction"
-        return pending.Proposal(
-            id=pid,
-            kind=self.kind,
-            title=render_safe(self.title),
-            status=pending.STATE_PENDING,
-            created=today,
-            sources=self.sources,
-            origin=_origin(self.retiens_ca, len(self.sources)),
-            replaces=replaces,
-            contradiction=contradiction,
-            content=self.content,
-            check=render_safe(check) if check else None,
-            skill_name=self.skill_name,
-            description=render_safe(self.description) if self.description else None,
-        )
-
-
-_PROPOSE_HINT = (
-    'attendu : {"type": "fait|skill", "titre": "…", "contenu": "…", "sources": '
-    '["journal AAAA-MM-JJ HH:MM", …], "contradiction": "aucune|…", "remplace": "rien|…", '
-    '"retiens_ca": false, et pour un skill "name" et "description" (2 phrases au plus)}'
-)
-
-
-def _origin(retiens_ca: bool, count: int) -> str:
-    if retiens_ca:
-        return "demande explicite de l'utilisateur (« retiens ça »)"
-    return f"récurrence ({count} épisodes)"
-
-
-def _required_line(values: Mapping[str, Any], key: str, max_chars: int) -> str:
-    value = values.get(key)
-    if (
-        not isinstance(value, str)
-        or not value.strip()
-        or "\n" in value.strip()
-        or len(value.strip()) > max_chars
-    ):
-        raise InputError(
-            f"« {key} » doit être une ligne non vide de {max_chars} caractères au plus",
-            fix=_PROPOSE_HINT,
-        )
-    return value.strip()
-
-
-def _optional_line(values: Mapping[str, Any], key: str) -> str | None:
-    value = values.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if not isinstance(value, str) or "\n" in value.strip():
-        raise InputError(f"« {key} » doit tenir sur une ligne", fix=_PROPOSE_HINT)
-    return value.strip()
-
-
-def _similar_proposal(
-    draft: _Draft, proposals: list[pending.Proposal], threshold: float
-) -> pending.Proposal | None:
-    best: tuple[float, pending.Proposal] | None = None
-    for proposal in proposals:
-        if proposal.kind != draft.kind:
-            continue
-        if draft.kind == "skill" and proposal.skill_name == draft.skill_name:
-            score = 1.0
-        else:
-            score = max(
-                similarity(
-                    f"{draft.title} {draft.content}", f"{proposal.title} {proposal.content}"
-                ),
-                similarity(draft.title, proposal.title),
-            )
-        if score >= threshold and (best is None or score > best[0]):
-            best = (score, proposal)
-    return best[1] if best else None
-
-
-def _complete(proposal: pending.Proposal, draft: _Draft, today: date) -> pending.Proposal:
-    sources = tuple(sorted(set(proposal.sources) | set(draft.sources), key=journal.parse_ref))
-    contradiction = proposal.contradiction
-    new = draft.contradiction or ""
-    if not _is_none_word(new) and fold(new) not in fold(contradiction):
-        contradiction = (
-            render_safe(new)
-            if contradiction == NO_CONTRADICTION
-            else f"{contradiction} ; {render_safe(new)}"
-        )
-    retiens = draft.retiens_ca or "retiens" in proposal.origin
-    return replace(
-        proposal,
-        sources=sources,
-        updated=today,
-        origin=_origin(retiens, len(sources)),
-        contradiction=contradiction,
-    )
