@@ -1,5 +1,9 @@
 """Where ocmem's files live and which limits apply.
 
+Value types here (and in the other modules every command loads) are NamedTuples, not
+dataclasses: importing ``dataclasses`` pulls in ``inspect`` and costs about as much as Python's
+own start-up, on the path of every ``ocmem`` call.
+
 The home mirrors OpenCode's global config dir, so OpenCode finds AGENTS.md, skills/ and
 plugin/ there by itself: ``OCMEM_HOME``, else ``$XDG_CONFIG_HOME/opencode``, else
 ``~/.config/opencode``. ocmem's own bookkeeping (lock, backups, log, sync state) lives in
@@ -8,12 +12,11 @@ plugin/ there by itself: ``OCMEM_HOME``, else ``$XDG_CONFIG_HOME/opencode``, els
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ocmem.errors import InputError
 
@@ -29,8 +32,7 @@ def resolve_home(env: Mapping[str, str] | None = None) -> Path:
     return base / "opencode"
 
 
-@dataclass(frozen=True)
-class Paths:
+class Paths(NamedTuple):
     home: Path
 
     @property
@@ -97,8 +99,7 @@ class Paths:
             return str(path)
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """Caps from the user's spec; each can be overridden under ``limits:`` in ocmem.yaml."""
 
     short_term_chars: int = 2000
@@ -117,11 +118,10 @@ class Limits:
     duplicate_similarity: float = 0.5
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     paths: Paths
-    limits: Limits = field(default_factory=Limits)
-    raw: Mapping[str, Any] = field(default_factory=dict)
+    limits: Limits = Limits()
+    raw: Mapping[str, Any] = MappingProxyType({})
 
 
 def section(settings: Settings, name: str) -> Mapping[str, Any]:
@@ -162,7 +162,7 @@ def _read_config_file(path: Path) -> Mapping[str, Any]:
 def _limits_from(values: Mapping[str, Any], paths: Paths) -> Limits:
     if not isinstance(values, Mapping):
         raise InputError("`limits` doit être un dictionnaire", fix=f"corrige {paths.config_file}")
-    known = {f.name: f for f in dataclasses.fields(Limits)}
+    known = Limits._fields
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise InputError(
@@ -179,7 +179,7 @@ def _limits_from(values: Mapping[str, Any], paths: Paths) -> Limits:
                 fix=f"corrige {paths.config_file}",
             )
         kwargs[name] = type(default)(value)
-    limits = dataclasses.replace(defaults, **kwargs)
+    limits = defaults._replace(**kwargs)
     if limits.note_default_days > limits.note_max_days:
         raise InputError(
             "`limits.note_default_days` dépasse `limits.note_max_days`",

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ocmem.errors import InputError
 from ocmem.similarity import fold
@@ -70,8 +69,7 @@ def parse_ref(text: str) -> datetime:
         ) from exc
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     when: datetime
     title: str
     tags: tuple[str, ...]
@@ -189,8 +187,7 @@ def _tags(value: Any) -> tuple[str, ...]:
 # --- reading ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """One entry as stored: its header fields and its exact text (header included)."""
 
     when: datetime

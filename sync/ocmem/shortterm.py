@@ -7,16 +7,15 @@ The file holds nothing but such lines, so its size is exactly what the cap measu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import NamedTuple
 
 from ocmem.errors import InputError, OcmemError
 
 _LINE = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) (?:→|->) expire (\d{4}-\d{2}-\d{2})\] (\S.*)$")
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     created: date
     expires: date
     text: str

@@ -5,10 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
-
-T = TypeVar("T")
+from typing import NamedTuple
 
 _STOPWORDS = frozenset(
     """
@@ -43,16 +40,15 @@ def similarity(a: str, b: str) -> float:
     return jaccard(tokens(a), tokens(b))
 
 
-@dataclass(frozen=True)
-class Match(Generic[T]):
-    item: T
+class Match(NamedTuple):
+    item: str
     text: str
     score: float
 
 
 def closest(
-    query: str, candidates: Iterable[tuple[T, str]], limit: int = 3, minimum: float = 0.0
-) -> Sequence[Match[T]]:
+    query: str, candidates: Iterable[tuple[str, str]], limit: int = 3, minimum: float = 0.0
+) -> Sequence[Match]:
     """The ``limit`` candidates most similar to ``query`` (best first, score > ``minimum``)."""
     query_tokens = tokens(query)
     scored = [Match(item, text, jaccard(query_tokens, tokens(text))) for item, text in candidates]

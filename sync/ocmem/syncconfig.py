@@ -7,13 +7,11 @@ and every push target must lie under the inbox prefix (``Agents/Inbox/`` by defa
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from ocmem.config import Settings, section
 from ocmem.errors import InputError, Refused
@@ -36,8 +34,7 @@ DEFAULT_PUSH = (
 LOCAL_ONLY = frozenset({"memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md"})
 
 
-@dataclass(frozen=True)
-class PullRule:
+class PullRule(NamedTuple):
     """``remote`` is a folder (ends with /) mirrored into the ``local`` folder, or one file."""
 
     remote: str
@@ -55,24 +52,25 @@ class PullRule:
         return self.local if remote_name == self.remote else None
 
 
-@dataclass(frozen=True)
-class PushRule:
+class PushRule(NamedTuple):
     local: str
     remote: str
 
 
-@dataclass(frozen=True)
-class SyncConfig:
+class SyncConfig(NamedTuple):
     url: str
-    token: str | None = field(repr=False)
+    token: str | None
     inbox: str = DEFAULT_INBOX
-    pull: tuple[PullRule, ...] = tuple(PullRule(r, loc) for r, loc in DEFAULT_PULL)
-    push: tuple[PushRule, ...] = tuple(PushRule(loc, r) for loc, r in DEFAULT_PUSH)
+    pull: tuple[PullRule, ...] = ()
+    push: tuple[PushRule, ...] = ()
     max_delete_ratio: float = 0.5
     concurrency: int = 8
     timeout_seconds: float = 30.0
     retry_wait_seconds: float = 0.5
     expect_space_path: str | None = None
+
+    def __repr__(self) -> str:
+        return f"SyncConfig(url={self.url!r}, token={'***' if self.token else None})"
 
     def local_target(self, remote_name: str) -> str | None:
         for rule in self.pull:
@@ -110,7 +108,7 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
             "le jeton ne va jamais dans ocmem.yaml",
             fix=f"utilise {ENV_TOKEN_FILE} ou `token_file` (fichier en mode 600)",
         )
-    known = {f.name for f in dataclasses.fields(SyncConfig)} - {"token"} | {"token_file"}
+    known = set(SyncConfig._fields) - {"token"} | {"token_file"}
     unknown = sorted(set(section) - known)
     if unknown:
         raise InputError(
