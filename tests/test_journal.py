@@ -12,6 +12,8 @@ from conftest import Clock, journal_fields
 from ocmem import journal
 from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
+from ocmem.journal import JOURNAL_HEADER
+from ocmem.similarity import fold
 
 SPEC_HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · [^·\n]+ · (#\S+ ?)+$")
 
@@ -164,3 +166,33 @@ def test_reference_forms(ref: str) -> None:
 def test_bad_references(ref: str) -> None:
     with pytest.raises(InputError, match=r"AAAA-MM-JJ HH:MM|date"):
         journal.parse_ref(ref)
+
+
+def _reference_search(text: str, query: str, tags: list[str], limit: int) -> list[str]:
+    """The obvious (slow) definition: fold every entry, match words at word starts."""
+    words = [re.compile(r"(?<![0-9a-z])" + re.escape(w)) for w in fold(query).split()]
+    wanted = {fold(t) for t in tags}
+    hits = []
+    for block in reversed(journal.blocks(text)):
+        if wanted and not wanted <= {fold(t) for t in block.tags}:
+            continue
+        if all(w.search(fold(block.text)) for w in words):
+            hits.append(block.ref)
+    return hits[:limit]
+
+
+VOCABULARY = ["Déploiement", "déploie", "PORT", "port8080", "Leçon", "lecon", "échec", "ECHEC", "réseau", "nœud", "pare-feu", "l’agent", "_port", "x"]
+
+
+@given(
+    entries=st.lists(st.tuples(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6), st.sampled_from(["docker", "réseau", "vps"])), min_size=1, max_size=12),
+    query=st.lists(st.sampled_from(["dep", "deploi", "port", "lecon", "echec", "reseau", "nœud", "pare", "agent", "zzz", "8080"]), max_size=2),
+    tags=st.lists(st.sampled_from(["docker", "reseau", "vps"]), max_size=1),
+)
+def test_search_matches_its_reference_definition(entries: list[tuple[list[str], str]], query: list[str], tags: list[str]) -> None:
+    text = JOURNAL_HEADER
+    for i, (words, tag) in enumerate(entries):
+        fields = {"titre": f"t{i}", "tags": [tag], "demande": " ".join(words), "fait": "f", "piege": "p", "lecon": "l", "resultat": "réussi"}
+        text = journal.append(text, journal.entry_from_fields(fields, datetime(2026, 1, 1, 10, i), 10))
+    expected = _reference_search(text, " ".join(query), tags, 5)
+    assert [b.ref for b in journal.search([text], " ".join(query), tags, 5)] == expected
