@@ -11,7 +11,8 @@
  * It never reads, passes or logs the SilverBullet token.
  */
 import { spawn } from "node:child_process"
-import { appendFile, readFile, realpath } from "node:fs/promises"
+import { realpathSync } from "node:fs"
+import { appendFile, readFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { tool, type Plugin } from "@opencode-ai/plugin"
@@ -74,13 +75,14 @@ function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep)
 }
 
-async function canonical(path: string): Promise<string> {
+function canonical(path: string): string {
   // Resolve symlinks of the deepest existing ancestor, so a link cannot smuggle a write in.
+  // Synchronous on purpose: a few stat calls cost less than an async round trip per hook.
   let head = path
   const tail: string[] = []
   for (;;) {
     try {
-      return join(await realpath(head), ...tail.reverse())
+      return join(realpathSync(head), ...tail.reverse())
     } catch {
       const parent = dirname(head)
       if (parent === head) return path
@@ -166,20 +168,30 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     await client.tui.showToast({ body: { title: "ocmem", message, variant } }).catch(() => undefined)
   }
 
-  const loaded = await ocmem(["plugin-config"], undefined, 15_000)
   let settings = defaults()
-  if (loaded.code === 0) {
-    settings = { ...settings, ...JSON.parse(loaded.out) }
-  } else {
-    await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${loaded.err.trim()} ; réglages par défaut`)
+  let home = HOME
+  let protectedFiles: string[] = []
+  let protectedDirs: string[] = []
+  let secretFiles: string[] = []
+  let trusted = new Set<string>()
+  let untrusted = new Set<string>()
+  let retiens = /$^/
+  function apply(next: Settings): void {
+    settings = next
+    home = canonical(next.home)
+    protectedFiles = next.protected_files.map(canonical)
+    protectedDirs = next.protected_dirs.map(canonical)
+    secretFiles = next.secret_files.map(canonical)
+    trusted = new Set([...next.trusted_tools, ...MEMORY_TOOLS])
+    untrusted = new Set(next.untrusted_tools)
+    retiens = new RegExp(next.retiens)
   }
-  const home = await canonical(settings.home)
-  const protectedFiles = await Promise.all(settings.protected_files.map(canonical))
-  const protectedDirs = await Promise.all(settings.protected_dirs.map(canonical))
-  const secretFiles = await Promise.all(settings.secret_files.map(canonical))
-  const trusted = new Set([...settings.trusted_tools, ...MEMORY_TOOLS])
-  const untrusted = new Set(settings.untrusted_tools)
-  const retiens = new RegExp(settings.retiens)
+  apply(settings) // the defaults already guard the home, before ocmem has answered
+  // ocmem's settings arrive without holding up OpenCode's start-up; every hook awaits them.
+  const ready = ocmem(["plugin-config"], undefined, 15_000).then(async (loaded) => {
+    if (loaded.code === 0) apply({ ...defaults(), ...JSON.parse(loaded.out) })
+    else await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${loaded.err.trim()} ; réglages par défaut`)
+  })
   if (TOKEN_ENV in process.env)
     await log("warn", `${TOKEN_ENV} est dans l'environnement d'OpenCode, donc visible par l'agent : préfère un fichier (mode 600)`)
 
@@ -324,6 +336,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
   }
 
   async function memoryTool(name: string, args: Record<string, unknown>, sessionID: string): Promise<string> {
+    await ready
     const root = await rootOf(sessionID)
     const r = await run(name, args, root)
     if (r.code === 0) {
@@ -345,6 +358,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     },
 
     event: async ({ event }) => {
+      await ready
       // 1.18.33 sends v2 bus events; the V1 type union lacks some of them (permission.asked).
       const type = event.type as string
       const props: any = event.properties
@@ -363,6 +377,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     },
 
     "chat.message": async (input, output) => {
+      await ready
       const root = await rootOf(input.sessionID)
       if (root !== input.sessionID) return // a subagent's prompt is not the user speaking
       const s = state(root)
@@ -377,6 +392,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     },
 
     "experimental.chat.system.transform": async (input, output) => {
+      await ready
       if (!input.sessionID) return
       const root = rootIfKnown(input.sessionID)
       if (root !== input.sessionID) return // subagents: no memory blocks, no retrospective
@@ -394,6 +410,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     },
 
     "tool.execute.before": async (input, output) => {
+      await ready
       const known = rootIfKnown(input.sessionID)
       const root = known ?? (await rootOf(input.sessionID))
       const s = state(root)
@@ -401,7 +418,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       const cwd = directory
       // Write targets are canonicalised (symlinks resolved); reads only need the cheap check.
       const targets = WRITE_TOOLS.has(input.tool)
-        ? await Promise.all(writeTargets(input.tool, output.args, cwd).map(canonical))
+        ? writeTargets(input.tool, output.args, cwd).map(canonical)
         : input.tool === "read" && typeof output.args?.filePath === "string"
           ? [resolve(cwd, output.args.filePath)]
           : []
@@ -410,6 +427,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     },
 
     "tool.execute.after": async (input, output) => {
+      await ready
       if (input.tool === "skill") {
         const name = output.metadata?.name ?? input.args?.name
         const root = await rootOf(input.sessionID)
@@ -484,6 +502,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
           "Promeut une proposition validée par l'utilisateur (« valide pending ») : OpenCode lui demande confirmation.",
         args: { id: z.string().describe("Identifiant, ex. P-0003") },
         async execute(args, ctx) {
+          await ready
           if (!settings.sync) {
             await ctx.ask({ permission: "memory_accept", patterns: [args.id], always: [], metadata: { id: args.id } })
             const key = `${ctx.sessionID}/${ctx.messageID}/${args.id}`
@@ -500,6 +519,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     },
 
     dispose: async () => {
+      await ready
       await Promise.allSettled([...pending])
       if ([...sessions.values()].some((s) => s.memoryChanged)) {
         for (const s of sessions.values()) s.memoryChanged = false
