@@ -141,7 +141,12 @@ class SilverBullet:
         self.requests_sent = 0
         self._client = httpx.Client(
             base_url=config.url,
-            transport=InboxGuard(transport or httpx.HTTPTransport(), self.fs_path, config.inbox),
+            # No TLS context for plain http: building one costs more than a no-op pull.
+            transport=InboxGuard(
+                transport or httpx.HTTPTransport(verify=base.scheme == "https"),
+                self.fs_path,
+                config.inbox,
+            ),
             headers=headers,
             timeout=httpx.Timeout(
                 config.timeout_seconds, connect=min(10.0, config.timeout_seconds)
