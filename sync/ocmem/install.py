@@ -151,11 +151,14 @@ class Installer:
     def _plugin_command(self) -> None:
         """Tell the plugin how to run this ocmem (OpenCode's PATH may not have it)."""
         target = self.paths.state_dir / "plugin.json"
-        text = json.dumps({"command": [sys.executable, "-m", "ocmem"]}) + "\n"
+        # The console script next to this interpreter starts faster than `python -m` (no runpy).
+        script = Path(sys.executable).with_name("ocmem")
+        command = [str(script)] if script.is_file() else [sys.executable, "-m", "ocmem"]
+        text = json.dumps({"command": command}) + "\n"
         if read_text(target) != text:
             atomic_write(target, text, mode=0o600)
             self.report.done.append(
-                f"plugin relié à {sys.executable} -m ocmem ({self.paths.rel(target)})"
+                f"plugin relié à {' '.join(command)} ({self.paths.rel(target)})"
             )
 
     def _agents_section(self) -> None:
