@@ -1,0 +1,114 @@
+// Micro-benchmark of the ocmem plugin's per-tool-call hooks, run by bench/plugin_hook.py.
+//
+// Loads <home>/plugin/ocmem.ts (as installed by `ocmem init`) the way OpenCode does: call the
+// exported plugin function with a client, then await its hooks. Every call is timed on its own
+// with process.hrtime.bigint(); the anchor is an empty async hook timed the same way (the cost
+// of an awaited call plus the timer). Spawned processes are counted from the log written by the
+// wrapper command that plugin.json points to.
+//
+// usage: <bun|node> hook_micro.mjs PLUGIN_FILE PROJECT_DIR SPAWN_LOG ITERATIONS OUT_JSON
+import { readFileSync, writeFileSync, existsSync } from "node:fs"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+
+const [pluginFile, project, spawnLog, iterationsArg, outFile] = process.argv.slice(2)
+const iterations = Number(iterationsArg)
+const spawns = () => (existsSync(spawnLog) ? readFileSync(spawnLog, "utf8").split("\n").filter(Boolean) : [])
+
+const calls = { log: 0, toast: 0, sessionGet: 0 }
+const client = {
+  app: { log: async () => { calls.log++; return {} } },
+  tui: { showToast: async () => { calls.toast++; return {} } },
+  session: { get: async ({ path }) => { calls.sessionGet++; return { data: { id: path.id } } } },
+}
+
+const mod = await import(pathToFileURL(pluginFile).href)
+const plugin = mod.OcmemPlugin
+const spawnedBeforeInit = spawns().length
+const initStart = process.hrtime.bigint()
+const hooks = await plugin({
+  client,
+  directory: project,
+  worktree: project,
+  project: { id: "bench", worktree: project },
+  serverUrl: new URL("http://127.0.0.1:1"),
+  $: undefined,
+  experimental_workspace: { register() {} },
+})
+const initNs = Number(process.hrtime.bigint() - initStart)
+const spawnedAtInit = spawns().slice(spawnedBeforeInit)
+
+// OpenCode announces a session before its tool calls.
+const sessionID = "ses_bench_root"
+await hooks.event({ event: { type: "session.created", properties: { info: { id: sessionID } } } })
+
+const src = join(project, "src")
+const cases = {
+  "before:bash": ["tool.execute.before", { tool: "bash", sessionID, callID: "c1" },
+    () => ({ args: { command: "ls -la src && git status --short", description: "état du dépôt" } })],
+  "before:read": ["tool.execute.before", { tool: "read", sessionID, callID: "c2" },
+    () => ({ args: { filePath: "src/app.ts" } })],
+  "before:grep": ["tool.execute.before", { tool: "grep", sessionID, callID: "c3" },
+    () => ({ args: { pattern: "TODO", path: "src" } })],
+  "before:edit": ["tool.execute.before", { tool: "edit", sessionID, callID: "c4" },
+    () => ({ args: { filePath: join(src, "app.ts"), oldString: "a", newString: "b" } })],
+  "before:write": ["tool.execute.before", { tool: "write", sessionID, callID: "c5" },
+    () => ({ args: { filePath: join(src, "new", "file.ts"), content: "export {}\n" } })],
+  "after:bash": ["tool.execute.after", { tool: "bash", sessionID, callID: "c6", args: {} },
+    () => ({ title: "ls", output: "app.ts\nindex.ts\n", metadata: {} })],
+  "after:webfetch": ["tool.execute.after", { tool: "webfetch", sessionID, callID: "c7", args: {} },
+    () => ({ title: "page", output: "<html>page</html>".repeat(20), metadata: {} })],
+}
+const empty = async (_input, _output) => {}
+
+async function timeHook(fn, input, makeOutput, n) {
+  const outputs = Array.from({ length: n }, makeOutput)
+  const ns = new Float64Array(n)
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint()
+    await fn(input, outputs[i])
+    ns[i] = Number(process.hrtime.bigint() - t0)
+  }
+  return ns
+}
+
+function summary(ns) {
+  const sorted = Array.from(ns).sort((a, b) => a - b)
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+  return { n: sorted.length, median: at(0.5), p10: at(0.1), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] }
+}
+
+const results = {}
+const before = spawns().length
+const warm = Math.min(2000, iterations)
+for (const [name, [hook, input, makeOutput]] of Object.entries(cases)) {
+  await timeHook(hooks[hook], input, makeOutput, warm)
+  await timeHook(empty, input, makeOutput, warm)
+}
+// Interleave rounds of every case with the empty anchor, so drift hits them alike.
+const rounds = 5
+const per = Math.max(1, Math.floor(iterations / rounds))
+const samples = { "anchor:empty async hook": [] }
+for (const name of Object.keys(cases)) samples[name] = []
+for (let r = 0; r < rounds; r++) {
+  for (const [name, [hook, input, makeOutput]] of Object.entries(cases)) {
+    samples[name].push(...(await timeHook(hooks[hook], input, makeOutput, per)))
+    samples["anchor:empty async hook"].push(...(await timeHook(empty, input, makeOutput, per)))
+  }
+}
+for (const [name, values] of Object.entries(samples)) results[name] = summary(values)
+const after = spawns()
+
+const runtime = typeof Bun !== "undefined" ? `bun ${Bun.version}` : `node ${process.version}`
+writeFileSync(
+  outFile,
+  JSON.stringify({
+    runtime,
+    initNs,
+    spawnedAtInit,
+    spawnedDuringCalls: after.slice(before),
+    totalCalls: Object.keys(cases).length * (per * rounds + warm),
+    clientCalls: calls,
+    results,
+  }, null, 1),
+)

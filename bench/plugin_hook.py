@@ -1,0 +1,240 @@
+"""Micro-benchmark of the plugin's per-tool-call hooks, in OpenCode's own JavaScript runtime.
+
+OpenCode 1.18.33 runs plugins in the Bun embedded in its binary; ``BUN_BE_BUN=1 opencode`` makes
+that binary behave as ``bun`` (Bun 1.3.x), so ``plugin/ocmem.ts`` runs unmodified, in exactly
+the runtime and version OpenCode uses. (``bun`` on PATH is the fallback; with ``--node`` or when
+neither exists, Node runs a copy transpiled by the repository's TypeScript, for comparison.)
+
+``bench/hook_micro.mjs`` installs the plugin as ``ocmem init`` does (``<home>/plugin/ocmem.ts``),
+calls it with a fake client, announces a session, then times ``tool.execute.before`` and
+``tool.execute.after`` one call at a time for typical tools. Anchor: an empty async hook timed
+the same way in the same process. ``plugin.json`` points at a wrapper that logs every ocmem
+process the plugin starts: none may start during tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from bench._paths import BENCH, REPO, harness
+from bench.common import (
+    PYTHON,
+    SKIP,
+    BenchResult,
+    Row,
+    init_home,
+    progress,
+    verdict,
+    workdir,
+)
+
+NAME = "plugin_hook"
+TITLE = "Plugin overhead per tool call: micro-benchmark of the hooks"
+TARGET_US = 20.0
+OPENCODE_VERSION = "1.18.33"
+
+
+def cache_dir() -> Path:
+    """The e2e harness's install cache (``OCMEM_E2E_CACHE`` or ``<repo>/.cache/e2e``)."""
+    try:
+        return Path(harness().cache_dir())
+    except ImportError:
+        env = os.environ.get("OCMEM_E2E_CACHE")
+        return Path(env).expanduser() if env else REPO / ".cache" / "e2e"
+
+
+def opencode_binary() -> Path | None:
+    """The cached OpenCode binary, if the e2e harness installed it (never installs here)."""
+    stamp = cache_dir() / f"opencode-ai-{OPENCODE_VERSION}" / ".binary"
+    if stamp.exists():
+        binary = Path(stamp.read_text().strip())
+        if binary.exists():
+            return binary
+    return None
+
+
+def plugin_node_modules() -> Path | None:
+    """``node_modules`` holding ``@opencode-ai/plugin`` (harness cache, else plugin/)."""
+    for candidate in (
+        cache_dir() / f"plugin-deps-{OPENCODE_VERSION}" / "node_modules",
+        REPO / "plugin" / "node_modules",
+    ):
+        if (candidate / "@opencode-ai" / "plugin" / "package.json").exists():
+            return candidate
+    return None
+
+
+def bun_command() -> tuple[list[str], dict[str, str]] | None:
+    binary = opencode_binary()
+    if binary is not None:
+        return [str(binary)], {"BUN_BE_BUN": "1"}
+    bun = shutil.which("bun")
+    return ([bun], {}) if bun else None
+
+
+def write_wrapper(path: Path, log: Path) -> Path:
+    """An ``ocmem`` command that logs each invocation, then runs the real one.
+
+    Each log line is ``<start> <end> <arguments>`` (seconds since the epoch). ``pull`` is
+    ``exec``-ed (same pid, so the plugin's timeout kill reaches ocmem itself) and its end is
+    logged as ``-``; other commands run as a child so that their end can be logged.
+    """
+    path.write_text(
+        "#!/bin/sh\n"
+        "start=$(date +%s.%N)\n"
+        'case " $* " in *" pull "*)\n'
+        f'  printf \'%s - %s\\n\' "$start" "$*" >> "{log}"\n'
+        f'  exec "{PYTHON}" -m ocmem "$@" ;;\n'
+        "esac\n"
+        f'"{PYTHON}" -m ocmem "$@"\n'
+        "rc=$?\n"
+        f'printf \'%s %s %s\\n\' "$start" "$(date +%s.%N)" "$*" >> "{log}"\n'
+        "exit $rc\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+def install_plugin_home(root: Path, log: Path, yaml: str = "", token: str | None = None) -> Path:
+    """A home made by ``ocmem init``, plugin deps linked, plugin.json → the logging wrapper."""
+    home = init_home(root / "home", yaml, token=token)
+    deps = plugin_node_modules()
+    if deps is not None and not (home / "node_modules").exists():
+        (home / "node_modules").symlink_to(deps, target_is_directory=True)
+    wrapper = write_wrapper(root / "ocmem-logged", log)
+    (home / ".ocmem" / "plugin.json").write_text(json.dumps({"command": [str(wrapper)]}) + "\n")
+    return home
+
+
+def _transpile_for_node(plugin: Path) -> Path | None:
+    """A Node-runnable copy of ocmem.ts next to it (same HOME), or None without TypeScript."""
+    node = shutil.which("node")
+    typescript = REPO / "plugin" / "node_modules" / "typescript"
+    if node is None or not typescript.exists():
+        return None
+    target = plugin.with_name("ocmem.node.mjs")
+    script = (
+        "const ts = require(process.argv[1]); const fs = require('fs');"
+        "const out = ts.transpileModule(fs.readFileSync(process.argv[2], 'utf8'),"
+        " {compilerOptions: {module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022}});"
+        "fs.writeFileSync(process.argv[3], out.outputText);"
+    )
+    subprocess.run([node, "-e", script, str(typescript), str(plugin), str(target)], check=True)
+    return target
+
+
+def measure(
+    runtime: list[str],
+    extra_env: dict[str, str],
+    plugin: Path,
+    project: Path,
+    log: Path,
+    iterations: int,
+    out: Path,
+) -> dict[str, Any]:
+    env = {**os.environ, **extra_env}
+    env.pop("OCMEM_HOME", None)
+    done = subprocess.run(
+        [
+            *runtime,
+            str(BENCH / "hook_micro.mjs"),
+            str(plugin),
+            str(project),
+            str(log),
+            str(iterations),
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"hook micro-benchmark failed ({done.returncode}): {done.stderr[-2000:]}"
+        )
+    data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+def _rows(result: BenchResult, data: dict[str, Any], judged: bool) -> None:
+    results: dict[str, dict[str, float]] = data["results"]
+    anchor = results["anchor:empty async hook"]
+    runtime = str(data["runtime"])
+    for name, stats in results.items():
+        if name.startswith("anchor:"):
+            continue
+        med = stats["median"] / 1000
+        result.add(
+            Row(
+                f"{name} median ({runtime})",
+                f"{med:.2f} µs (p10 {stats['p10'] / 1000:.2f}, p90 {stats['p90'] / 1000:.2f}, "
+                f"p99 {stats['p99'] / 1000:.2f}; n={int(stats['n'])})",
+                f"empty async hook: {anchor['median'] / 1000:.2f} µs",
+                f"{stats['median'] / anchor['median']:.1f}×",
+                f"≤ {TARGET_US:.0f} µs median" if judged else "reported",
+                verdict(med <= TARGET_US) if judged else "INFO",
+            )
+        )
+    during = [line.split(" ", 2)[2] for line in data["spawnedDuringCalls"]]
+    at_init = [line.split(" ", 2)[2] for line in data["spawnedAtInit"]]
+    result.add(
+        Row(
+            f"processes spawned during {int(data['totalCalls'])} hook calls ({runtime})",
+            str(len(during)) + (f" ({', '.join(during[:5])})" if during else ""),
+            f"at plugin start: {len(at_init)} ({', '.join(at_init)})",
+            "",
+            "0 per tool call",
+            verdict(not during) if judged else "INFO",
+        )
+    )
+
+
+def run(quick: bool = False, node: bool | None = None) -> BenchResult:
+    result = BenchResult(NAME, TITLE)
+    iterations = 2_000 if quick else 20_000
+    bun = bun_command()
+    deps = plugin_node_modules()
+    if deps is None:
+        result.add(Row("hook micro-benchmark", "@opencode-ai/plugin not installed", verdict=SKIP))
+        return result
+    with workdir(NAME) as root:
+        log = root / "spawns.log"
+        home = install_plugin_home(root, log)
+        project = root / "project"
+        (project / "src").mkdir(parents=True)
+        (project / "src" / "app.ts").write_text("export const a = 1\n")
+        plugin = home / "plugin" / "ocmem.ts"
+        if bun is not None:
+            progress(f"{' '.join(bun[0])} {bun[1]}: {iterations} calls per case")
+            _rows(result, measure(*bun, plugin, project, log, iterations, root / "bun.json"), True)
+        else:
+            result.add(
+                Row("hook micro-benchmark in Bun", "no OpenCode binary, no bun", verdict=SKIP)
+            )
+        if node if node is not None else (not quick or bun is None):
+            transpiled = _transpile_for_node(plugin)
+            if transpiled is not None:
+                progress(f"node, transpiled copy: {iterations} calls per case")
+                data = measure(
+                    ["node"], {}, transpiled, project, log, iterations, root / "node.json"
+                )
+                _rows(result, data, bun is None)
+        result.note(
+            "Each call is timed on its own (process.hrtime.bigint); rounds of every case "
+            "alternate with the empty-hook anchor. before:edit/write resolve symlinks of the "
+            "target (fs.realpath), the others are pure computation."
+        )
+    return result
+
+
+if __name__ == "__main__":
+    from bench.run import main
+
+    main(["--only", NAME])
