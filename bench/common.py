@@ -382,3 +382,17 @@ def fill_space(sb: FakeSilverBullet, layout: SpaceLayout, *, start: int = 0) -> 
 
 def repo_root() -> Path:
     return REPO
+
+
+def sequential_reads(url: str, names: list[str]) -> float:
+    """Seconds for the listing, then one GET per name, one after the other on one keep-alive
+    client (what a client without a metadata cache does)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {TOKEN}", "X-Sync-Mode": "true"}
+    start = time.perf_counter()
+    with httpx.Client(base_url=url, headers=headers, trust_env=False) as client:
+        client.get("/.fs").raise_for_status()
+        for name in names:
+            client.get(f"/.fs/{name}").raise_for_status()
+    return time.perf_counter() - start

@@ -17,8 +17,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
-
 from bench._paths import FakeSilverBullet
 from bench.common import (
     TOKEN,
@@ -33,6 +31,7 @@ from bench.common import (
     ms,
     progress,
     ratio_spread,
+    sequential_reads,
     sync_yaml,
     verdict,
     workdir,
@@ -57,16 +56,6 @@ def _pull(template: Path, target: Path) -> float:
     return elapsed
 
 
-def _sequential(url: str, names: list[str]) -> float:
-    headers = {"Authorization": f"Bearer {TOKEN}", "X-Sync-Mode": "true"}
-    start = time.perf_counter()
-    with httpx.Client(base_url=url, headers=headers, trust_env=False) as client:
-        client.get("/.fs").raise_for_status()
-        for name in names:
-            client.get(f"/.fs/{name}").raise_for_status()
-    return time.perf_counter() - start
-
-
 def run(quick: bool = False) -> BenchResult:
     result = BenchResult(NAME, TITLE)
     latency = 50
@@ -86,7 +75,7 @@ def run(quick: bool = False) -> BenchResult:
         sb.latency_ms = latency
         sb.clear_requests()
         pull, seq = interleave(
-            reps, lambda: _pull(template, root / "home"), lambda: _sequential(sb.url, mapped)
+            reps, lambda: _pull(template, root / "home"), lambda: sequential_reads(sb.url, mapped)
         )
         gets = len(sb.requests_matching("GET")) / (reps + 1)
         progress("ocmem with concurrency: 1")

@@ -16,8 +16,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
-
 from bench._paths import FakeSilverBullet
 from bench.common import (
     PYTHON,
@@ -35,6 +33,7 @@ from bench.common import (
     ocmem_env,
     progress,
     ratio_spread,
+    sequential_reads,
     sync_yaml,
     time_command,
     verdict,
@@ -54,17 +53,6 @@ def _pull(home: Path) -> tuple[float, float, bool]:
     wall, cpu = time.perf_counter(), time.thread_time()
     report = sync.pull(settings, env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
     return time.perf_counter() - wall, time.thread_time() - cpu, report.changed
-
-
-def _naive(url: str, names: list[str]) -> float:
-    """Listing, then one GET per name, sequentially (what a client without a cache does)."""
-    headers = {"Authorization": f"Bearer {TOKEN}", "X-Sync-Mode": "true"}
-    start = time.perf_counter()
-    with httpx.Client(base_url=url, headers=headers, trust_env=False) as client:
-        client.get("/.fs").raise_for_status()
-        for name in names:
-            client.get(f"/.fs/{name}").raise_for_status()
-    return time.perf_counter() - start
 
 
 def run(quick: bool = False) -> BenchResult:
@@ -94,9 +82,9 @@ def run(quick: bool = False) -> BenchResult:
             cpu_small.append(cpu)
             return wall
 
-        pull, naive = interleave(reps, subject, lambda: _naive(sb.url, mapped))
+        pull, naive = interleave(reps, subject, lambda: sequential_reads(sb.url, mapped))
         requests, cpu_small = requests[1:], cpu_small[1:]  # drop the warm-up
-        whole = Sample.of([_naive(sb.url, every) for _ in range(1 if quick else 3)])
+        whole = Sample.of([sequential_reads(sb.url, every) for _ in range(1 if quick else 3)])
         result.add(
             Row(
                 "requests per no-op pull",
