@@ -45,8 +45,11 @@ class _Run:
         self.command = command
         self.backups = Backups(settings.paths)
 
-    def write(self, path: Path, text: str, *, append_only: bool = False) -> None:
-        old = read_text(path)
+    def write(
+        self, path: Path, text: str, *, append_only: bool = False, old: str | None = None
+    ) -> None:
+        """``old``: the current text when the caller just read it under this run's lock."""
+        old = read_text(path) if old is None else old
         if old == text:
             return
         if append_only and not text.startswith(old):
@@ -178,10 +181,8 @@ class Memory:
             # References are unique across the journal and its archives (an archive may hold
             # this month's older entries).
             archive = read_text(self.paths.memory_dir / journal.archive_name(entry.when))
-            taken = journal.header_minutes(text) | journal.header_minutes(archive)
-            when = journal.free_minute(entry.when, taken)
-            entry = entry._replace(when=when)
-            run.write(self.paths.journal, journal.append(text, entry), append_only=True)
+            entry = entry._replace(when=journal.free_minute(entry.when, text, archive))
+            run.write(self.paths.journal, journal.append(text, entry), append_only=True, old=text)
         return Result([f"Entrée ajoutée : {entry.ref}", "Journal mis à jour"])
 
     def search_journal(

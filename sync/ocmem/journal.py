@@ -234,14 +234,16 @@ def _block_at(chunk: str) -> Block | None:
     return Block(when, title, tuple(t.lstrip("#") for t in tags.split()), chunk.rstrip("\n") + "\n")
 
 
-def header_minutes(text: str) -> set[datetime]:
-    return {b.when for b in blocks(text)}
+def minute_taken(text: str, when: datetime) -> bool:
+    """Whether an entry of ``text`` already uses this minute (a string search, no parsing)."""
+    header = f"## {when:%Y-%m-%d %H:%M} · "
+    return text.startswith(header) or f"\n{header}" in text
 
 
-def free_minute(wanted: datetime, taken: set[datetime]) -> datetime:
-    """The first minute at or after ``wanted`` that no entry uses (references stay unique)."""
+def free_minute(wanted: datetime, *texts: str) -> datetime:
+    """The first minute at or after ``wanted`` that no entry of ``texts`` uses (references stay unique)."""
     when = wanted.replace(second=0, microsecond=0)
-    while when in taken:
+    while any(minute_taken(text, when) for text in texts):
         when += timedelta(minutes=1)
     return when
 
