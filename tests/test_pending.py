@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
-from ocmem import pending
+from ocmem import pending, skills
 from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
 
@@ -215,8 +215,8 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
     assert text.startswith("---\nname: deploy-docker\ndescription: Déploie un service")
     assert "Source : " + refs[0] in text
     assert "`${service}`" in text and "echo ${HOME}" in text  # code stays code
-    assert "deploy-docker" in memory.status().render() or "2/15" in memory.status().render()
-    assert not [s for s in __import__("ocmem.skills", fromlist=["x"]).list_skills(home / "skills", 60) if s.problems]
+    assert "skills/         2/15 skill(s)" in memory.status().render()
+    assert not [s for s in skills.list_skills(home / "skills", 60) if s.problems]
 
 
 def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

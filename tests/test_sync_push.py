@@ -116,7 +116,9 @@ def test_a_handled_entry_the_human_deleted_never_comes_back(synced: Path, sb: An
     text = sb.read(JOURNAL)
     start = text.index(f"## {first}")
     sb.write(JOURNAL, text[:start] + text[text.index(f"## {second}") :])
-    report = push(synced)  # nothing new locally: no request at all
+    sb.clear_requests()
+    push(synced)  # nothing new locally: the deletion costs no request
+    assert sb.requests == []
     entry(memory, clock, "Nouvelle")
     report = push(synced)
     assert f"## {first}" not in sb.read(JOURNAL)

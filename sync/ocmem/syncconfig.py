@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from ocmem.config import Settings, section
+from ocmem.config import Settings
+from ocmem.config import section as config_section
 from ocmem.errors import InputError, Refused
 
 ENV_URL = "OCMEM_SILVERBULLET_URL"
@@ -81,7 +82,7 @@ class SyncConfig(NamedTuple):
 
 
 def sync_section(settings: Settings) -> Mapping[str, Any]:
-    return section(settings, "silverbullet")
+    return config_section(settings, "silverbullet")
 
 
 def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> bool:
@@ -91,9 +92,9 @@ def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> b
 
 def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -> SyncConfig:
     env = os.environ if env is None else env
-    section = sync_section(settings)
+    raw = sync_section(settings)
     where = settings.paths.config_file
-    url = str(env.get(ENV_URL) or section.get("url") or "").strip().rstrip("/")
+    url = str(env.get(ENV_URL) or raw.get("url") or "").strip().rstrip("/")
     if not url:
         raise InputError(
             "aucune instance SilverBullet configurée",
@@ -103,26 +104,26 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
         raise InputError(
             f"URL SilverBullet invalide : {url!r}", fix="elle commence par http:// ou https://"
         )
-    if "token" in section:
+    if "token" in raw:
         raise InputError(
             "le jeton ne va jamais dans ocmem.yaml",
             fix=f"utilise {ENV_TOKEN_FILE} ou `token_file` (fichier en mode 600)",
         )
     known = set(SyncConfig._fields) - {"token"} | {"token_file"}
-    unknown = sorted(set(section) - known)
+    unknown = sorted(set(raw) - known)
     if unknown:
         raise InputError(
             f"clé(s) inconnue(s) sous `silverbullet` : {', '.join(unknown)}",
             fix=f"clés possibles : {', '.join(sorted(known))}",
         )
-    inbox = _folder(section.get("inbox", DEFAULT_INBOX), "inbox")
+    inbox = _folder(raw.get("inbox", DEFAULT_INBOX), "inbox")
     pull = tuple(
         _pull_rule(item)
-        for item in section.get("pull", [{"remote": r, "local": loc} for r, loc in DEFAULT_PULL])
+        for item in raw.get("pull", [{"remote": r, "local": loc} for r, loc in DEFAULT_PULL])
     )
     push = tuple(
         _push_rule(item, inbox)
-        for item in section.get("push", [{"local": loc, "remote": r} for loc, r in DEFAULT_PUSH])
+        for item in raw.get("push", [{"local": loc, "remote": r} for loc, r in DEFAULT_PUSH])
     )
     for rule in pull:
         if rule.remote.startswith(inbox) or inbox.startswith(rule.remote):
@@ -132,15 +133,15 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
             )
     return SyncConfig(
         url=url,
-        token=_token(settings, section, env),
+        token=_token(settings, raw, env),
         inbox=inbox,
         pull=pull,
         push=push,
-        max_delete_ratio=_number(section, "max_delete_ratio", 0.5, 0.0, 1.0),
-        concurrency=int(_number(section, "concurrency", 8, 1, 64)),
-        timeout_seconds=_number(section, "timeout_seconds", 30.0, 0.1, 600.0),
-        retry_wait_seconds=_number(section, "retry_wait_seconds", 0.5, 0.0, 60.0),
-        expect_space_path=section.get("expect_space_path"),
+        max_delete_ratio=_number(raw, "max_delete_ratio", 0.5, 0.0, 1.0),
+        concurrency=int(_number(raw, "concurrency", 8, 1, 64)),
+        timeout_seconds=_number(raw, "timeout_seconds", 30.0, 0.1, 600.0),
+        retry_wait_seconds=_number(raw, "retry_wait_seconds", 0.5, 0.0, 60.0),
+        expect_space_path=raw.get("expect_space_path"),
     )
 
 
