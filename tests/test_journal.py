@@ -72,10 +72,13 @@ def test_invalid_entries_name_the_fix(memory: Memory, overrides: dict[str, objec
     assert error.value.fix
 
 
-def test_ten_lines_allow_a_short_code_block(memory: Memory, home: Path) -> None:
+def test_a_multiline_field_keeps_its_lines_without_opening_a_block(memory: Memory, home: Path) -> None:
     memory.add_journal(journal_fields(fait="lancé :\n```bash\ndocker compose up -d\n```"))
     text = (home / "memory/journal.md").read_text()
-    assert "  ```bash\n  docker compose up -d\n  ```" in text
+    assert "- Fait : lancé :\n  \\`\\`\\`bash\n  docker compose up -d\n  \\`\\`\\`\n" in text
+    (block,) = journal.blocks(text)
+    entry = journal.parse_entry(block)
+    assert entry is not None and entry.fait == "lancé :\n```bash\ndocker compose up -d\n```"
 
 
 def test_add_appends_without_touching_existing_bytes(memory: Memory, home: Path, clock: Clock) -> None:
@@ -100,8 +103,11 @@ def test_references_stay_unique_within_a_minute(memory: Memory, home: Path) -> N
 def test_dollar_brace_in_an_entry_displays_literally(memory: Memory, home: Path) -> None:
     memory.add_journal(journal_fields(lecon="le template affichait ${test} tel quel", fait="`${code}` et ${brut}"))
     text = (home / "memory/journal.md").read_text()
-    assert "affichait \\${test} tel quel" in text
-    assert "`${code}` et \\${brut}" in text
+    assert "affichait \\$\\{test\\} tel quel" in text
+    # A code span holding "{" is escaped as a whole: no parser can disagree about where it ends.
+    assert "\\`\\$\\{code\\}\\` et \\$\\{brut\\}" in text
+    shown = memory.search_journal("template").render()
+    assert "le template affichait ${test} tel quel" in shown
 
 
 def test_secrets_and_injection_are_refused(memory: Memory, unchanged: None) -> None:

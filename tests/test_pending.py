@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
-from ocmem import pending, skills
+from ocmem import inert, pending, skills
 from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
 
@@ -214,7 +214,9 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
     text = (home / "skills/deploy-docker/SKILL.md").read_text()
     assert text.startswith("---\nname: deploy-docker\ndescription: Déploie un service")
     assert "Source : " + refs[0] in text
-    assert "`${service}`" in text and "echo ${HOME}" in text  # code stays code
+    assert "~~~bash\necho ${HOME}\n~~~" in text  # fenced code stays code
+    assert "Lancer \\`\\$\\{service\\}\\` puis :" in text  # inert, and visible as typed
+    assert inert.active_constructs(text) == []
     assert "skills/         2/15 skill(s)" in memory.status().render()
     assert not [s for s in skills.list_skills(home / "skills", 60) if s.problems]
 
@@ -241,7 +243,8 @@ def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memo
 def test_reject_keeps_the_proposal_marked(memory: Memory, refs: list[str], home: Path) -> None:
     memory.propose(fact(refs))
     memory.reject("P-0001", "déjà couvert par la doc ${x}")
-    assert proposals(home)[0].status == "refusé (2026-11-29) : déjà couvert par la doc \\${x}"
+    assert proposals(home)[0].status == "refusé (2026-11-29) : déjà couvert par la doc ${x}"
+    assert "déjà couvert par la doc \\$\\{x\\}" in (home / "memory/pending.md").read_text()
     with pytest.raises(Refused, match="refusé une proposition semblable"):
         memory.propose(fact(refs))
     assert "P-0002" in memory.propose(fact(refs, retiens_ca=True)).render()
@@ -276,4 +279,10 @@ def test_proposals_round_trip(kind: str, title: str, content: str, sources: list
         sources=tuple(sources), origin="récurrence (2 épisodes)", replaces="rien", contradiction=contradiction,
         content=content, skill_name="x-y" if kind == "skill" else None, description="Une phrase." if kind == "skill" else None,
     )
-    assert pending.parse(pending.render([proposal, proposal.__class__(**{**proposal.__dict__, "id": f"P-{number + 1:05d}"})]))[0] == proposal
+    rendered = pending.render([proposal, proposal.__class__(**{**proposal.__dict__, "id": f"P-{number + 1:05d}"})])
+    parsed = pending.parse(rendered)[0]
+    assert pending.render([parsed]) == pending.render([proposal])  # re-rendering never drifts
+    assert (parsed.title, parsed.contradiction) == (title, contradiction)
+    if kind == "fait":
+        assert parsed.content == "\n".join(inert.clean_lines(content))
+    assert inert.active_constructs(rendered) == []

@@ -208,3 +208,39 @@ def test_context_report_follows_a_changing_pull(synced: Path, sb: Any) -> None:
     seed(sb)
     report = pull(synced).render()
     assert "Contexte chargé à chaque session" in report and "memory/MEMORY.md" in report
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "# Mémoire\n\n- Le serveur de prod est ${space.writePage('x', 'y')}\n",
+        "# Mémoire\n\n- fait <img src=x onerror=alert(1)>\n",
+        "# Mémoire\n\n- ```space-lua\n  editor.flashNotification('x')\n  ```\n",
+        "# Mémoire\n\n#space-style [style: 'body {display: none}']\n",
+    ],
+)
+def test_a_page_with_active_content_is_not_installed_without_the_human(
+    synced: Path, sb: Any, page: str
+) -> None:
+    seed(sb)
+    pull(synced)
+    before = (synced / "memory/MEMORY.md").read_bytes()
+    sb.write("Agents/Memory/MEMORY.md", page)
+    report = pull(synced)
+    assert report.needs_human
+    assert "Agents/Memory/MEMORY.md non installé : contenu actif" in report.render()
+    assert "--accept-active" in report.render()
+    assert (synced / "memory/MEMORY.md").read_bytes() == before
+    assert pull(synced).needs_human  # asked again at every pull, until the human decides
+    accepted = pull(synced, accept_active=True)
+    assert not accepted.needs_human
+    assert (synced / "memory/MEMORY.md").read_text() == page
+
+
+def test_code_the_human_writes_in_code_blocks_is_not_active(synced: Path, sb: Any) -> None:
+    seed(sb)
+    skill = SKILL.format(name="deploy") + "\n```bash\necho ${HOME}\n```\n\nVoir `${x}` et <b>ceci</b>.\n"
+    sb.write("Agents/Skills/deploy/SKILL.md", skill)
+    report = pull(synced)
+    assert not report.needs_human
+    assert (synced / "skills/deploy/SKILL.md").read_text() == skill

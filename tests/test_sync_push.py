@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem import sync
+from ocmem import inert, sync
 from ocmem.config import load_settings
 from ocmem.engine import Memory
 from ocmem.errors import Refused
@@ -49,7 +49,7 @@ def test_spec_an_entry_appears_without_overwriting_existing_content(synced: Path
 def test_spec_dollar_test_displays_literally(synced: Path, sb: Any, memory: Memory, clock: Clock) -> None:
     entry(memory, clock, "Template", lecon="la page affichait ${test} au lieu du texte")
     push(synced)
-    assert "affichait \\${test} au lieu" in sb.read(JOURNAL)
+    assert "affichait \\$\\{test\\} au lieu" in sb.read(JOURNAL)
 
 
 def test_spec_a_write_to_agents_skills_is_refused_before_sending(synced: Path, sb: Any) -> None:
@@ -335,3 +335,29 @@ def test_a_put_that_never_landed_is_sent_again(synced: Path, sb: Any, memory: Me
     assert f"## {first}" not in sb.read(JOURNAL)
     push(synced)
     assert sb.read(JOURNAL).count(f"## {first}") == 1
+
+
+def test_entries_written_by_an_older_ocmem_are_rendered_inert_before_leaving(
+    synced: Path, sb: Any
+) -> None:
+    legacy = (
+        "# Journal\n\n## 2026-11-20 10:00 · Ancienne entrée <img src=x onerror=alert(1)> · #vps\n"
+        "- Demande : d\n- Fait : ${space.writePage('Agents/Memory/MEMORY', 'x')}\n"
+        "- Piège : aucun\n- Leçon : l\n- Résultat : réussi\n"
+    )
+    (synced / "memory/journal.md").write_text(legacy)
+    push(synced)
+    page = sb.read(JOURNAL)
+    assert "&lt;img src\\=x onerror\\=alert(1)\\>" in page
+    assert "\\$\\{space.writePage('Agents/Memory/MEMORY', 'x')\\}" in page
+    assert inert.active_constructs(page) == []
+
+
+def test_a_block_that_is_not_an_entry_stays_local(synced: Path, sb: Any) -> None:
+    (synced / "memory/journal.md").write_text(
+        "# Journal\n\n## 2026-11-20 10:00 · Bricolé à la main · #vps\n<script>x()</script>\n"
+    )
+    report = push(synced)
+    assert report.needs_human
+    assert "2026-11-20 10:00 n'est pas envoyé" in report.render()
+    assert "<script>" not in (sb.read(JOURNAL) if sb.exists(JOURNAL) else "")

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ocmem.errors import Refused
-from ocmem.textsafety import check_text, fence_for, find_injection, find_secrets, render_safe
+from ocmem.textsafety import check_text, find_injection, find_secrets
 
 
 @pytest.mark.parametrize(
@@ -83,45 +81,3 @@ def test_injection_markers_are_refused(text: str) -> None:
 )
 def test_plain_facts_are_not_injection(text: str) -> None:
     assert find_injection(text) == []
-
-
-@pytest.mark.parametrize(
-    ("source", "expected"),
-    [
-        ("valeur ${test} ici", "valeur \\${test} ici"),
-        ("déjà \\${test} échappé", "déjà \\${test} échappé"),
-        ("code `${test}` intact", "code `${test}` intact"),
-        ("double ``a ${b} ` c`` intact", "double ``a ${b} ` c`` intact"),
-        ("backtick seul ` puis ${x}", "backtick seul ` puis \\${x}"),
-        ("```bash\necho ${HOME}\n```", "```bash\necho ${HOME}\n```"),
-        ("~~~\n${a}\n~~~\napres ${b}", "~~~\n${a}\n~~~\napres \\${b}"),
-        ("```space-lua\nfunction x() end\n```", "```lua\nfunction x() end\n```"),
-        ("```space-style\nbody {}\n```", "```css\nbody {}\n```"),
-        ("<!--#lua 1+1 -->", "&lt;!--#lua 1+1 -->"),
-        ("````\n```\n${a}\n```\n````\n${b}", "````\n```\n${a}\n```\n````\n\\${b}"),
-    ],
-)
-def test_render_safe(source: str, expected: str) -> None:
-    assert render_safe(source) == expected
-
-
-@given(st.text(alphabet=st.sampled_from(list("ab ${}`\\\n~-<!#")), max_size=80))
-def test_render_safe_is_idempotent(text: str) -> None:
-    once = render_safe(text)
-    assert render_safe(once) == once
-
-
-@given(st.text(alphabet=st.sampled_from(list("ab ${}\\\n")), max_size=80))
-def test_render_safe_leaves_no_live_expression_outside_code(text: str) -> None:
-    safe = render_safe(text)
-    # Every "${" left in plain text (no backticks or fences here) is preceded by a backslash.
-    for i in range(len(safe) - 1):
-        if safe[i : i + 2] == "${":
-            backslashes = len(safe[:i]) - len(safe[:i].rstrip("\\"))
-            assert backslashes % 2 == 1
-
-
-@given(st.text(max_size=60))
-def test_fence_for_is_longer_than_any_run_inside(text: str) -> None:
-    fence = fence_for(text, "~")
-    assert fence * 1 not in text

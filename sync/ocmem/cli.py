@@ -284,13 +284,23 @@ def pending_reject(obj: _Context, pid: str, reason: str) -> None:
     is_flag=True,
     help="Relit tous les fichiers, même inchangés d'après leurs métadonnées.",
 )
+@click.option(
+    "--accept-active",
+    is_flag=True,
+    help="Installe aussi les pages qui contiennent du code actif pour SilverBullet (après vérification).",
+)
 @pass_context
-def pull(obj: _Context, dry_run: bool, force_delete: bool, full: bool) -> None:
+def pull(obj: _Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool) -> None:
     """SilverBullet → local : AGENTS.md, MEMORY.md, skills/ (copie locale en lecture seule)."""
     from ocmem import sync
 
     report = sync.pull(
-        obj.settings(), wait_seconds=obj.wait, dry_run=dry_run, force_delete=force_delete, full=full
+        obj.settings(),
+        wait_seconds=obj.wait,
+        dry_run=dry_run,
+        force_delete=force_delete,
+        full=full,
+        accept_active=accept_active,
     )
     _echo(report)
     if report.needs_human:

@@ -14,13 +14,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ocmem import journal, shortterm
+from ocmem import inert, journal, shortterm
 from ocmem.config import Settings
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.fill import Fill
 from ocmem.fsio import Backups, atomic_write, log_event, read_text, run_lock
 from ocmem.similarity import fold
-from ocmem.textsafety import check_text, render_safe
+from ocmem.textsafety import check_text
 
 if TYPE_CHECKING:
     from ocmem.proposals import Proposals
@@ -118,7 +118,7 @@ class Memory:
             self.limits.note_max_days,
         )
         self._check("note", note.text)
-        note = note._replace(text=render_safe(note.text))
+        note = note._replace(text=inert.inline(note.text))
         with self._run("note") as run:
             kept, dropped = shortterm.split_expired(self._current_notes(), self._today())
             same = [n for n in kept if fold(n.text) == fold(note.text)]
@@ -137,7 +137,7 @@ class Memory:
                     ),
                 )
             run.write(self.paths.short_term, rendered)
-        lines = ["Note mise à jour" if same else "Note ajoutée", note.render()]
+        lines = ["Note mise à jour" if same else "Note ajoutée", note.shown()]
         if dropped:
             lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
         lines.append(self._short_term_fill(rendered))
@@ -154,7 +154,7 @@ class Memory:
             removed = kept.pop(number - 1)
             rendered = shortterm.render(kept)
             run.write(self.paths.short_term, rendered)
-        lines = [f"Note supprimée : {removed.render()}"]
+        lines = [f"Note supprimée : {removed.shown()}"]
         if dropped:
             lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
         lines.append(self._short_term_fill(rendered))
@@ -193,7 +193,7 @@ class Memory:
         if last is not None and last < 1:
             raise InputError("--last doit être au moins 1", fix=f"par ex. --last {cap}")
         found = journal.search(self._journal_texts(), query, tags, limit)
-        lines = [block.text.rstrip("\n") + "\n" for block in found]
+        lines = [journal.readable(block.text).rstrip("\n") + "\n" for block in found]
         capped = (
             " (plafond de 5 : affine la recherche pour aller plus loin)"
             if len(found) == cap
@@ -331,4 +331,4 @@ def _warning(fill: Fill, warn_at: float) -> str:
 
 
 def _numbered(notes: list[shortterm.Note]) -> list[str]:
-    return [f"{i}. {note.render()}" for i, note in enumerate(notes, start=1)]
+    return [f"{i}. {note.shown()}" for i, note in enumerate(notes, start=1)]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-from ocmem import shortterm
+from ocmem import inert, shortterm
 from ocmem.config import Settings
 from ocmem.errors import OcmemError
 from ocmem.fill import Fill
@@ -24,7 +24,7 @@ from ocmem.fsio import Backups, atomic_write, log_event, read_text, run_lock
 from ocmem.journal import JOURNAL_HEADER
 from ocmem.memoryfile import MEMORY_HEADER
 from ocmem.pending import PENDING_HEADER
-from ocmem.textsafety import find_injection, find_secrets, render_safe
+from ocmem.textsafety import find_injection, find_secrets
 
 BEGIN_MARKER = "<!-- ocmem:begin -->"
 END_MARKER = "<!-- ocmem:end -->"
@@ -240,4 +240,4 @@ def _note_from_line(raw: str, today: date, days: int) -> shortterm.Note | None:
     if dated:
         return dated[0]
     text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
-    return shortterm.make_note(render_safe(text), today, days, days) if text else None
+    return shortterm.make_note(inert.inline(text), today, days, days) if text else None

@@ -9,9 +9,13 @@ Entry format (the user's spec), 10 lines at most::
     - Leçon : …
     - Résultat : réussi | partiel | échec
 
-A value may continue on following lines indented by two spaces (e.g. a code block); every
-line counts towards the limit. The header's minute is unique in the journal, so
-``journal AAAA-MM-JJ HH:MM`` is a stable reference to one entry.
+A value may continue on following lines indented by two spaces; every line counts towards the
+limit. The header's minute is unique in the journal, so ``journal AAAA-MM-JJ HH:MM`` is a
+stable reference to one entry.
+
+The title and the values are the agent's words, rendered by ``ocmem.inert`` (escaped so that
+SilverBullet can only display them); ``Entry`` holds them as written, ``parse_entry`` reads
+them back.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ocmem import inert
 from ocmem.errors import InputError
 from ocmem.similarity import fold
-from ocmem.textsafety import render_safe
 
 JOURNAL_HEADER = "# Journal\n\nÉpisodes consignés par l'agent (ajout seul). Recherche : `ocmem journal search`.\n"
 
@@ -45,7 +49,6 @@ _HEADER = re.compile(
 )
 _HEADER_START = re.compile(r"## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · ")
 _HEADER_AFTER_NEWLINE = re.compile(r"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · ")
-_TAG = re.compile(r"^[\w][\w/-]*$")
 _REF = re.compile(r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})$")
 _ARCHIVE = re.compile(r"^journal-(\d{4})-(\d{2})\.md$")
 
@@ -86,15 +89,12 @@ class Entry(NamedTuple):
         return ref_of(self.when)
 
     def render(self) -> str:
-        header = f"## {self.when:%Y-%m-%d %H:%M} · {self.title} · " + " ".join(
+        header = f"## {self.when:%Y-%m-%d %H:%M} · {inert.inline(self.title)} · " + " ".join(
             f"#{t}" for t in self.tags
         )
         lines = [header]
         for key, label in FIELDS:
-            value = getattr(self, key)
-            first, *rest = value.split("\n")
-            lines.append(f"- {label} : {first}")
-            lines.extend(f"  {line}" if line else "" for line in rest)
+            lines.append(f"- {label} : {inert.lines(getattr(self, key))}")
         return "\n".join(lines) + "\n"
 
 
@@ -128,13 +128,7 @@ def entry_from_fields(data: Mapping[str, Any], when: datetime, max_lines: int) -
             fix="« réussi », « partiel » ou « échec »",
         )
     fields["resultat"] = result
-    entry = Entry(
-        when=when.replace(second=0, microsecond=0),
-        title=render_safe(title),
-        tags=tags,
-        **{k: render_safe(v) for k, v in fields.items() if k != "resultat"},
-        resultat=result,
-    )
+    entry = Entry(when=when.replace(second=0, microsecond=0), title=title, tags=tags, **fields)
     lines = entry.render().count("\n")
     if lines > max_lines:
         raise InputError(
@@ -160,7 +154,7 @@ def _single_line(name: str, value: Any) -> str:
 def _text(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise InputError(f"« {name} » doit être une chaîne", fix=_EXPECTED_KEYS_HINT)
-    text = value.replace("\r\n", "\n").strip()
+    text = "\n".join(inert.clean_lines(value))
     if not text:
         raise InputError(f"« {name} » est vide", fix=f"renseigne « {name} »")
     return text
@@ -175,12 +169,10 @@ def _tags(value: Any) -> tuple[str, ...]:
         )
     tags = []
     for raw in value:
-        tag = str(raw).strip().lstrip("#")
-        if not _TAG.match(tag):
-            raise InputError(
-                f"tag invalide : {raw!r}",
-                fix="un tag est un mot (lettres, chiffres, _ - /), sans espace",
-            )
+        tag = inert.clean(str(raw)).strip().lstrip("#")
+        problem = inert.tag_problem(tag)
+        if problem:
+            raise InputError(f"tag invalide : {raw!r} ({problem})", fix="choisis un autre mot")
         if tag not in tags:
             tags.append(tag)
     return tuple(tags)
@@ -231,7 +223,49 @@ def _block_at(chunk: str) -> Block | None:
         when = datetime.fromisoformat(f"{day} {hour}:{minute}")
     except ValueError:
         return None
-    return Block(when, title, tuple(t.lstrip("#") for t in tags.split()), chunk.rstrip("\n") + "\n")
+    return Block(
+        when,
+        inert.unescape(title),
+        tuple(t.lstrip("#") for t in tags.split()),
+        chunk.rstrip("\n") + "\n",
+    )
+
+
+_FIELD_LINE = re.compile(r"^- (Demande|Fait|Piège|Leçon|Résultat) : ?(.*)$")
+
+
+def parse_entry(block: Block) -> Entry | None:
+    """The entry as the agent wrote it, or None when the block is not in ocmem's format."""
+    labels = {label: key for key, label in FIELDS}
+    values: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in block.text.rstrip("\n").split("\n")[1:]:
+        field = _FIELD_LINE.match(line)
+        if field and labels[field.group(1)] not in values:
+            current = values[labels[field.group(1)]] = [field.group(2)]
+        elif current is not None and (line.startswith("  ") or not line):
+            current.append(line)
+        else:
+            return None
+    if set(values) != set(labels.values()):
+        return None
+    fields = {key: inert.unlines("\n".join(v)).strip() for key, v in values.items()}
+    if any(inert.tag_problem(t) for t in block.tags) or fields["resultat"] not in RESULTS.values():
+        return None
+    return Entry(block.when, block.title, block.tags, **fields)
+
+
+def rerender(text: str) -> str | None:
+    """One entry's block as ocmem writes it today (None if it is not an entry): entries written
+    by an older ocmem, or edited by hand, are rendered again before they leave the machine."""
+    block = _block_at(text)
+    entry = parse_entry(block) if block else None
+    return entry.render() if entry else None
+
+
+def readable(text: str) -> str:
+    """A journal text as a person reads it rendered: escapes undone, layout kept."""
+    return "\n".join(inert.unescape(line) for line in text.split("\n"))
 
 
 def minute_taken(text: str, when: datetime) -> bool:

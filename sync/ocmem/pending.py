@@ -16,7 +16,10 @@ merged with a human's edits one by one::
     Le VPS tourne sous Debian 12.
     ~~~
 
-The proposed content sits in a fence so it is kept byte for byte (and inert in SilverBullet).
+Every value written by the agent (title, content, contradiction, what it replaces, the skill
+description) is rendered by ``ocmem.inert``: inert in SilverBullet, and still inert once a human
+copies the proposed content into MEMORY.md or a SKILL.md (a fact is escaped text, a skill draft
+keeps only inert Markdown). ``Proposal`` holds the values as written; ``parse`` reads them back.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
+from ocmem import inert
 from ocmem.errors import OcmemError
-from ocmem.textsafety import fence_for
 
 PENDING_HEADER = (
     "# Propositions en attente\n\n"
@@ -88,7 +91,7 @@ class Proposal:
         return int(self.id.split("-")[1])
 
     def render(self) -> str:
-        lines = [f"## {self.id} · {self.kind} · {self.title}"]
+        lines = [f"## {self.id} · {self.kind} · {inert.inline(self.title)}"]
         values: dict[str, str | None] = {
             "status": self.status,
             "created": self.created.isoformat(),
@@ -101,11 +104,17 @@ class Proposal:
             "skill_name": self.skill_name,
             "description": self.description,
         }
-        lines.extend(f"- {_LABELS[key]} : {value}" for key, value in values.items() if value)
-        info = "markdown" if self.kind == "skill" else "text"
-        fence = fence_for(self.content, "~")
-        lines += [f"- {_CONTENT_LABEL} :", "", f"{fence}{info}", self.content.rstrip("\n"), fence]
+        lines.extend(
+            f"- {_LABELS[key]} : {inert.inline(value)}" for key, value in values.items() if value
+        )
+        lines += [f"- {_CONTENT_LABEL} :", "", self.rendered_content()]
         return "\n".join(lines) + "\n"
+
+    def rendered_content(self) -> str:
+        """The proposed content in its fence: what a human may copy out, inert anywhere."""
+        if self.kind == "skill":
+            return inert.fence(inert.draft(self.content), "markdown")
+        return inert.fence(inert.lines(self.content, indent=""), "text")
 
     def with_status(self, status: str) -> Proposal:
         return replace(self, status=status)
@@ -155,17 +164,18 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
             break
         if label not in labels:
             raise PendingFormatError(f"{pid} : champ inconnu « {label} »")
-        fields[labels[label]] = value
+        fields[labels[label]] = inert.unescape(value)
     else:
         raise PendingFormatError(f"{pid} : « {_CONTENT_LABEL} » manquant")
-    content = _fenced_content(pid, lines[i:])
+    fenced = _fenced_content(pid, lines[i:])
+    content = inert.undraft(fenced) if kind == "skill" else inert.unlines(fenced)
     try:
         created = date.fromisoformat(fields["created"])
         updated = date.fromisoformat(fields["updated"]) if fields.get("updated") else None
         return Proposal(
             id=pid,
             kind=kind,
-            title=title,
+            title=inert.unescape(title),
             status=fields["status"],
             created=created,
             updated=updated,
@@ -197,6 +207,15 @@ def _fenced_content(pid: str, lines: list[str]) -> str:
         if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
             return "\n".join(lines[i + 1 : j])
     raise PendingFormatError(f"{pid} : bloc de code non refermé")
+
+
+def rerender(text: str) -> str | None:
+    """One proposal's block as ocmem writes it today (None if it is not a proposal)."""
+    try:
+        found = parse(text)
+    except PendingFormatError:
+        return None
+    return found[0].render() if len(found) == 1 else None
 
 
 def render(proposals: list[Proposal]) -> str:

@@ -11,13 +11,12 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ocmem import journal, memoryfile, pending, skills
+from ocmem import inert, journal, memoryfile, pending, skills
 from ocmem.engine import Result
 from ocmem.errors import InputError, Refused
 from ocmem.fill import Fill
 from ocmem.fsio import read_text
 from ocmem.similarity import Match, closest, fold, similarity
-from ocmem.textsafety import render_safe
 
 if TYPE_CHECKING:
     from ocmem.engine import Memory
@@ -267,7 +266,7 @@ class Proposals:
         marker = f"; {proposal.id})"
         if any(line.endswith(marker) for line in memoryfile.fact_lines(memory_text)):
             return self.paths.memory_md, memory_text, ["(fait déjà présent dans MEMORY.md)"]
-        line = f"{render_safe(proposal.content.strip())} ({today.isoformat()}, Source : {' ; '.join(proposal.sources)} ; {proposal.id})"
+        line = f"{inert.inline(proposal.content)} ({today.isoformat()}, Source : {' ; '.join(proposal.sources)} ; {proposal.id})"
         new_text = memoryfile.with_fact(memory_text, line)
         fill = Fill(len(new_text), self.limits.memory_chars)
         if fill.over:
@@ -302,7 +301,7 @@ class Proposals:
                 fix="refuse la proposition, ou modifie le skill à la main",
             )
         body = (
-            f"{render_safe(proposal.content.strip())}\n\n"
+            f"{inert.draft(proposal.content)}\n\n"
             f"Source : {' ; '.join(proposal.sources)} (promu le {today.isoformat()}, {proposal.id})"
         )
         text = skills.render_skill(
@@ -341,7 +340,7 @@ class Proposals:
                     f"{proposal.id} n'est plus en attente ({proposal.status})", fix="rien à faire"
                 )
             refused = proposal.with_status(
-                f"{pending.STATE_REFUSED} ({today.isoformat()}) : {render_safe(reason)}"
+                f"{pending.STATE_REFUSED} ({today.isoformat()}) : {reason}"
             )
             proposals = [refused if p.id == proposal.id else p for p in proposals]
             run.write(self.paths.pending, pending.render(proposals))
@@ -496,20 +495,16 @@ class _Draft:
         contradiction = (
             NO_CONTRADICTION
             if _is_none_word(self.contradiction or "")
-            else render_safe(self.contradiction or "")
+            else self.contradiction or ""
         )
-        replaces = (
-            NOTHING_REPLACED
-            if _is_none_word(self.replaces or "")
-            else render_safe(self.replaces or "")
-        )
+        replaces = NOTHING_REPLACED if _is_none_word(self.replaces or "") else self.replaces or ""
         check = None
         if neighbours and neighbours[0].score >= 0.3 and contradiction == NO_CONTRADICTION:
             check = f"proche de {neighbours[0].item} (similarité {neighbours[0].score:.2f}) : vérifier qu'il n'y a pas de contradiction"
         return pending.Proposal(
             id=pid,
             kind=self.kind,
-            title=render_safe(self.title),
+            title=self.title,
             status=pending.STATE_PENDING,
             created=today,
             sources=self.sources,
@@ -517,9 +512,9 @@ class _Draft:
             replaces=replaces,
             contradiction=contradiction,
             content=self.content,
-            check=render_safe(check) if check else None,
+            check=check,
             skill_name=self.skill_name,
-            description=render_safe(self.description) if self.description else None,
+            description=self.description,
         )
 
 
@@ -586,11 +581,7 @@ def _complete(proposal: pending.Proposal, draft: _Draft, today: date) -> pending
     contradiction = proposal.contradiction
     new = draft.contradiction or ""
     if not _is_none_word(new) and fold(new) not in fold(contradiction):
-        contradiction = (
-            render_safe(new)
-            if contradiction == NO_CONTRADICTION
-            else f"{contradiction} ; {render_safe(new)}"
-        )
+        contradiction = new if contradiction == NO_CONTRADICTION else f"{contradiction} ; {new}"
     retiens = draft.retiens_ca or "retiens" in proposal.origin
     return replace(
         proposal,

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocmem import skills
+from ocmem import inert, skills
 from ocmem.config import Settings
 from ocmem.errors import OcmemError, Refused
 from ocmem.fill import Fill
@@ -154,7 +154,12 @@ class Puller:
         return sha256(path.read_bytes()) if path.is_file() else None
 
     def run(
-        self, *, dry_run: bool = False, force_delete: bool = False, full: bool = False
+        self,
+        *,
+        dry_run: bool = False,
+        force_delete: bool = False,
+        full: bool = False,
+        accept_active: bool = False,
     ) -> PullReport:
         report = PullReport()
         listing = self.client.list()
@@ -176,6 +181,7 @@ class Puller:
                 f"Pull (simulation) : {len(plan.fetch)} à tirer, {len(plan.remove)} à supprimer, {plan.unchanged} inchangé(s)"
             )
             return report
+        self.accept_active = accept_active
         written: list[str] = []
         unstable: list[str] = []
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
@@ -231,6 +237,8 @@ class Puller:
 
     def _install(self, fetch: Fetch, read: Read, report: PullReport) -> bool:
         path = self._local(fetch.local)
+        if self._holds_active_content(fetch, read, report):
+            return False
         digest = sha256(read.body)
         changed = not path.is_file() or sha256(path.read_bytes()) != digest
         if changed:
@@ -250,6 +258,25 @@ class Puller:
         )
         self.state.save()
         return changed
+
+    def _holds_active_content(self, fetch: Fetch, read: Read, report: PullReport) -> bool:
+        """A pulled page that SilverBullet would run (a script, an expression, HTML with
+        handlers…) is a sign it was written by something else than the human — e.g. agent text
+        that ran in their browser. It is not installed until the human confirms."""
+        if self.accept_active or not fetch.local.endswith(".md"):
+            return False
+        found = inert.active_constructs(read.body.decode("utf-8", errors="replace"))
+        if not found:
+            return False
+        report.needs_human = True
+        shown = " ; ".join(a.describe() for a in found[:5])
+        more = f" (et {len(found) - 5} autre(s))" if len(found) > 5 else ""
+        report.lines.append(
+            f"⚠ {fetch.remote} non installé : contenu actif dans SilverBullet — {shown}{more}. "
+            "Vérifie la page dans SilverBullet (une injection a pu l'écrire) ; si c'est bien toi, "
+            "`ocmem pull --accept-active`"
+        )
+        return True
 
     def _remove(self, name: str) -> str:
         entry = self.state.pulled[name]

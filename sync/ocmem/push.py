@@ -24,14 +24,13 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from ocmem import blocks
+from ocmem import blocks, inert, journal, pending
 from ocmem.config import Settings
 from ocmem.errors import Refused
 from ocmem.fsio import Backups, log_event, read_text
 from ocmem.remote import Read, SilverBullet, UnknownOutcome, is_conflict_copy
 from ocmem.syncconfig import PushRule, SyncConfig
 from ocmem.syncstate import PushedPage, SyncState
-from ocmem.textsafety import render_safe
 
 MAX_ROUNDS = 6
 
@@ -89,7 +88,7 @@ class Pusher:
             return
         pattern = pattern_for(rule)
         segments = blocks.split(local_text, pattern)
-        local = [(s.id, render_safe(s.text)) for s in segments if s.id is not None]
+        local = self._inert_blocks(rule, segments, report)
         if not local and not page.blocks:
             return
         preamble = segments[0].text if segments[0].text.strip() else f"# {rule.remote}\n"
@@ -140,6 +139,31 @@ class Pusher:
             f"{rule.remote} a changé à chaque tentative ({MAX_ROUNDS}) : rien n'est perdu, l'envoi est reporté",
             fix="relance `ocmem push` un peu plus tard",
         )
+
+    @staticmethod
+    def _inert_blocks(
+        rule: PushRule, segments: list[blocks.Segment], report: PushReport
+    ) -> list[tuple[str, str]]:
+        """Each local block as ocmem renders it today: agent text leaves the machine only in a
+        form SilverBullet can display but never run. A block that cannot be read back as an
+        entry or a proposal, or that would still carry an active construct, stays here."""
+        rerender = (
+            pending.rerender if pattern_for(rule) is blocks.PENDING_BLOCK else journal.rerender
+        )
+        safe: list[tuple[str, str]] = []
+        for segment in segments:
+            if segment.id is None:
+                continue
+            text = rerender(segment.text)
+            if text is None or inert.active_constructs(text):
+                report.needs_human = True
+                report.lines.append(
+                    f"  ⚠ {segment.id} n'est pas envoyé : bloc de {rule.local} hors du format d'ocmem "
+                    "(modifié à la main ?) ; corrige-le ou restaure la sauvegarde"
+                )
+                continue
+            safe.append((segment.id, text))
+        return safe
 
     @staticmethod
     def _base(page: PushedPage, read: Read | None) -> dict[str, str]:

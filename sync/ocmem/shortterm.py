@@ -10,6 +10,7 @@ import re
 from datetime import date, timedelta
 from typing import NamedTuple
 
+from ocmem import inert
 from ocmem.errors import InputError, OcmemError
 
 _LINE = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) (?:→|->) expire (\d{4}-\d{2}-\d{2})\] (\S.*)$")
@@ -22,6 +23,10 @@ class Note(NamedTuple):
 
     def render(self) -> str:
         return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}] {self.text}"
+
+    def shown(self) -> str:
+        """The line as a person reads it (the text is stored escaped, see ocmem.inert)."""
+        return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}] {inert.unescape(self.text)}"
 
     def expired(self, today: date) -> bool:
         return self.expires <= today
@@ -61,6 +66,10 @@ def parse(text: str) -> list[Note]:
 
 def render(notes: list[Note]) -> str:
     return "".join(note.render() + "\n" for note in notes)
+
+
+def shown(notes: list[Note]) -> str:
+    return "".join(note.shown() + "\n" for note in notes)
 
 
 def split_expired(notes: list[Note], today: date) -> tuple[list[Note], list[Note]]:

@@ -42,12 +42,13 @@ def pull(
     dry_run: bool = False,
     force_delete: bool = False,
     full: bool = False,
+    accept_active: bool = False,
     transport: httpx.BaseTransport | None = None,
     env: Mapping[str, str] | None = None,
 ) -> PullReport:
     with _session(settings, wait_seconds, transport, env) as (config, client, state):
         report = Puller(settings, config, client, state).run(
-            dry_run=dry_run, force_delete=force_delete, full=full
+            dry_run=dry_run, force_delete=force_delete, full=full, accept_active=accept_active
         )
     if report.changed:
         report.lines += [
