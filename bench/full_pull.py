@@ -1,7 +1,7 @@
 # (ocmem has no py.typed marker yet, so from outside sync/ its modules count as untyped.)
 """Full pull of 200 mapped files with 50 ms of injected latency: bounded concurrency pays.
 
-Subject: ``ocmem.sync.pull`` (library) into a fresh home (nothing pulled yet): listing, 200 reads
+Subject: ``ocmem.sync.run.pull`` (library) into a fresh home (nothing pulled yet): listing, 200 reads
 (8 in flight by default), atomic writes with fsync, state saves, backups, the history commit and
 the context report — the whole command as a user runs it, minus interpreter start-up.
 Anchor (same server, same run): the same listing and 200 GETs sent one after the other on one
@@ -43,17 +43,22 @@ TARGET = 6.0
 
 
 def _pull(template: Path, target: Path) -> float:
-    from ocmem import sync
     from ocmem.config import load_settings
+    from ocmem.sync import run as sync
+    from ocmem.workspace import Workspace
 
     home = clone_home(template, target)
     settings = load_settings(home)
     start = time.perf_counter()
-    report = sync.pull(settings, env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
+    report = sync.pull(Workspace(settings), env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
     elapsed = time.perf_counter() - start
-    if not report.changed:
+    if not _changed(report.render()):
         raise RuntimeError("the full pull installed nothing")
     return elapsed
+
+
+def _changed(report: str) -> bool:
+    return "Pull : 0 fichier(s) mis à jour, 0 supprimé(s)" not in report
 
 
 def run(quick: bool = False) -> BenchResult:

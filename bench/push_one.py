@@ -1,7 +1,7 @@
 # (ocmem has no py.typed marker yet, so from outside sync/ its modules count as untyped.)
 """Push of one new journal entry: at most 4 requests including the verification read, no listing.
 
-Subject: ``ocmem.sync.push`` (library) after one ``Memory.add_journal``, the journal page already
+Subject: ``ocmem.sync.run.push`` (library) after one ``Memory.add_journal``, the journal page already
 on the server with 30 entries and a human preamble.
 Anchor (same server, same run): SilverBullet's own client, which reads the page and writes it
 back with the entry appended (GET + PUT): no probe, no verification, no merge, so a concurrent
@@ -54,10 +54,11 @@ class _Journal:
 
     def __init__(self, home: Path) -> None:
         from ocmem.config import load_settings
-        from ocmem.engine import Memory
+        from ocmem.memory import Memory
+        from ocmem.workspace import Workspace
 
         self.when = datetime(2026, 1, 5, 9, 0)
-        self.memory = Memory(load_settings(home), now=lambda: self.when)
+        self.memory = Memory(Workspace(load_settings(home), now=lambda: self.when))
 
     def add(self) -> None:
         self.when += timedelta(minutes=1)
@@ -73,8 +74,9 @@ def _kind(method: str, path: str, headers: dict[str, str]) -> str:
 
 
 def run(quick: bool = False) -> BenchResult:
-    from ocmem import sync
     from ocmem.config import load_settings
+    from ocmem.sync import run as sync
+    from ocmem.workspace import Workspace
 
     result = BenchResult(NAME, TITLE)
     reps = 3 if quick else 10
@@ -88,7 +90,7 @@ def run(quick: bool = False) -> BenchResult:
         journal = _Journal(home)
         for _ in range(30):
             journal.add()
-        sync.push(load_settings(home), env=env)  # the page now holds the 30 entries
+        sync.push(Workspace(load_settings(home)), env=env)  # the page now holds the 30 entries
         sb.latency_ms = latency
         progress(f"{latency} ms latency, {reps} pushes of one entry")
 
@@ -99,7 +101,7 @@ def run(quick: bool = False) -> BenchResult:
             settings = load_settings(home)
             sb.clear_requests()
             start = time.perf_counter()
-            sync.push(settings, env=env)
+            sync.push(Workspace(settings), env=env)
             elapsed = time.perf_counter() - start
             counts.append(Counter(_kind(r.method, r.path, dict(r.headers)) for r in sb.requests))
             return elapsed

@@ -17,6 +17,8 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { tool, type Plugin } from "@opencode-ai/plugin"
 
+// <ocmem:contract>
+// Generated from sync/ocmem/contract.py by `python -m ocmem.contract --write plugin/ocmem.ts`: do not edit by hand.
 type Settings = {
   version: string
   home: string
@@ -32,6 +34,92 @@ type Settings = {
   skill_usage_file: string
   maintenance_marker: string
 }
+type PromptContext = {
+  system: string[]
+  warnings: string[]
+  journal_written: boolean
+}
+type ToolEnvelope = {
+  session: string
+  user_messages: string[]
+  untrusted_outputs: string[]
+  args: Record<string, unknown>
+}
+const SHAPES = {
+  "Settings": {
+    "version": "string",
+    "home": "string",
+    "threshold": "number",
+    "sync": "boolean",
+    "pull_timeout_seconds": "number",
+    "protected_files": "string[]",
+    "protected_dirs": "string[]",
+    "secret_files": "string[]",
+    "trusted_tools": "string[]",
+    "untrusted_tools": "string[]",
+    "retiens": "string",
+    "skill_usage_file": "string",
+    "maintenance_marker": "string"
+  },
+  "PromptContext": {
+    "system": "string[]",
+    "warnings": "string[]",
+    "journal_written": "boolean"
+  },
+  "ToolEnvelope": {
+    "session": "string",
+    "user_messages": "string[]",
+    "untrusted_outputs": "string[]",
+    "args": "Record<string, unknown>"
+  }
+} as const
+const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file"] as const
+/** Until `ocmem plugin-config` answers: paths relative to the home. */
+const COLD_START: Settings = {
+  "version": "0.1.0",
+  "home": ".",
+  "threshold": 5,
+  "sync": false,
+  "pull_timeout_seconds": 20.0,
+  "protected_files": [
+    "AGENTS.md",
+    "ocmem.yaml"
+  ],
+  "protected_dirs": [
+    "memory",
+    "skills",
+    ".ocmem",
+    "plugin"
+  ],
+  "secret_files": [
+    ".ocmem/silverbullet.token"
+  ],
+  "trusted_tools": [
+    "bash",
+    "edit",
+    "glob",
+    "grep",
+    "list",
+    "read",
+    "patch",
+    "multiedit",
+    "apply_patch",
+    "skill",
+    "task",
+    "todoread",
+    "todowrite",
+    "write",
+    "invalid"
+  ],
+  "untrusted_tools": [
+    "webfetch",
+    "websearch"
+  ],
+  "retiens": "\\bretiens\\b|\\bretenir\\b|\\bsouviens[- ]toi\\b|\\bmemorise\\b|\\bn'oublie pas\\b|\\bremember (?:this|that)\\b|\\bkeep in mind\\b",
+  "skill_usage_file": ".ocmem/skill-usage.jsonl",
+  "maintenance_marker": "<!-- ocmem:maintenance -->"
+}
+// </ocmem:contract>
 
 type SessionState = {
   calls: number
@@ -102,21 +190,36 @@ async function command(): Promise<string[]> {
   return ["ocmem"]
 }
 
-function defaults(): Settings {
-  return {
-    version: "?",
-    home: HOME,
-    threshold: 5,
-    sync: false,
-    pull_timeout_seconds: 20,
-    protected_files: [join(HOME, "AGENTS.md"), join(HOME, "ocmem.yaml")],
-    protected_dirs: ["memory", "skills", ".ocmem", "plugin"].map((d) => join(HOME, d)),
-    secret_files: [join(HOME, ".ocmem", "silverbullet.token")],
-    trusted_tools: [],
-    untrusted_tools: ["webfetch", "websearch"],
-    retiens: "\\bretiens\\b",
-    skill_usage_file: join(HOME, ".ocmem", "skill-usage.jsonl"),
-    maintenance_marker: "<!-- ocmem:maintenance -->",
+/** The cold-start settings made absolute, as `ocmem plugin-config` does for a plain home. */
+function coldStart(): Settings {
+  const settings: Settings = { ...COLD_START, home: HOME }
+  for (const field of PATH_FIELDS) {
+    const value = COLD_START[field]
+    ;(settings as any)[field] = Array.isArray(value) ? value.map((p) => resolve(HOME, p)) : resolve(HOME, value)
+  }
+  return settings
+}
+
+type Shape = Readonly<Record<string, string>>
+
+/** Whether `value` has every field of `shape` with its type (see sync/ocmem/contract.py). */
+function conforms(value: unknown, shape: Shape): boolean {
+  if (typeof value !== "object" || value === null) return false
+  return Object.entries(shape).every(([key, kind]) => {
+    const field = (value as Record<string, unknown>)[key]
+    if (kind.endsWith("[]")) return Array.isArray(field) && field.every((item) => typeof item === kind.slice(0, -2))
+    if (kind.startsWith("Record<")) return typeof field === "object" && field !== null && !Array.isArray(field)
+    return typeof field === kind
+  })
+}
+
+/** A child's JSON answer, or undefined when it is not JSON of the expected shape. */
+function parsed<T>(text: string, shape: Shape): T | undefined {
+  try {
+    const value: unknown = JSON.parse(text)
+    return conforms(value, shape) ? (value as T) : undefined
+  } catch {
+    return undefined
   }
 }
 
@@ -168,7 +271,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     await client.tui.showToast({ body: { title: "ocmem", message, variant } }).catch(() => undefined)
   }
 
-  let settings = defaults()
+  let settings = coldStart()
   let home = HOME
   let protectedFiles: string[] = []
   let protectedDirs: string[] = []
@@ -189,8 +292,9 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
   apply(settings) // the defaults already guard the home, before ocmem has answered
   // ocmem's settings arrive without holding up OpenCode's start-up; every hook awaits them.
   const ready = ocmem(["plugin-config"], undefined, 15_000).then(async (loaded) => {
-    if (loaded.code === 0) apply({ ...defaults(), ...JSON.parse(loaded.out) })
-    else await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${loaded.err.trim()} ; réglages par défaut`)
+    const answer = loaded.code === 0 ? parsed<Settings>(loaded.out, SHAPES.Settings) : undefined
+    if (answer) apply(answer)
+    else await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${(loaded.err || loaded.out).trim()} ; réglages par défaut`)
   })
   if (TOKEN_ENV in process.env)
     await log("warn", `${TOKEN_ENV} est dans l'environnement d'OpenCode, donc visible par l'agent : préfère un fichier (mode 600)`)
@@ -273,7 +377,11 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       await log("error", `ocmem prompt-context (${r.code}) : ${r.err.trim()}`)
       return []
     }
-    const context = JSON.parse(r.out) as { system: string[]; warnings: string[]; journal_written: boolean }
+    const context = parsed<PromptContext>(r.out, SHAPES.PromptContext)
+    if (!context) {
+      await log("error", `ocmem prompt-context : réponse illisible (${r.out.slice(0, 200)})`)
+      return []
+    }
     s.system = context.system
     s.journalWritten ||= context.journal_written
     return context.warnings
@@ -327,7 +435,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
 
   function run(name: string, args: Record<string, unknown>, root: string): Promise<Run> {
     const s = state(root)
-    const envelope = { session: root, user_messages: s.userMessages, untrusted_outputs: s.untrusted, args }
+    const envelope: ToolEnvelope = { session: root, user_messages: s.userMessages, untrusted_outputs: s.untrusted, args }
     return ocmem(["--wait", "10", "tool", name], JSON.stringify(envelope))
   }
 

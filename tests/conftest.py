@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from ocmem.config import Settings, load_settings
-from ocmem.engine import Memory
 from ocmem.install import Installer
+from ocmem.memory import Memory
+from ocmem.proposals import Proposals
+from ocmem.workspace import Workspace
 
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)
@@ -58,7 +60,7 @@ def clock() -> Clock:
 @pytest.fixture
 def home(tmp_path: Path, clock: Clock) -> Path:
     path = Path(os.environ["OCMEM_HOME"])
-    Installer(load_settings(path), now=clock).run()
+    Installer(Workspace(load_settings(path), now=clock)).run()
     return path
 
 
@@ -68,8 +70,18 @@ def app_settings(home: Path) -> Settings:
 
 
 @pytest.fixture
-def memory(app_settings: Settings, clock: Clock) -> Memory:
-    return Memory(app_settings, now=clock)
+def workspace(app_settings: Settings, clock: Clock) -> Workspace:
+    return Workspace(app_settings, now=clock)
+
+
+@pytest.fixture
+def memory(workspace: Workspace) -> Memory:
+    return Memory(workspace)
+
+
+@pytest.fixture
+def proposals(workspace: Workspace) -> Proposals:
+    return Proposals(workspace)
 
 
 def journal_fields(**overrides: Any) -> dict[str, Any]:

@@ -12,8 +12,9 @@ import pytest
 
 from conftest import Clock, journal_fields
 from ocmem import journal, pending
-from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
+from ocmem.memory import Memory
+from ocmem.proposals import Proposals
 
 
 def fill_journal(memory: Memory, clock: Clock, months: list[tuple[int, int]]) -> list[str]:
@@ -43,12 +44,12 @@ def test_archive_moves_old_entries_into_monthly_files_and_loses_nothing(memory: 
     assert (home / "memory/journal.md").read_text().startswith("# Journal\n")
 
 
-def test_archived_entries_stay_searchable_and_citable(memory: Memory, clock: Clock, home: Path) -> None:
+def test_archived_entries_stay_searchable_and_citable(memory: Memory, clock: Clock, home: Path, proposals: Proposals) -> None:
     refs = fill_journal(memory, clock, [(2026, 6), (2026, 11)])
     memory.archive_journal(date(2026, 9, 1))
     assert "Tâche 2026-06" in memory.search_journal("tache").render()
     clock.value = datetime(2026, 11, 20)
-    assert "P-0001" in memory.propose({"type": "fait", "titre": "X", "contenu": "Un fait.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}).render()
+    assert "P-0001" in proposals.propose({"type": "fait", "titre": "X", "contenu": "Un fait.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}).render()
 
 
 def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory, clock: Clock, home: Path) -> None:
@@ -65,53 +66,53 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory,
 
 def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    import ocmem.engine as engine
+    from ocmem.workspace import Transaction
 
-    real = engine._Run.write
+    real = Transaction.write
 
-    def crash_on_journal(self: engine._Run, path: Path, text: str, **kw: Any) -> None:
+    def crash_on_journal(self: Transaction, path: Path, text: str, **kw: Any) -> None:
         if path.name == "journal.md":
             raise OSError("crash")
         real(self, path, text, **kw)
 
-    monkeypatch.setattr(engine._Run, "write", crash_on_journal)
+    monkeypatch.setattr(Transaction, "write", crash_on_journal)
     with pytest.raises(OSError):
         memory.archive_journal(date(2026, 9, 1))
-    monkeypatch.setattr(engine._Run, "write", real)
+    monkeypatch.setattr(Transaction, "write", real)
     assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place
     memory.archive_journal(date(2026, 9, 1))
     assert len(journal.blocks((home / "memory/journal-2026-07.md").read_text())) == 1
     assert "Tâche 2026-07" not in (home / "memory/journal.md").read_text()
 
 
-def propose(memory: Memory, refs: list[str], title: str, content: str) -> None:
-    memory.propose({"type": "fait", "titre": title, "contenu": content, "sources": refs, "contradiction": "aucune", "remplace": "rien", "retiens_ca": True})
+def propose(proposals: Proposals, refs: list[str], title: str, content: str) -> None:
+    proposals.propose({"type": "fait", "titre": title, "contenu": content, "sources": refs, "contradiction": "aucune", "remplace": "rien", "retiens_ca": True})
 
 
-def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion(memory: Memory, clock: Clock, home: Path) -> None:
+def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion(memory: Memory, clock: Clock, home: Path, proposals: Proposals) -> None:
     refs = fill_journal(memory, clock, [(2026, 11), (2026, 11), (2026, 11)])
-    memory.limits = memory.limits.__class__(duplicate_similarity=0.99)  # let near-duplicates in
-    propose(memory, refs[:1], "Ports libres avant déploiement", "Vérifier les ports libres avant un déploiement Docker.")
-    propose(memory, refs[1:2], "Vérifier les ports", "Vérifier que les ports sont libres avant de déployer avec Docker.")
-    propose(memory, refs[2:], "Sauvegardes", "Faire une sauvegarde avant une migration.")
-    listing = memory.pending_duplicates().render()
+    proposals.limits = proposals.limits.__class__(duplicate_similarity=0.99)  # let near-duplicates in
+    propose(proposals, refs[:1], "Ports libres avant déploiement", "Vérifier les ports libres avant un déploiement Docker.")
+    propose(proposals, refs[1:2], "Vérifier les ports", "Vérifier que les ports sont libres avant de déployer avec Docker.")
+    propose(proposals, refs[2:], "Sauvegardes", "Faire une sauvegarde avant une migration.")
+    listing = proposals.pending_duplicates().render()
     assert re.search(r"P-0001 ~ P-0002 \(0\.\d\d\)", listing) and "P-0003" not in listing.split("\n")[0]
     before = protected(home)
-    memory.merge_pending("P-0001", "P-0002")
-    proposals = pending.parse((home / "memory/pending.md").read_text())
-    assert [p.id for p in proposals] == ["P-0001", "P-0002", "P-0003"]  # nothing deleted
-    assert proposals[0].sources == tuple(refs[:2])
-    assert proposals[1].status.startswith("fusionné dans P-0001")
+    proposals.merge_pending("P-0001", "P-0002")
+    stored = pending.parse((home / "memory/pending.md").read_text())
+    assert [p.id for p in stored] == ["P-0001", "P-0002", "P-0003"]  # nothing deleted
+    assert stored[0].sources == tuple(refs[:2])
+    assert stored[1].status.startswith("fusionné dans P-0001")
     assert protected(home) == before
     with pytest.raises(Refused, match="n'est plus en attente"):
-        memory.merge_pending("P-0003", "P-0002")
+        proposals.merge_pending("P-0003", "P-0002")
     with pytest.raises(InputError):
-        memory.merge_pending("P-0003", "P-0003")
+        proposals.merge_pending("P-0003", "P-0003")
 
 
-def test_the_curation_helpers_never_write_skills_or_memory(memory: Memory, clock: Clock, home: Path, run_cli: Callable[..., Any]) -> None:
+def test_the_curation_helpers_never_write_skills_or_memory(memory: Memory, clock: Clock, home: Path, run_cli: Callable[..., Any], proposals: Proposals) -> None:
     refs = fill_journal(memory, clock, [(2025, 1), (2026, 11)])
-    propose(memory, refs, "Ports", "Vérifier les ports.")
+    propose(proposals, refs, "Ports", "Vérifier les ports.")
     before = protected(home)
     for args in (("pending", "duplicates"), ("journal", "archive", "--older-than", "90"), ("curate", "--print"), ("review",), ("review", "--json")):
         assert run_cli(*args).code == 0, args

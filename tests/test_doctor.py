@@ -7,18 +7,21 @@ from typing import Any
 import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync
-from ocmem import sync
 from ocmem.config import load_settings
-from ocmem.doctor import diagnose
+from ocmem.doctor import Doctor, diagnose
+from ocmem.outcome import Status
+from ocmem.sync import run as sync
+from ocmem.workspace import Workspace, open_workspace
 
 
-def whats(home: Path, **kwargs: Any) -> list[str]:
-    return [p.what for p in diagnose(load_settings(home), env={"OCMEM_HOME": str(home), "OPENCODE_CONFIG_DIR": str(home)}, **kwargs).problems]
+def whats(home: Path) -> list[str]:
+    env = {"OCMEM_HOME": str(home), "OPENCODE_CONFIG_DIR": str(home)}
+    return [p.what for p in Doctor(open_workspace(home, env=env), env=env).run()]
 
 
 def test_a_fresh_install_is_healthy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    report = diagnose(load_settings(home), env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"})
-    assert report.errors == [], report.render()
+    report = diagnose(Workspace(load_settings(home)), env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"})
+    assert report.status is Status.OK, report.render()
 
 
 def test_every_problem_names_its_fix(home: Path) -> None:
@@ -29,20 +32,20 @@ def test_every_problem_names_its_fix(home: Path) -> None:
     (home / "skills/bad/SKILL.md").write_text("---\nname: autre\n---\n")
     (home / "memory/.journal.md.x.ocmem-tmp").write_text("reste")
     (home / "AGENTS.md").write_text("# Mes règles\n")
-    report = diagnose(load_settings(home), env={})
+    report = diagnose(Workspace(load_settings(home)), env={})
     text = report.render()
     for expected in ["memory/pending.md manque", "MEMORY.md dépasse son plafond", "1 note(s) expirée(s)", "skill bad : name 'autre'", "fichier temporaire", "section « Mémoire et apprentissage »", "n'est pas un dossier de configuration d'OpenCode"]:
         assert expected in text, expected
-    assert all(p.fix for p in report.problems)
-    assert report.errors
+    assert all(p.fix for p in Doctor(Workspace(load_settings(home)), env={}).run())
+    assert report.status is Status.FAILED
 
 
 def test_fix_repairs_only_safe_things_with_a_backup(home: Path) -> None:
     (home / "memory/pending.md").unlink()
     (home / "memory/SHORT_TERM.md").write_text("[2020-01-01 → expire 2020-01-02] vieille\n[2099-01-01 → expire 2099-01-02] future\n")
     (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
-    report = diagnose(load_settings(home), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True)
-    assert len(report.repaired) == 2
+    report = diagnose(Workspace(load_settings(home)), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True)
+    assert report.render().count("✓ réparé") == 2
     assert (home / "memory/pending.md").exists()
     assert (home / "memory/SHORT_TERM.md").read_text() == "[2099-01-01 → expire 2099-01-02] future\n"
     assert "vieille" in next((home / ".ocmem/backups").rglob("SHORT_TERM.md")).read_text()
@@ -53,7 +56,7 @@ def test_fix_repairs_only_safe_things_with_a_backup(home: Path) -> None:
 def test_sync_checks_token_permissions_and_drift(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url)
     sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait\n")
-    sync.pull(load_settings(home))
+    sync.pull(Workspace(load_settings(home)))
     target = home / "memory/MEMORY.md"
     target.chmod(0o644)
     target.write_text("édité à la main\n")
@@ -61,9 +64,10 @@ def test_sync_checks_token_permissions_and_drift(home: Path, sb: Any) -> None:
     found = whats(home)
     assert any("modifié à la main depuis le pull" in w for w in found)
     assert any("lisible par d'autres" in w for w in found)
-    report = diagnose(load_settings(home), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True)
+    env = {"OPENCODE_CONFIG_DIR": str(home)}
+    report = diagnose(open_workspace(home, env=env), env=env, fix=True)
     assert (home / ".ocmem/silverbullet.token").stat().st_mode & 0o777 == 0o600
-    assert any("modifié à la main" in p.what for p in report.problems)  # proposed, not forced
+    assert "modifié à la main" in report.render()  # proposed, not forced
     assert (home / ".ocmem/silverbullet.token").read_text().strip() == SB_TOKEN
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from ocmem.config import Paths
-from ocmem.engine import Memory
+from ocmem.entry import exit_code
 from ocmem.errors import Busy
 from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
+from ocmem.memory import Memory
 
 
 def test_atomic_write_keeps_the_old_bytes_when_the_rename_crashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,7 +77,7 @@ def test_the_lock_is_exclusive_and_waits(tmp_path: Path) -> None:
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     with pytest.raises(Busy) as busy, run_lock(paths):
         pass
-    assert busy.value.exit_code == 75 and "--wait" in busy.value.render()
+    assert exit_code(busy.value) == 75 and "--wait" in busy.value.render()
     started = time.monotonic()
     with run_lock(paths, wait_seconds=10):
         assert time.monotonic() - started < 9

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem import journal
-from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
 from ocmem.journal import JOURNAL_HEADER
+from ocmem.memory import Memory
 from ocmem.similarity import fold
 
 SPEC_HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · [^·\n]+ · (#\S+ ?)+$")

@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem import inert, pending, skills
-from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
+from ocmem.memory import Memory
+from ocmem.proposals import Proposals
+from ocmem.status import status
+from ocmem.workspace import Workspace
 
 
 @pytest.fixture
@@ -53,86 +56,86 @@ def skill(refs: list[str], **overrides: Any) -> dict[str, Any]:
     return data
 
 
-def proposals(home: Path) -> list[pending.Proposal]:
+def stored(home: Path) -> list[pending.Proposal]:
     return pending.parse((home / "memory/pending.md").read_text())
 
 
-def test_a_recurring_lesson_becomes_one_proposal(memory: Memory, refs: list[str], home: Path) -> None:
-    result = memory.propose(fact(refs)).render()
+def test_a_recurring_lesson_becomes_one_proposal(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    result = proposals.propose(fact(refs)).render()
     assert "Proposition P-0001 ajoutée (fait)" in result
     assert result.endswith("1 proposition en attente")
-    (only,) = proposals(home)
+    (only,) = stored(home)
     assert only.status == "en attente"
     assert only.sources == tuple(refs[:2])
     assert only.origin == "récurrence (2 épisodes)"
     assert only.created == date(2026, 11, 29)
 
 
-def test_the_same_lesson_again_completes_instead_of_duplicating(memory: Memory, refs: list[str], home: Path) -> None:
-    memory.propose(fact(refs))
-    again = memory.propose(fact(refs, titre="Ports à vérifier", sources=[refs[1], refs[2]], contenu="Toujours vérifier les ports libres avant de déployer avec Docker."))
+def test_the_same_lesson_again_completes_instead_of_duplicating(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
+    again = proposals.propose(fact(refs, titre="Ports à vérifier", sources=[refs[1], refs[2]], contenu="Toujours vérifier les ports libres avant de déployer avec Docker."))
     assert "P-0001 complétée" in again.render()
-    (only,) = proposals(home)
+    (only,) = stored(home)
     assert only.sources == tuple(refs)
     assert only.origin == "récurrence (3 épisodes)"
 
 
-def test_an_identical_second_run_changes_nothing(memory: Memory, refs: list[str], home: Path) -> None:
-    memory.propose(fact(refs))
+def test_an_identical_second_run_changes_nothing(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
     before = (home / "memory/pending.md").read_bytes()
-    assert "rien de nouveau" in memory.propose(fact(refs)).render()
+    assert "rien de nouveau" in proposals.propose(fact(refs)).render()
     assert (home / "memory/pending.md").read_bytes() == before
 
 
-def test_a_lesson_seen_once_makes_no_proposal(memory: Memory, refs: list[str], unchanged: None) -> None:
+def test_a_lesson_seen_once_makes_no_proposal(memory: Memory, refs: list[str], unchanged: None, proposals: Proposals) -> None:
     with pytest.raises(Refused, match="vue une seule fois"):
-        memory.propose(fact(refs, sources=[refs[0]]))
+        proposals.propose(fact(refs, sources=[refs[0]]))
     with pytest.raises(Refused, match="vue une seule fois"):
-        memory.propose(fact(refs, sources=[refs[0], refs[0]]))
+        proposals.propose(fact(refs, sources=[refs[0], refs[0]]))
 
 
-def test_retiens_ca_needs_one_cited_entry(memory: Memory, refs: list[str], home: Path) -> None:
+def test_retiens_ca_needs_one_cited_entry(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
     with pytest.raises(Refused, match="cite l'entrée"):
-        memory.propose(fact(refs, sources=[], retiens_ca=True))
-    memory.propose(fact(refs, sources=[refs[2]], retiens_ca=True))
-    assert proposals(home)[0].origin == "demande explicite de l'utilisateur (« retiens ça »)"
+        proposals.propose(fact(refs, sources=[], retiens_ca=True))
+    proposals.propose(fact(refs, sources=[refs[2]], retiens_ca=True))
+    assert stored(home)[0].origin == "demande explicite de l'utilisateur (« retiens ça »)"
 
 
-def test_sources_must_exist(memory: Memory, refs: list[str], unchanged: None) -> None:
+def test_sources_must_exist(memory: Memory, refs: list[str], unchanged: None, proposals: Proposals) -> None:
     with pytest.raises(Refused, match="introuvable"):
-        memory.propose(fact(refs, sources=[refs[0], "journal 2020-01-01 00:00"]))
+        proposals.propose(fact(refs, sources=[refs[0], "journal 2020-01-01 00:00"]))
 
 
-def test_silence_on_contradiction_is_refused_and_shows_neighbours(memory: Memory, refs: list[str], home: Path) -> None:
+def test_silence_on_contradiction_is_refused_and_shows_neighbours(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Les ports du VPS sont gérés par Traefik.\n")
     with pytest.raises(Refused) as refused:
-        memory.propose(fact(refs, contradiction=None))
+        proposals.propose(fact(refs, contradiction=None))
     message = refused.value.render()
     assert "MEMORY.md « Les ports du VPS sont gérés par Traefik. »" in message
     assert '"contradiction": "aucune"' in message
     with pytest.raises(Refused):
-        memory.propose(fact(refs, remplace=""))
+        proposals.propose(fact(refs, remplace=""))
 
 
-def test_a_contradiction_is_flagged_in_the_proposal(memory: Memory, refs: list[str], home: Path) -> None:
+def test_a_contradiction_is_flagged_in_the_proposal(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
     (home / "skills/deploy-podman").mkdir(parents=True)
     (home / "skills/deploy-podman/SKILL.md").write_text("---\nname: deploy-podman\ndescription: Déploie avec Podman, jamais Docker.\n---\n# x\n")
-    result = memory.propose(skill(refs, contradiction="contredit le skill deploy-podman (Podman plutôt que Docker)")).render()
+    result = proposals.propose(skill(refs, contradiction="contredit le skill deploy-podman (Podman plutôt que Docker)")).render()
     assert "⚠ Contradiction signalée : contredit le skill deploy-podman" in result
-    assert "⚠ contradiction" in memory.list_pending().render()
-    assert proposals(home)[0].contradiction.startswith("contredit le skill deploy-podman")
+    assert "⚠ contradiction" in proposals.list_pending().render()
+    assert stored(home)[0].contradiction.startswith("contredit le skill deploy-podman")
 
 
-def test_a_close_neighbour_is_marked_for_checking(memory: Memory, refs: list[str], home: Path) -> None:
+def test_a_close_neighbour_is_marked_for_checking(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Vérifier les ports libres avant un déploiement Podman.\n")
-    memory.propose(fact(refs))
-    assert proposals(home)[0].check and "Podman" in (proposals(home)[0].check or "")
+    proposals.propose(fact(refs))
+    assert stored(home)[0].check and "Podman" in (stored(home)[0].check or "")
 
 
-def test_a_fact_already_in_memory_is_refused(memory: Memory, refs: list[str], home: Path) -> None:
+def test_a_fact_already_in_memory_is_refused(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Vérifier que les ports sont libres avant un déploiement Docker. (2026-11-01)\n")
     with pytest.raises(Refused, match=r"déjà dans MEMORY\.md"):
-        memory.propose(fact(refs))
+        proposals.propose(fact(refs))
 
 
 @pytest.mark.parametrize(
@@ -146,9 +149,9 @@ def test_a_fact_already_in_memory_is_refused(memory: Memory, refs: list[str], ho
         ({"bonus": 1}, "inconnue"),
     ],
 )
-def test_malformed_proposals_are_input_errors(memory: Memory, refs: list[str], overrides: dict[str, Any], message: str, unchanged: None) -> None:
+def test_malformed_proposals_are_input_errors(memory: Memory, refs: list[str], overrides: dict[str, Any], message: str, unchanged: None, proposals: Proposals) -> None:
     with pytest.raises(InputError, match=message):
-        memory.propose(fact(refs, **overrides))
+        proposals.propose(fact(refs, **overrides))
 
 
 @pytest.mark.parametrize(
@@ -160,106 +163,106 @@ def test_malformed_proposals_are_input_errors(memory: Memory, refs: list[str], o
         ({"description": ""}, "description absente"),
     ],
 )
-def test_skill_frontmatter_rules_are_checked_at_proposal(memory: Memory, refs: list[str], overrides: dict[str, Any], message: str) -> None:
+def test_skill_frontmatter_rules_are_checked_at_proposal(memory: Memory, refs: list[str], overrides: dict[str, Any], message: str, proposals: Proposals) -> None:
     with pytest.raises(InputError, match=message):
-        memory.propose(skill(refs, **overrides))
+        proposals.propose(skill(refs, **overrides))
 
 
-def test_an_overlong_skill_is_refused(memory: Memory, refs: list[str]) -> None:
+def test_an_overlong_skill_is_refused(memory: Memory, refs: list[str], proposals: Proposals) -> None:
     with pytest.raises(Refused, match="60 lignes"):
-        memory.propose(skill(refs, contenu="\n".join(f"étape {i}" for i in range(60))))
+        proposals.propose(skill(refs, contenu="\n".join(f"étape {i}" for i in range(60))))
 
 
-def test_an_existing_skill_needs_an_explicit_replacement(memory: Memory, refs: list[str]) -> None:
+def test_an_existing_skill_needs_an_explicit_replacement(memory: Memory, refs: list[str], proposals: Proposals) -> None:
     with pytest.raises(Refused, match="existe déjà"):
-        memory.propose(skill(refs, name="retrospective"))
-    memory.propose(skill(refs, name="retrospective", remplace="modifie la section Fin du skill retrospective"))
+        proposals.propose(skill(refs, name="retrospective"))
+    proposals.propose(skill(refs, name="retrospective", remplace="modifie la section Fin du skill retrospective"))
 
 
-def test_skill_count_cap(memory: Memory, refs: list[str], home: Path) -> None:
+def test_skill_count_cap(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
     for i in range(14):
         folder = home / f"skills/s{i}"
         folder.mkdir(parents=True)
         (folder / "SKILL.md").write_text(f"---\nname: s{i}\ndescription: Skill {i}.\n---\n")
     with pytest.raises(Refused, match="15 skills installés"):
-        memory.propose(skill(refs))
-    memory.propose(skill(refs, remplace="fusionne s1 et s2"))
+        proposals.propose(skill(refs))
+    proposals.propose(skill(refs, remplace="fusionne s1 et s2"))
 
 
-def test_accepting_a_fact_appends_it_with_date_and_source(memory: Memory, refs: list[str], home: Path, clock: Clock) -> None:
-    memory.propose(fact(refs))
+def test_accepting_a_fact_appends_it_with_date_and_source(memory: Memory, refs: list[str], home: Path, clock: Clock, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
     clock.advance(days=2)
-    result = memory.accept("P-0001").render()
+    result = proposals.accept("P-0001").render()
     memory_md = (home / "memory/MEMORY.md").read_text()
     assert f"- Vérifier que les ports sont libres avant un déploiement Docker. (2026-12-01, Source : {refs[0]} ; {refs[1]} ; P-0001)" in memory_md
     assert "MEMORY.md " in result and "/2 000" in result
-    assert proposals(home)[0].status == "promu (2026-12-01)"
+    assert stored(home)[0].status == "promu (2026-12-01)"
     with pytest.raises(Refused, match="déjà promue"):
-        memory.accept("1")
+        proposals.accept("1")
 
 
-def test_accepting_over_the_memory_cap_is_refused_with_fill_level(memory: Memory, refs: list[str], home: Path) -> None:
-    memory.propose(fact(refs))
+def test_accepting_over_the_memory_cap_is_refused_with_fill_level(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n" + "".join(f"- fait {i} " + "x" * 80 + "\n" for i in range(21)))
     before = (home / "memory/MEMORY.md").read_bytes(), (home / "memory/pending.md").read_bytes()
     with pytest.raises(Refused) as refused:
-        memory.accept("P-0001")
+        proposals.accept("P-0001")
     assert "plafond" in refused.value.render() and "/2 000 (" in refused.value.render()
     assert ((home / "memory/MEMORY.md").read_bytes(), (home / "memory/pending.md").read_bytes()) == before
 
 
-def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[str], home: Path) -> None:
-    memory.propose(skill(refs, contenu="Lancer `${service}` puis :\n\n```bash\necho ${HOME}\n```"))
-    memory.accept("P-0001")
+def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[str], home: Path, proposals: Proposals, workspace: Workspace) -> None:
+    proposals.propose(skill(refs, contenu="Lancer `${service}` puis :\n\n```bash\necho ${HOME}\n```"))
+    proposals.accept("P-0001")
     text = (home / "skills/deploy-docker/SKILL.md").read_text()
     assert text.startswith("---\nname: deploy-docker\ndescription: Déploie un service")
     assert "Source : " + refs[0] in text
     assert "~~~bash\necho ${HOME}\n~~~" in text  # fenced code stays code
     assert "Lancer \\`\\$\\{service\\}\\` puis :" in text  # inert, and visible as typed
     assert inert.active_constructs(text) == []
-    assert "skills/         2/15 skill(s)" in memory.status().render()
+    assert "skills/         2/15 skill(s)" in status(workspace).render()
     assert not [s for s in skills.list_skills(home / "skills", 60) if s.problems]
 
 
-def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    memory.propose(fact(refs))
-    import ocmem.engine as engine
+def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
+    from ocmem.workspace import Transaction
 
-    real_write = engine._Run.write
+    real_write = Transaction.write
 
-    def crash_on_pending(self: engine._Run, path: Path, text: str, **kw: Any) -> None:
+    def crash_on_pending(self: Transaction, path: Path, text: str, **kw: Any) -> None:
         if path.name == "pending.md":
             raise OSError("disque plein")
         real_write(self, path, text, **kw)
 
-    monkeypatch.setattr(engine._Run, "write", crash_on_pending)
+    monkeypatch.setattr(Transaction, "write", crash_on_pending)
     with pytest.raises(OSError):
-        memory.accept("P-0001")
-    monkeypatch.setattr(engine._Run, "write", real_write)
-    memory.accept("P-0001")
+        proposals.accept("P-0001")
+    monkeypatch.setattr(Transaction, "write", real_write)
+    proposals.accept("P-0001")
     assert (home / "memory/MEMORY.md").read_text().count("P-0001)") == 1
 
 
-def test_reject_keeps_the_proposal_marked(memory: Memory, refs: list[str], home: Path) -> None:
-    memory.propose(fact(refs))
-    memory.reject("P-0001", "déjà couvert par la doc ${x}")
-    assert proposals(home)[0].status == "refusé (2026-11-29) : déjà couvert par la doc ${x}"
+def test_reject_keeps_the_proposal_marked(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
+    proposals.reject("P-0001", "déjà couvert par la doc ${x}")
+    assert stored(home)[0].status == "refusé (2026-11-29) : déjà couvert par la doc ${x}"
     assert "déjà couvert par la doc \\$\\{x\\}" in (home / "memory/pending.md").read_text()
     with pytest.raises(Refused, match="refusé une proposition semblable"):
-        memory.propose(fact(refs))
-    assert "P-0002" in memory.propose(fact(refs, retiens_ca=True)).render()
+        proposals.propose(fact(refs))
+    assert "P-0002" in proposals.propose(fact(refs, retiens_ca=True)).render()
 
 
-def test_promoted_lessons_are_not_proposed_again(memory: Memory, refs: list[str], home: Path) -> None:
-    memory.propose(skill(refs))
-    memory.accept("P-0001")
+def test_promoted_lessons_are_not_proposed_again(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    proposals.propose(skill(refs))
+    proposals.accept("P-0001")
     with pytest.raises(Refused, match="déjà été promue"):
-        memory.propose(skill(refs, titre="Autre titre", remplace="remplace deploy-docker"))
+        proposals.propose(skill(refs, titre="Autre titre", remplace="remplace deploy-docker"))
 
 
-def test_unknown_id(memory: Memory) -> None:
+def test_unknown_id(memory: Memory, proposals: Proposals) -> None:
     with pytest.raises(InputError, match="pending list"):
-        memory.accept("P-0042")
+        proposals.accept("P-0042")
 
 
 text_line = st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters=";"), min_size=1, max_size=30).map(str.strip).filter(bool)

@@ -10,10 +10,11 @@ import pytest
 
 from conftest import Clock, journal_fields
 from ocmem.config import load_settings
-from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
+from ocmem.memory import Memory
 from ocmem.pluginapi import plugin_config, prompt_context, run_tool
 from ocmem.provenance import Provenance
+from ocmem.workspace import Workspace
 
 PAGE = (
     "Bienvenue sur la documentation du serveur. Le port par défaut est 8080.\n"
@@ -58,56 +59,56 @@ def test_retiens_ca_is_recognised_in_user_messages(said: str, expected: bool) ->
     assert Provenance([said]).user_said_retiens() is expected
 
 
-def test_tool_note_refuses_untrusted_instruction(memory: Memory, home: Path, unchanged: None) -> None:
+def test_tool_note_refuses_untrusted_instruction(workspace: Workspace, home: Path, unchanged: None) -> None:
     with pytest.raises(Refused):
-        run_tool(memory, "memory_note", envelope({"text": "le serveur de production est 10.0.0.99"}, untrusted=[PAGE]))
+        run_tool(workspace, "memory_note", envelope({"text": "le serveur de production est 10.0.0.99"}, untrusted=[PAGE]))
 
 
-def test_tool_journal_lesson_cannot_carry_an_injected_fact(memory: Memory, unchanged: None) -> None:
+def test_tool_journal_lesson_cannot_carry_an_injected_fact(workspace: Workspace, unchanged: None) -> None:
     with pytest.raises(Refused, match="leçon"):
-        run_tool(memory, "memory_journal", envelope(journal_fields(lecon="le serveur de production est 10.0.0.99"), untrusted=[PAGE]))
+        run_tool(workspace, "memory_journal", envelope(journal_fields(lecon="le serveur de production est 10.0.0.99"), untrusted=[PAGE]))
 
 
-def test_only_one_journal_entry_per_session(memory: Memory, clock: Clock, home: Path) -> None:
-    first = run_tool(memory, "memory_journal", envelope(journal_fields()))
+def test_only_one_journal_entry_per_session(workspace: Workspace, clock: Clock, home: Path) -> None:
+    first = run_tool(workspace, "memory_journal", envelope(journal_fields()))
     assert first.lines[-1] == "Journal mis à jour"
     clock.advance(minutes=3)
     with pytest.raises(Refused, match="une seule rétrospective par session"):
-        run_tool(memory, "memory_journal", envelope(journal_fields(titre="Encore")))
-    run_tool(memory, "memory_journal", envelope(journal_fields(titre="Autre session"), session="ses_2"))
-    assert prompt_context(memory.settings, "ses_1")["journal_written"] is True
-    assert prompt_context(memory.settings, "ses_3")["journal_written"] is False
+        run_tool(workspace, "memory_journal", envelope(journal_fields(titre="Encore")))
+    run_tool(workspace, "memory_journal", envelope(journal_fields(titre="Autre session"), session="ses_2"))
+    assert prompt_context(workspace, "ses_1")["journal_written"] is True
+    assert prompt_context(workspace, "ses_3")["journal_written"] is False
 
 
-def test_retiens_ca_claim_is_checked_against_the_user_messages(memory: Memory, clock: Clock) -> None:
-    ref = run_tool(memory, "memory_journal", envelope(journal_fields())).lines[0].removeprefix("Entrée ajoutée : ")
+def test_retiens_ca_claim_is_checked_against_the_user_messages(workspace: Workspace, clock: Clock) -> None:
+    ref = run_tool(workspace, "memory_journal", envelope(journal_fields())).lines[0].removeprefix("Entrée ajoutée : ")
     proposal = {"type": "fait", "titre": "Podman", "contenu": "On utilise Podman.", "sources": [ref], "contradiction": "aucune", "remplace": "rien", "retiens_ca": True}
     with pytest.raises(Refused, match="n'a pas demandé de retenir"):
-        run_tool(memory, "memory_propose", envelope(proposal, user=["déploie X"]))
-    result = run_tool(memory, "memory_propose", envelope(proposal, user=["retiens ça : on utilise Podman"]))
+        run_tool(workspace, "memory_propose", envelope(proposal, user=["déploie X"]))
+    result = run_tool(workspace, "memory_propose", envelope(proposal, user=["retiens ça : on utilise Podman"]))
     assert "P-0001" in result.render()
 
 
-def test_tool_search_and_forget(memory: Memory) -> None:
-    run_tool(memory, "memory_journal", envelope(journal_fields(titre="Docker sur le VPS")))
-    assert "Docker sur le VPS" in run_tool(memory, "memory_search", envelope({"query": "dock"})).render()
-    run_tool(memory, "memory_note", envelope({"text": "une note", "days": 2}))
-    assert "Note supprimée" in run_tool(memory, "memory_forget", envelope({"number": 1})).render()
+def test_tool_search_and_forget(workspace: Workspace) -> None:
+    run_tool(workspace, "memory_journal", envelope(journal_fields(titre="Docker sur le VPS")))
+    assert "Docker sur le VPS" in run_tool(workspace, "memory_search", envelope({"query": "dock"})).render()
+    run_tool(workspace, "memory_note", envelope({"text": "une note", "days": 2}))
+    assert "Note supprimée" in run_tool(workspace, "memory_forget", envelope({"number": 1})).render()
 
 
-def test_bad_envelopes(memory: Memory) -> None:
+def test_bad_envelopes(workspace: Workspace) -> None:
     with pytest.raises(InputError):
-        run_tool(memory, "memory_note", {"args": "x"})
+        run_tool(workspace, "memory_note", {"args": "x"})
     with pytest.raises(InputError, match="outil inconnu"):
-        run_tool(memory, "memory_delete_everything", envelope({}))
+        run_tool(workspace, "memory_delete_everything", envelope({}))
     with pytest.raises(InputError, match="session invalide"):
-        run_tool(memory, "memory_journal", envelope(journal_fields(), session="../../etc"))
+        run_tool(workspace, "memory_journal", envelope(journal_fields(), session="../../etc"))
 
 
-def test_prompt_context_fences_notes_as_data(memory: Memory, home: Path, clock: Clock) -> None:
+def test_prompt_context_fences_notes_as_data(workspace: Workspace, memory: Memory, home: Path) -> None:
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Le VPS tourne sous Debian 12.\n")
     memory.add_note("projet X en cours ```piège```")
-    context = prompt_context(load_settings(home), now=clock)
+    context = prompt_context(workspace)
     facts, notes = context["system"]
     assert facts.startswith("## Mémoire validée (memory/MEMORY.md)") and "Debian 12" in facts
     assert notes.startswith("## Notes de travail non vérifiées (memory/SHORT_TERM.md)")

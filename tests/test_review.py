@@ -6,8 +6,9 @@ from pathlib import Path
 
 from conftest import Clock, journal_fields
 from ocmem.config import load_settings
-from ocmem.engine import Memory
+from ocmem.memory import Memory
 from ocmem.review import review
+from ocmem.workspace import Workspace
 
 
 def skill(home: Path, name: str, description: str) -> None:
@@ -22,7 +23,7 @@ def test_unused_and_rarely_used_skills(home: Path, clock: Clock, memory: Memory)
     usage = home / ".ocmem/skill-usage.jsonl"
     usage.write_text("".join(json.dumps({"ts": "2026-11-20T10:00:00Z", "skill": "deploy-docker", "session": "s"}) + "\n" for _ in range(5)) + "pas du json\n")
     memory.add_journal(journal_fields(tags=["backup"]))
-    found = {s.subject: s.detail for s in review(load_settings(home), now=clock).suggestions if s.kind == "skill peu utilisé"}
+    found = {s.subject: s.detail for s in review(Workspace(load_settings(home), now=clock)).suggestions if s.kind == "skill peu utilisé"}
     assert "deploy-docker" not in found
     assert found["backup"] == "utilisé 1 fois en 90 jours"
     assert found["retrospective"] == "jamais utilisé en 90 jours"
@@ -34,7 +35,7 @@ def test_possible_contradictions_between_facts_and_skills(home: Path, clock: Clo
         "- Les déploiements passent par Docker Compose.\n"
     )
     skill(home, "deploy", "Les déploiements ne passent pas par Docker Compose.")
-    found = [s for s in review(load_settings(home), now=clock).suggestions if s.kind == "contradiction possible"]
+    found = [s for s in review(Workspace(load_settings(home), now=clock)).suggestions if s.kind == "contradiction possible"]
     details = {s.detail for s in found}
     assert "valeurs différentes (8080 / 9090)" in details
     assert "l'une est négative, l'autre non" in details
@@ -51,7 +52,7 @@ def test_facts_to_revalidate(home: Path, clock: Clock) -> None:
         "- Sources : journal 2026-11-18 10:00\n- Origine : x\n- Remplace : modifie P-0002\n- Contradiction : aucune\n"
         "- Contenu proposé :\n\n~~~text\nFait récent, corrigé.\n~~~\n"
     )
-    found = {(s.subject[:12], s.detail) for s in review(load_settings(home), now=clock).suggestions if s.kind == "fait à revalider"}
+    found = {(s.subject[:12], s.detail) for s in review(Workspace(load_settings(home), now=clock)).suggestions if s.kind == "fait à revalider"}
     assert ("Fait sans so", "sans date ni source") in found
     assert ("Fait ancien.", "source la plus récente de plus de 180 jours") in found
     assert ("Fait récent.", "P-0003 dit le remplacer (en attente)") in found

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from conftest import Clock
 from ocmem import shortterm
-from ocmem.engine import Memory
 from ocmem.errors import InputError, Refused
+from ocmem.memory import Memory
 from ocmem.shortterm import Note, ShortTermFormatError
 
 note_text = st.text(

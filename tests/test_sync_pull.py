@@ -8,16 +8,18 @@ from typing import Any
 
 import pytest
 
-from ocmem import sync
 from ocmem.config import load_settings
 from ocmem.errors import Refused
-from ocmem.history import History
+from ocmem.outcome import Outcome
+from ocmem.sync import run as sync
+from ocmem.sync.history import History
+from ocmem.workspace import Workspace
 
 SKILL = "---\nname: {name}\ndescription: Fait {name}. À utiliser pour {name}.\n---\n\n# {name}\n\nÉtapes.\n"
 
 
-def pull(home: Path, **kwargs: Any) -> sync.PullReport:
-    return sync.pull(load_settings(home), **kwargs)
+def pull(home: Path, **kwargs: Any) -> Outcome:
+    return sync.pull(Workspace(load_settings(home)), **kwargs)
 
 
 def fs_requests(sb: Any) -> list[tuple[str, str]]:

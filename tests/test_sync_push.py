@@ -9,10 +9,14 @@ import httpx
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem import inert, sync
+from ocmem import inert
 from ocmem.config import load_settings
-from ocmem.engine import Memory
 from ocmem.errors import Refused
+from ocmem.memory import Memory
+from ocmem.outcome import Outcome
+from ocmem.proposals import Proposals
+from ocmem.sync import run as sync
+from ocmem.workspace import Workspace
 from support.faults import AfterEachResponse, Crash
 
 JOURNAL = "Agents/Inbox/journal.md"
@@ -23,8 +27,8 @@ PENDING = "Agents/Inbox/pending.md"
 
 
 
-def push(home: Path, **kwargs: Any) -> sync.PushReport:
-    return sync.push(load_settings(home), **kwargs)
+def push(home: Path, **kwargs: Any) -> Outcome:
+    return sync.push(Workspace(load_settings(home)), **kwargs)
 
 
 def entry(memory: Memory, clock: Clock, title: str, **fields: str) -> str:
@@ -53,8 +57,8 @@ def test_spec_dollar_test_displays_literally(synced: Path, sb: Any, memory: Memo
 
 
 def test_spec_a_write_to_agents_skills_is_refused_before_sending(synced: Path, sb: Any) -> None:
-    from ocmem.remote import ForbiddenRequest, SilverBullet
-    from ocmem.syncconfig import load_sync_config
+    from ocmem.sync.client import ForbiddenRequest, SilverBullet
+    from ocmem.sync.config import load_sync_config
 
     with SilverBullet(load_sync_config(load_settings(synced))) as client:
         for path in ["Agents/Skills/evil/SKILL.md", "Agents/Memory/MEMORY.md", "Agents/Inbox/../Skills/x.md", "AGENTS.md"]:
@@ -251,14 +255,14 @@ def proposal_fields(refs: list[str]) -> dict[str, Any]:
     return {"type": "fait", "titre": "Ports", "contenu": "Vérifier les ports.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}
 
 
-def test_pending_merges_per_proposal(synced: Path, sb: Any, memory: Memory, clock: Clock) -> None:
+def test_pending_merges_per_proposal(synced: Path, sb: Any, memory: Memory, clock: Clock, proposals: Proposals) -> None:
     refs = [f"journal {entry(memory, clock, 'A')}", f"journal {entry(memory, clock, 'B')}"]
-    memory.propose(proposal_fields(refs))
+    proposals.propose(proposal_fields(refs))
     push(synced)
     assert "## P-0001 · fait · Ports" in sb.read(PENDING)
     # local-only change (the proposal gets a new source) → remote updated
     refs.append(f"journal {entry(memory, clock, 'C')}")
-    memory.propose(proposal_fields(refs))
+    proposals.propose(proposal_fields(refs))
     push(synced)
     assert "récurrence (3 épisodes)" in sb.read(PENDING)
     # remote-only change (the human annotates) → kept
@@ -267,7 +271,7 @@ def test_pending_merges_per_proposal(synced: Path, sb: Any, memory: Memory, cloc
     assert "- Avis : à reformuler" in sb.read(PENDING)
     # both changed → human's kept, agent's inserted beside it, reported
     refs.append(f"journal {entry(memory, clock, 'D')}")
-    memory.propose(proposal_fields(refs))
+    proposals.propose(proposal_fields(refs))
     sb.write(PENDING, sb.read(PENDING).replace("- Avis : à reformuler", "- Avis : à reformuler, vraiment"))
     report = push(synced)
     text = sb.read(PENDING)
@@ -279,15 +283,15 @@ def test_pending_merges_per_proposal(synced: Path, sb: Any, memory: Memory, cloc
     assert sb.read(PENDING).count("## P-0001~agent-") == 1
 
 
-def test_local_promotion_is_refused_in_sync_mode(synced: Path, memory: Memory, clock: Clock) -> None:
+def test_local_promotion_is_refused_in_sync_mode(synced: Path, memory: Memory, clock: Clock, proposals: Proposals) -> None:
     from conftest import Clock as _Clock  # noqa: F401  (fixture type only)
-    from ocmem.syncconfig import is_configured
+    from ocmem.sync.config import is_configured
 
     refs = [f"journal {entry(memory, clock, 'A')}", f"journal {entry(memory, clock, 'B')}"]
-    memory.propose(proposal_fields(refs))
-    synced_memory = Memory(load_settings(synced), now=clock, sync_mode=is_configured(load_settings(synced)))
+    proposals.propose(proposal_fields(refs))
+    synced_workspace = Workspace(load_settings(synced), now=clock, sync_mode=is_configured(load_settings(synced)))
     with pytest.raises(Refused, match="promotion se fait dans SilverBullet"):
-        synced_memory.accept("P-0001")
+        Proposals(synced_workspace).accept("P-0001")
 
 
 def test_read_only_space_is_refused_clearly(synced: Path, sb: Any, memory: Memory, clock: Clock) -> None:

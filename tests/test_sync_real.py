@@ -17,9 +17,10 @@ import httpx
 import pytest
 
 from conftest import Clock, configure_sync, journal_fields
-from ocmem import sync
 from ocmem.config import load_settings
-from ocmem.engine import Memory
+from ocmem.memory import Memory
+from ocmem.sync import run as sync
+from ocmem.workspace import Workspace
 
 URL = os.environ.get("OCMEM_TEST_SILVERBULLET_URL", "").rstrip("/")
 TOKEN = os.environ.get("OCMEM_TEST_SILVERBULLET_TOKEN") or None
@@ -54,11 +55,11 @@ def test_pull_and_push_against_a_real_server(home: Path, clock: Clock, scratch: 
         push=[{"local": "memory/journal.md", "remote": f"{folder}/Inbox/journal.md"}],
     )
     settings = load_settings(home)
-    sync.pull(settings)
+    sync.pull(Workspace(settings))
     assert (home / "skills/deploy/SKILL.md").read_text().startswith("---\nname: deploy")
-    Memory(settings, now=clock).add_journal(journal_fields(lecon="affiche ${test} tel quel"))
-    sync.push(settings)
+    Memory(Workspace(settings, now=clock)).add_journal(journal_fields(lecon="affiche ${test} tel quel"))
+    sync.push(Workspace(settings))
     page = raw.get(f"/.fs/{folder}/Inbox/journal.md").text
     assert page.startswith("# Journal\n\nNote humaine.\n\n## 2026-11-29 10:00 · Déployer le service X")
     assert "affiche \\${test} tel quel" in page
-    assert "Pull : 0 fichier(s) mis à jour" in sync.pull(settings).render()
+    assert "Pull : 0 fichier(s) mis à jour" in sync.pull(Workspace(settings)).render()

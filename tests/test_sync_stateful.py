@@ -27,12 +27,16 @@ from hypothesis.stateful import (
 )
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
-from ocmem import blocks, journal, pending, sync
+from ocmem import journal, pending
 from ocmem.config import load_settings
-from ocmem.engine import Memory
 from ocmem.install import Installer
-from ocmem.push import PageKeepsChanging
-from ocmem.remote import SilverBulletError
+from ocmem.memory import Memory
+from ocmem.proposals import Proposals
+from ocmem.sync import merge as blocks
+from ocmem.sync import run as sync
+from ocmem.sync.client import SilverBulletError
+from ocmem.sync.push import PageKeepsChanging
+from ocmem.workspace import Workspace
 from support.faults import AfterEachResponse, Crash
 from support.sbserver import FakeSilverBullet
 
@@ -64,10 +68,11 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
             server.clear_requests()
             self.home = Path(tempfile.mkdtemp(dir=root))
             self.clock = Clock()
-            Installer(load_settings(self.home), now=self.clock).run()
+            Installer(Workspace(load_settings(self.home), now=self.clock)).run()
             configure_sync(self.home, server.url)
             self.settings = load_settings(self.home)
-            self.memory = Memory(self.settings, now=self.clock)
+            self.workspace = Workspace(self.settings, now=self.clock)
+            self.memory = Memory(self.workspace)
             self.entries: list[str] = []  # journal entry ids written locally
             self.human_lines: dict[str, str] = {}  # line -> page it was written to
             self.human_deleted: set[str] = set()
@@ -89,7 +94,7 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
         @precondition(lambda self: bool(self.entries))
         @rule(which=st.sampled_from(["ports", "sauvegardes"]))
         def agent_proposes_or_completes(self, which: str) -> None:
-            self.memory.propose({
+            Proposals(self.workspace).propose({
                 "type": "fait", "titre": f"Vérifier les {which}", "contenu": f"Toujours vérifier les {which} avant.",
                 "sources": [f"journal {self.entries[-1]}"], "contradiction": "aucune", "remplace": "rien", "retiens_ca": True,
             })
@@ -245,7 +250,7 @@ def test_push_loses_nothing_and_duplicates_nothing(server: FakeSilverBullet, tmp
         def push(self) -> None:
             transport, self.transport = self.transport, None
             try:
-                sync.push(self.settings, transport=transport)
+                sync.push(self.workspace, transport=transport)
             except (Crash, PageKeepsChanging, SilverBulletError):
                 return  # the run failed cleanly; the next one must converge
             server.clear_faults()

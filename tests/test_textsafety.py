@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from ocmem.entry import exit_code
 from ocmem.errors import Refused
 from ocmem.textsafety import check_text, find_injection, find_secrets
 
@@ -25,7 +26,7 @@ def test_secrets_are_found_and_never_echoed(text: str, kind: str) -> None:
     assert kind in {f.kind for f in findings}
     with pytest.raises(Refused) as refused:
         check_text("note", text)
-    assert refused.value.exit_code == 3
+    assert exit_code(refused.value) == 3
     assert "AIOSFODNN7EXAMPLE" not in refused.value.render()
     assert "hunter2" not in refused.value.render()
 

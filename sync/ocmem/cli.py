@@ -1,21 +1,28 @@
-"""The ``ocmem`` command line (click): parse arguments, call the library, print its result.
+"""The ``ocmem`` command line (click): parse arguments, call the library, return its outcome.
 
-Errors are domain exceptions; ``ocmem.entry.main`` turns them into messages and exit codes.
-Commands import what they need when they run, so local commands stay fast.
+Every command returns an ``Outcome``; errors are domain exceptions. ``ocmem.entry.main`` alone
+prints them and turns them into exit codes. Commands import what they need when they run, so
+local commands stay fast.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ocmem import __version__
-from ocmem.entry import open_memory, read_json_stdin
 from ocmem.errors import Refused
+from ocmem.outcome import Outcome
+from ocmem.stdin import read_json
+from ocmem.workspace import Workspace, open_workspace
+
+if TYPE_CHECKING:
+    from ocmem.proposals import Proposals
 
 
 class _Context:
@@ -23,16 +30,15 @@ class _Context:
         self.home = home
         self.wait = wait
 
-    def settings(self) -> Any:
-        from ocmem.config import load_settings
-
-        return load_settings(self.home)
-
-    def memory(self) -> Any:
-        return open_memory(self.home, self.wait)
+    def workspace(self) -> Workspace:
+        return open_workspace(self.home, wait_seconds=self.wait)
 
 
 pass_context = click.make_pass_decorator(_Context)
+
+
+def _text(lines: str) -> Outcome:
+    return Outcome([lines.rstrip("\n")])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,10 +58,6 @@ def cli(ctx: click.Context, home: Path | None, wait: float) -> None:
     ctx.obj = _Context(home, wait)
 
 
-def _echo(result: Any) -> None:
-    click.echo(result.render())
-
-
 @cli.command()
 @click.option(
     "--upgrade",
@@ -72,26 +74,22 @@ def _echo(result: Any) -> None:
     "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
 )
 @pass_context
-def init(obj: _Context, upgrade: bool, import_file: Path | None, show_section: bool) -> None:
+def init(obj: _Context, upgrade: bool, import_file: Path | None, show_section: bool) -> Outcome:
     """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
     from ocmem.install import Installer, shipped_section
-    from ocmem.syncconfig import is_configured
 
     if show_section:
-        click.echo(shipped_section())
-        return
-    settings = obj.settings()
-    installer = Installer(
-        settings, upgrade=upgrade, sync_mode=is_configured(settings), wait_seconds=obj.wait
-    )
-    _echo(installer.run(import_file))
+        return _text(shipped_section())
+    return Installer(obj.workspace(), upgrade=upgrade).run(import_file)
 
 
 @cli.command()
 @pass_context
-def status(obj: _Context) -> None:
+def status(obj: _Context) -> Outcome:
     """Remplissage de chaque fichier, skills, propositions en attente."""
-    _echo(obj.memory().status())
+    from ocmem.status import status as run_status
+
+    return run_status(obj.workspace())
 
 
 @cli.command()
@@ -102,18 +100,18 @@ def status(obj: _Context) -> None:
 @pass_context
 def note(
     obj: _Context, text: str | None, days: int | None, list_: bool, remove: int | None
-) -> None:
+) -> Outcome:
     """Mémoire court terme (SHORT_TERM.md) : ajoute, liste ou supprime une note."""
-    chosen = sum([text is not None, list_, remove is not None])
-    if chosen != 1:
+    from ocmem.memory import Memory
+
+    if sum([text is not None, list_, remove is not None]) != 1:
         raise click.UsageError("donne soit un TEXTE, soit --list, soit --remove N")
-    memory = obj.memory()
+    memory = Memory(obj.workspace())
     if list_:
-        _echo(memory.list_notes())
-    elif remove is not None:
-        _echo(memory.remove_note(remove))
-    else:
-        _echo(memory.add_note(text or "", days))
+        return memory.list_notes()
+    if remove is not None:
+        return memory.remove_note(remove)
+    return memory.add_note(text or "", days)
 
 
 @cli.group(name="journal")
@@ -122,22 +120,28 @@ def journal_group() -> None:
 
 
 @journal_group.command(name="add")
-@click.option("--titre")
+@click.option("--titre", help="Titre court (80 caractères au plus, sans « · »).")
 @click.option("--tags", help="Tags séparés par des espaces ou des virgules.")
-@click.option("--demande")
-@click.option("--fait")
-@click.option("--piege")
-@click.option("--lecon")
-@click.option("--resultat", type=click.Choice(["réussi", "partiel", "échec", "reussi", "echec"]))
+@click.option("--demande", help="Ce que l'utilisateur a demandé.")
+@click.option("--fait", help="Ce qui a été fait.")
+@click.option("--piege", help="Le piège rencontré (« aucun » s'il n'y en a pas).")
+@click.option("--lecon", help="La leçon à retenir.")
+@click.option(
+    "--resultat",
+    type=click.Choice(["réussi", "partiel", "échec", "reussi", "echec"]),
+    help="Issue de la tâche.",
+)
 @pass_context
-def journal_add(obj: _Context, /, **fields: str | None) -> None:
+def journal_add(obj: _Context, /, **fields: str | None) -> Outcome:
     """Ajoute une entrée : options, ou objet JSON sur l'entrée standard
 
     {"titre", "tags": [...], "demande", "fait", "piege", "lecon", "resultat"}.
     """
+    from ocmem.memory import Memory
+
     given = {k: v for k, v in fields.items() if v is not None}
-    data = given if given else read_json_stdin("journal add")
-    _echo(obj.memory().add_journal(data))
+    data = given if given else read_json("journal add")
+    return Memory(obj.workspace()).add_journal(data)
 
 
 @journal_group.command(name="search")
@@ -145,35 +149,43 @@ def journal_add(obj: _Context, /, **fields: str | None) -> None:
 @click.option("--tag", "tags", multiple=True, help="Tag exigé (répétable).")
 @click.option("--last", type=int, help="Les N dernières entrées (5 au plus).")
 @pass_context
-def journal_search(obj: _Context, query: str, tags: tuple[str, ...], last: int | None) -> None:
+def journal_search(obj: _Context, query: str, tags: tuple[str, ...], last: int | None) -> Outcome:
     """Cherche dans le journal et ses archives : 5 entrées au plus, les plus récentes d'abord."""
-    _echo(obj.memory().search_journal(query, tags, last))
+    from ocmem.memory import Memory
+
+    return Memory(obj.workspace()).search_journal(query, tags, last)
 
 
 @journal_group.command(name="archive")
 @click.option(
     "--before",
     type=click.DateTime(formats=["%Y-%m-%d"]),
+    metavar="AAAA-MM-JJ",
     help="Archive les entrées antérieures à cette date (AAAA-MM-JJ).",
 )
 @click.option(
     "--older-than", type=int, metavar="JOURS", help="Archive les entrées de plus de JOURS jours."
 )
 @pass_context
-def journal_archive(obj: _Context, before: Any, older_than: int | None) -> None:
+def journal_archive(obj: _Context, before: datetime | None, older_than: int | None) -> Outcome:
     """Déplace les vieilles entrées dans journal-AAAA-MM.md (rien n'est perdu ni supprimé)."""
-    from datetime import date, timedelta
+    from datetime import timedelta
+
+    from ocmem.memory import Memory
 
     if (before is None) == (older_than is None):
         raise click.UsageError("donne --before AAAA-MM-JJ ou --older-than JOURS")
-    cutoff = before.date() if before is not None else date.today() - timedelta(days=older_than or 0)
-    _echo(obj.memory().archive_journal(cutoff))
+    workspace = obj.workspace()
+    cutoff: date = (
+        before.date() if before is not None else workspace.today() - timedelta(days=older_than or 0)
+    )
+    return Memory(workspace).archive_journal(cutoff)
 
 
 @cli.command()
-@click.option("--type", "kind", type=click.Choice(["fait", "skill"]))
-@click.option("--titre")
-@click.option("--contenu")
+@click.option("--type", "kind", type=click.Choice(["fait", "skill"]), help="Fait ou skill.")
+@click.option("--titre", help="Titre de la proposition (une ligne).")
+@click.option("--contenu", help="Le fait (une ligne) ou le brouillon du skill.")
 @click.option(
     "--source", "sources", multiple=True, help="« journal AAAA-MM-JJ HH:MM » (répétable)."
 )
@@ -192,14 +204,16 @@ def propose(
     sources: tuple[str, ...],
     retiens_ca: bool,
     **rest: str | None,
-) -> None:
+) -> Outcome:
     """Propose un fait ou un skill (options, ou objet JSON sur l'entrée standard)."""
+    from ocmem.proposals import Proposals
+
     if kind is None:
-        data = read_json_stdin("propose")
+        data = read_json("propose")
     else:
         data = {"type": kind, "sources": list(sources), "retiens_ca": retiens_ca}
         data.update({k: v for k, v in rest.items() if v is not None})
-    _echo(obj.memory().propose(data))
+    return Proposals(obj.workspace()).propose(data)
 
 
 @cli.group(name="pending")
@@ -207,22 +221,28 @@ def pending_group() -> None:
     """Propositions en attente de validation humaine."""
 
 
+def _proposals(obj: _Context) -> Proposals:
+    from ocmem.proposals import Proposals
+
+    return Proposals(obj.workspace())
+
+
 @pending_group.command(name="list")
 @click.option(
     "--all", "show_all", is_flag=True, help="Inclut les propositions promues et refusées."
 )
 @pass_context
-def pending_list(obj: _Context, show_all: bool) -> None:
+def pending_list(obj: _Context, show_all: bool) -> Outcome:
     """Liste les propositions."""
-    _echo(obj.memory().list_pending(show_all))
+    return _proposals(obj).list_pending(show_all)
 
 
 @pending_group.command(name="show")
 @click.argument("pid")
 @pass_context
-def pending_show(obj: _Context, pid: str) -> None:
+def pending_show(obj: _Context, pid: str) -> Outcome:
     """Affiche une proposition."""
-    _echo(obj.memory().show_pending(pid))
+    return _proposals(obj).show_pending(pid)
 
 
 @pending_group.command(name="duplicates")
@@ -230,46 +250,46 @@ def pending_show(obj: _Context, pid: str) -> None:
     "--threshold", type=float, default=0.35, show_default=True, help="Similarité minimale (0 à 1)."
 )
 @pass_context
-def pending_duplicates(obj: _Context, threshold: float) -> None:
+def pending_duplicates(obj: _Context, threshold: float) -> Outcome:
     """Liste les propositions en attente qui semblent dire la même chose."""
-    _echo(obj.memory().pending_duplicates(threshold))
+    return _proposals(obj).pending_duplicates(threshold)
 
 
 @pending_group.command(name="merge")
 @click.argument("keep")
 @click.argument("other")
 @pass_context
-def pending_merge(obj: _Context, keep: str, other: str) -> None:
+def pending_merge(obj: _Context, keep: str, other: str) -> Outcome:
     """Fusionne OTHER dans KEEP (OTHER reste, marquée « fusionné »)."""
-    _echo(obj.memory().merge_pending(keep, other))
+    return _proposals(obj).merge_pending(keep, other)
 
 
 @pending_group.command(name="accept")
 @click.argument("pid")
 @click.option("--yes", is_flag=True, help="Ne pas demander de confirmation.")
 @pass_context
-def pending_accept(obj: _Context, pid: str, yes: bool) -> None:
+def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
     """Promeut une proposition (fait → MEMORY.md, skill → skills/<nom>/SKILL.md)."""
-    memory = obj.memory()
+    proposals = _proposals(obj)
     if not yes:
         if not sys.stdin.isatty():
             raise Refused(
                 "la promotion demande la confirmation d'un humain",
                 fix=f"lance `ocmem pending accept {pid}` dans un terminal, ou ajoute --yes si tu es l'humain",
             )
-        click.echo(memory.show_pending(pid).render())
+        click.echo(proposals.show_pending(pid).render())
         if not click.confirm("Promouvoir cette proposition ?", default=False):
             raise Refused("promotion annulée", fix="rien n'a été écrit")
-    _echo(memory.accept(pid))
+    return proposals.accept(pid)
 
 
 @pending_group.command(name="reject")
 @click.argument("pid")
 @click.option("--reason", required=True, help="Pourquoi (une ligne).")
 @pass_context
-def pending_reject(obj: _Context, pid: str, reason: str) -> None:
+def pending_reject(obj: _Context, pid: str, reason: str) -> Outcome:
     """Refuse une proposition (elle reste, marquée « refusé »)."""
-    _echo(obj.memory().reject(pid, reason))
+    return _proposals(obj).reject(pid, reason)
 
 
 @cli.command()
@@ -290,48 +310,39 @@ def pending_reject(obj: _Context, pid: str, reason: str) -> None:
     help="Installe aussi les pages qui contiennent du code actif pour SilverBullet (après vérification).",
 )
 @pass_context
-def pull(obj: _Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool) -> None:
+def pull(
+    obj: _Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool
+) -> Outcome:
     """SilverBullet → local : AGENTS.md, MEMORY.md, skills/ (copie locale en lecture seule)."""
-    from ocmem import sync
+    from ocmem.sync import run
 
-    report = sync.pull(
-        obj.settings(),
-        wait_seconds=obj.wait,
+    return run.pull(
+        obj.workspace(),
         dry_run=dry_run,
         force_delete=force_delete,
         full=full,
         accept_active=accept_active,
     )
-    _echo(report)
-    if report.needs_human:
-        sys.exit(3)
 
 
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="Affiche ce qui serait envoyé, sans écrire.")
 @pass_context
-def push(obj: _Context, dry_run: bool) -> None:
+def push(obj: _Context, dry_run: bool) -> Outcome:
     """Local → SilverBullet : journal.md et pending.md vers Agents/Inbox/, sans rien perdre."""
-    from ocmem import sync
+    from ocmem.sync import run
 
-    report = sync.push(obj.settings(), wait_seconds=obj.wait, dry_run=dry_run)
-    _echo(report)
-    if report.needs_human:
-        sys.exit(3)
+    return run.push(obj.workspace(), dry_run=dry_run)
 
 
 @cli.command(name="sync")
 @pass_context
-def sync_command(obj: _Context) -> None:
+def sync_command(obj: _Context) -> Outcome:
     """pull puis push (pour cron)."""
-    from ocmem import sync
+    from ocmem.sync import run
 
-    pulled = sync.pull(obj.settings(), wait_seconds=obj.wait)
-    pushed = sync.push(obj.settings(), wait_seconds=obj.wait)
-    _echo(pulled)
-    _echo(pushed)
-    if pulled.needs_human or pushed.needs_human:
-        sys.exit(3)
+    workspace = obj.workspace()
+    return run.pull(workspace).then(run.push(workspace))
 
 
 @cli.command()
@@ -340,36 +351,39 @@ def sync_command(obj: _Context) -> None:
     "--show", "rev", metavar="VERSION", help="Affiche PATH tel qu'il était dans cette version."
 )
 @pass_context
-def history(obj: _Context, path: str | None, rev: str | None) -> None:
+def history(obj: _Context, path: str | None, rev: str | None) -> Outcome:
     """Versions des fichiers tirés de SilverBullet (historique git local)."""
-    from ocmem.history import History
+    from ocmem.sync.history import History
 
-    log = History(obj.settings().paths)
+    log = History(obj.workspace().paths)
     if rev:
         if not path:
             raise click.UsageError(
                 "--show demande aussi le chemin du fichier (ex. memory/MEMORY.md)"
             )
-        click.echo(log.show(rev, path), nl=False)
-        return
+        return _text(log.show(rev, path))
     text = log.log(path)
-    click.echo(text or "aucune version enregistrée (aucun pull n'a encore rien changé)")
-    if text:
-        click.echo(
-            "\nPour annuler une promotion : `ocmem history FICHIER --show VERSION` affiche l'ancienne version ;"
-            "\nrecopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera."
-        )
+    if not text:
+        return Outcome(["aucune version enregistrée (aucun pull n'a encore rien changé)"])
+    return Outcome(
+        [
+            text,
+            "",
+            "Pour annuler une promotion : `ocmem history FICHIER --show VERSION` affiche l'ancienne version ;",
+            "recopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera.",
+        ]
+    )
 
 
 @cli.command(name="context-size")
 @click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
 @pass_context
-def context_size(obj: _Context, as_json: bool) -> None:
+def context_size(obj: _Context, as_json: bool) -> Outcome:
     """Taille du contexte mémoire chargé à chaque session (caractères, tokens estimés)."""
     from ocmem.context import context_report
 
-    report = context_report(obj.settings())
-    click.echo(report.to_json() if as_json else report.render())
+    report = context_report(obj.workspace().settings)
+    return _text(report.to_json() if as_json else report.render())
 
 
 @cli.group()
@@ -383,63 +397,63 @@ def cron() -> None:
     "--systemd", is_flag=True, help="Affiche un timer systemd utilisateur au lieu d'une ligne cron."
 )
 @pass_context
-def cron_print(obj: _Context, every: int, systemd: bool) -> None:
+def cron_print(obj: _Context, every: int, systemd: bool) -> Outcome:
     """Affiche la ligne crontab (ou les unités systemd), sans rien installer."""
     from ocmem import schedule
 
-    settings = obj.settings()
-    click.echo(
-        schedule.systemd_units(settings, every) if systemd else schedule.cron_line(settings, every)
-    )
+    settings = obj.workspace().settings
     for warning in schedule.warnings():
         click.echo(warning, err=True)
+    return _text(
+        schedule.systemd_units(settings, every) if systemd else schedule.cron_line(settings, every)
+    )
 
 
 @cron.command(name="install")
 @click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
 @pass_context
-def cron_install(obj: _Context, every: int) -> None:
+def cron_install(obj: _Context, every: int) -> Outcome:
     """Ajoute (ou met à jour) la ligne ocmem de la crontab ; idempotent."""
     from ocmem import schedule
 
-    click.echo(schedule.install(obj.settings(), every))
+    return _text(schedule.install(obj.workspace().settings, every))
 
 
 @cron.command(name="remove")
-def cron_remove() -> None:
+def cron_remove() -> Outcome:
     """Retire la ligne ocmem de la crontab."""
     from ocmem import schedule
 
-    click.echo(schedule.remove())
+    return _text(schedule.remove())
 
 
 @cli.command(name="plugin-config", hidden=True)
 @pass_context
-def plugin_config_command(obj: _Context) -> None:
-    """Settings for the OpenCode plugin (JSON)."""
+def plugin_config_command(obj: _Context) -> Outcome:
+    """Settings for the OpenCode plugin (JSON, see ocmem.contract)."""
     from ocmem.pluginapi import plugin_config
 
-    click.echo(json.dumps(plugin_config(obj.settings()), ensure_ascii=False))
+    return _text(json.dumps(plugin_config(obj.workspace().settings), ensure_ascii=False))
 
 
 @cli.command(name="prompt-context", hidden=True)
 @click.option("--session", help="Root session id: says whether it already has its journal entry.")
 @pass_context
-def prompt_context_command(obj: _Context, session: str | None) -> None:
+def prompt_context_command(obj: _Context, session: str | None) -> Outcome:
     """Memory blocks for the system prompt and start-of-session warnings (JSON)."""
     from ocmem.pluginapi import prompt_context
 
-    click.echo(json.dumps(prompt_context(obj.settings(), session), ensure_ascii=False))
+    return _text(json.dumps(prompt_context(obj.workspace(), session), ensure_ascii=False))
 
 
 @cli.command(name="tool", hidden=True)
 @click.argument("name")
 @pass_context
-def tool_command(obj: _Context, name: str) -> None:
+def tool_command(obj: _Context, name: str) -> Outcome:
     """Run a memory tool for the plugin: envelope JSON on stdin."""
     from ocmem.pluginapi import run_tool
 
-    _echo(run_tool(obj.memory(), name, read_json_stdin(f"tool {name}")))
+    return run_tool(obj.workspace(), name, read_json(f"tool {name}"))
 
 
 @cli.command()
@@ -451,7 +465,7 @@ def tool_command(obj: _Context, name: str) -> None:
     help="Affiche les commandes (rien n'est planifié).",
 )
 @pass_context
-def curate(obj: _Context, print_: bool) -> None:
+def curate(obj: _Context, print_: bool) -> Outcome:
     """Curation hebdomadaire et revue trimestrielle : préparées, jamais activées d'office."""
     from ocmem.curation import curation_plan
 
@@ -459,41 +473,25 @@ def curate(obj: _Context, print_: bool) -> None:
         raise click.UsageError(
             "ocmem ne planifie rien lui-même : `ocmem curate --print` affiche les commandes à planifier"
         )
-    click.echo(curation_plan(obj.settings()))
+    return _text(curation_plan(obj.workspace().settings))
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
 @pass_context
-def review(obj: _Context, as_json: bool) -> None:
+def review(obj: _Context, as_json: bool) -> Outcome:
     """Revue : skills peu utilisés, contradictions possibles, faits à revalider (suggestions)."""
     from ocmem.review import review as run_review
 
-    report = run_review(obj.settings())
-    click.echo(report.to_json() if as_json else report.render())
+    report = run_review(obj.workspace())
+    return _text(report.to_json() if as_json else report.render())
 
 
 @cli.command()
 @click.option("--fix", is_flag=True, help="Applique les réparations sûres (avec sauvegarde).")
 @pass_context
-def doctor(obj: _Context, fix: bool) -> None:
+def doctor(obj: _Context, fix: bool) -> Outcome:
     """Vérifie l'installation ; chaque problème avec la commande qui le corrige."""
     from ocmem.doctor import diagnose
 
-    report = diagnose(obj.settings(), fix=fix, wait_seconds=obj.wait)
-    _echo(report)
-    if report.errors:
-        sys.exit(1)
-
-
-def run(args: list[str]) -> int:
-    """Run the click command line; domain errors propagate to ``ocmem.entry.main``."""
-    try:
-        code = cli.main(args=args, prog_name="ocmem", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("ocmem : interrompu", err=True)
-        return 1
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    return code if isinstance(code, int) else 0
+    return diagnose(obj.workspace(), fix=fix)

@@ -91,6 +91,36 @@ class Paths(NamedTuple):
     def sessions_dir(self) -> Path:
         return self.state_dir / "sessions"
 
+    @property
+    def sync_state(self) -> Path:
+        return self.state_dir / "sync-state.json"
+
+    @property
+    def skill_usage(self) -> Path:
+        """One JSON line per skill the plugin saw loaded (for ``ocmem review``)."""
+        return self.state_dir / "skill-usage.jsonl"
+
+    @property
+    def plugin_command(self) -> Path:
+        """How the OpenCode plugin starts this ocmem (written by ``ocmem init``)."""
+        return self.state_dir / "plugin.json"
+
+    @property
+    def history_git(self) -> Path:
+        return self.state_dir / "history.git"
+
+    @property
+    def default_token_file(self) -> Path:
+        return self.state_dir / "silverbullet.token"
+
+    @property
+    def cron_log(self) -> Path:
+        return self.state_dir / "cron.log"
+
+    @property
+    def curation_log(self) -> Path:
+        return self.state_dir / "curation.log"
+
     def rel(self, path: Path) -> str:
         """Path relative to the home, for messages, logs and backups."""
         try:

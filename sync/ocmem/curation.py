@@ -14,8 +14,6 @@ from ocmem.config import Settings
 from ocmem.install import data_root
 from ocmem.schedule import command
 
-MAINTENANCE_MARKER = "<!-- ocmem:maintenance -->"
-
 
 def prompt_path() -> str:
     return str(data_root() / "prompts" / "curation-hebdomadaire.md")
@@ -39,7 +37,7 @@ def curation_plan(settings: Settings) -> str:
             f"  {review}",
             "",
             "Pour les activer, ajoute à la crontab (crontab -e) les lignes ci-dessous, décommentées :",
-            f"# 0 7 * * 1 {curation} >> {shlex.quote(str(state / 'curation.log'))} 2>&1",
+            f"# 0 7 * * 1 {curation} >> {shlex.quote(str(settings.paths.curation_log))} 2>&1",
             f"# 0 8 1 1,4,7,10 * {review} > {shlex.quote(str(state))}/revue-$(date +\\%Y-\\%m).md 2>&1",
         ]
     )

@@ -3,26 +3,29 @@ command that fixes it; ``--fix`` applies only the safe, deterministic repairs (a
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 import re
 import shutil
-import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
 
-from ocmem import journal, pending, shortterm, skills
-from ocmem.config import Paths, Settings, resolve_home
+from ocmem import journal, pending, shortterm
+from ocmem.config import Paths, resolve_home
 from ocmem.errors import Busy, OcmemError
 from ocmem.fill import Fill
-from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, read_text, run_lock
+from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, file_sha256, read_text, run_lock
 from ocmem.install import BEGIN_MARKER, data_root
-from ocmem.journal import JOURNAL_HEADER
-from ocmem.memoryfile import MEMORY_HEADER
-from ocmem.pending import PENDING_HEADER
-from ocmem.syncconfig import ENV_TOKEN, is_configured, sync_section, token_file_path
+from ocmem.outcome import Outcome, Status
+from ocmem.sync.config import (
+    ENV_TOKEN,
+    configured_url,
+    loose_mode,
+    sync_section,
+    token_file_path,
+)
+from ocmem.workspace import Workspace, memory_templates
 
 ERROR = "erreur"
 WARNING = "avertissement"
@@ -38,39 +41,27 @@ class Problem:
     repair: Repair | None = None
 
 
-@dataclass
-class DoctorReport:
-    problems: list[Problem] = field(default_factory=list)
-    repaired: list[str] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.level == ERROR]
-
-    def render(self) -> str:
-        lines = [f"✓ réparé : {r}" for r in self.repaired]
-        for problem in self.problems:
-            mark = "✗" if problem.level == ERROR else "⚠"
-            lines += [f"{mark} {problem.level} : {problem.what}", f"  → {problem.fix}"]
-        warnings = len(self.problems) - len(self.errors)
-        lines.append(
-            f"Bilan : {len(self.errors)} erreur(s), {warnings} avertissement(s)"
-            + (f", {len(self.repaired)} réparation(s)" if self.repaired else "")
-        )
-        return "\n".join(lines)
-
-
-def _sha(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+def _render(problems: list[Problem], repaired: list[str]) -> Outcome:
+    lines = [f"✓ réparé : {r}" for r in repaired]
+    for problem in problems:
+        mark = "✗" if problem.level == ERROR else "⚠"
+        lines += [f"{mark} {problem.level} : {problem.what}", f"  → {problem.fix}"]
+    errors = sum(p.level == ERROR for p in problems)
+    lines.append(
+        f"Bilan : {errors} erreur(s), {len(problems) - errors} avertissement(s)"
+        + (f", {len(repaired)} réparation(s)" if repaired else "")
+    )
+    return Outcome(lines, Status.FAILED if errors else Status.OK)
 
 
 class Doctor:
-    def __init__(self, settings: Settings, env: Mapping[str, str]):
-        self.settings = settings
-        self.paths: Paths = settings.paths
-        self.limits = settings.limits
+    def __init__(self, workspace: Workspace, env: Mapping[str, str]):
+        self.ws = workspace
+        self.settings = workspace.settings
+        self.paths: Paths = workspace.paths
+        self.limits = workspace.limits
         self.env = env
-        self.sync = is_configured(settings, env)
+        self.sync = workspace.sync_mode
         self.found: list[Problem] = []
 
     def problem(self, level: str, what: str, fix: str, repair: Repair | None = None) -> None:
@@ -92,13 +83,7 @@ class Doctor:
         return self.found
 
     def layout(self) -> None:
-        templates = {
-            self.paths.memory_md: MEMORY_HEADER,
-            self.paths.short_term: "",
-            self.paths.journal: JOURNAL_HEADER,
-            self.paths.pending: PENDING_HEADER,
-        }
-        for path, template in templates.items():
+        for path, template in memory_templates(self.paths).items():
             if not path.exists():
                 self.problem(
                     ERROR,
@@ -129,7 +114,7 @@ class Doctor:
         except shortterm.ShortTermFormatError as exc:
             self.problem(ERROR, exc.message, exc.fix or "corrige la ligne")
             return
-        kept, expired = shortterm.split_expired(notes, datetime.now().date())
+        kept, expired = shortterm.split_expired(notes, self.ws.today())
         if expired:
             self.problem(
                 WARNING,
@@ -147,7 +132,7 @@ class Doctor:
 
     def _purge_notes(self, backups: Backups) -> str:
         kept, expired = shortterm.split_expired(
-            shortterm.parse(read_text(self.paths.short_term)), datetime.now().date()
+            shortterm.parse(read_text(self.paths.short_term)), self.ws.today()
         )
         backups.save(self.paths.short_term)
         atomic_write(self.paths.short_term, shortterm.render(kept))
@@ -188,7 +173,7 @@ class Doctor:
             self.problem(ERROR, exc.message, exc.fix or "")
 
     def skills(self) -> None:
-        installed = skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
+        installed = self.ws.skills()
         where = (
             "dans SilverBullet (Agents/Skills/), puis ocmem pull" if self.sync else "dans skills/"
         )
@@ -213,7 +198,7 @@ class Doctor:
                 "le plugin installé diffère de celui de cette version d'ocmem",
                 "ocmem init --upgrade (sauvegarde l'ancien)",
             )
-        command_file = self.paths.state_dir / "plugin.json"
+        command_file = self.paths.plugin_command
         if target.exists() and not command_file.exists():
             self.problem(
                 ERROR,
@@ -221,9 +206,16 @@ class Doctor:
                 "ocmem init",
             )
         elif command_file.exists():
-            import json
-
-            program = (json.loads(read_text(command_file)).get("command") or [""])[0]
+            try:
+                saved = json.loads(read_text(command_file))
+                program = str(saved["command"][0])
+            except (ValueError, KeyError, IndexError, TypeError):
+                self.problem(
+                    ERROR,
+                    f"{self.paths.rel(command_file)} est illisible : le plugin ne sait pas lancer ocmem",
+                    "ocmem init (le réécrit)",
+                )
+                return
             if not (shutil.which(program) or Path(program).exists()):
                 self.problem(
                     ERROR,
@@ -277,13 +269,13 @@ class Doctor:
     def sync_state(self) -> None:
         if not self.sync:
             return
-        from ocmem.syncstate import SyncState
+        from ocmem.sync.state import SyncState
 
         section = sync_section(self.settings)
         token_file = token_file_path(self.settings, section, self.env)
         if token_file.exists():
-            mode = stat.S_IMODE(token_file.stat().st_mode)
-            if mode & 0o077:
+            mode = loose_mode(token_file)
+            if mode is not None:
                 self.problem(
                     ERROR,
                     f"le fichier de jeton {token_file} est lisible par d'autres (mode {mode:o})",
@@ -296,15 +288,14 @@ class Doctor:
                 "aucun jeton SilverBullet (ni fichier, ni variable)",
                 f"crée {token_file} (mode 600) si l'instance demande une authentification",
             )
-        url = str(self.env.get("OCMEM_SILVERBULLET_URL") or section.get("url") or "").rstrip("/")
         try:
-            state = SyncState.load(self.paths.state_dir / "sync-state.json", url)
+            state = SyncState.load(self.paths.sync_state, configured_url(self.settings, self.env))
         except OcmemError as exc:
             self.problem(ERROR, exc.message, exc.fix or "")
             return
         for remote, entry in sorted(state.pulled.items()):
             path = self.paths.home / entry.local
-            digest = _sha(path)
+            digest = file_sha256(path)
             if digest is None:
                 self.problem(
                     WARNING,
@@ -361,21 +352,17 @@ def _remove_temp(path: Path) -> Repair:
 
 
 def diagnose(
-    settings: Settings,
-    *,
-    fix: bool = False,
-    wait_seconds: float = 0.0,
-    env: Mapping[str, str] | None = None,
-) -> DoctorReport:
+    workspace: Workspace, *, fix: bool = False, env: Mapping[str, str] | None = None
+) -> Outcome:
+    """Every problem with its fix; with ``fix``, the safe repairs first (after a backup)."""
     env = os.environ if env is None else env
-    report = DoctorReport()
-    problems = Doctor(settings, env).run()
+    repaired: list[str] = []
+    problems = Doctor(workspace, env).run()
     if fix and any(p.repair for p in problems):
-        backups = Backups(settings.paths)
-        with run_lock(settings.paths, wait_seconds):
+        backups = Backups(workspace.paths)
+        with workspace.transaction("doctor --fix"):
             for problem in problems:
                 if problem.repair:
-                    report.repaired.append(problem.repair(backups))
-        problems = Doctor(settings, env).run()
-    report.problems = problems
-    return report
+                    repaired.append(problem.repair(backups))
+        problems = Doctor(workspace, env).run()
+    return _render(problems, repaired)

@@ -1,6 +1,9 @@
-"""Entry point of the ``ocmem`` command: the one place where errors become messages and exit codes.
+"""Entry point of the ``ocmem`` command: the one place where outcomes and errors become messages
+and exit codes.
 
 Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 refused / needs a human, 75 busy.
+Nothing reaches the user as a Python traceback: an unexpected exception prints one line that says
+where the details were logged (``--debug`` or ``OCMEM_DEBUG=1`` prints the traceback instead).
 
 The two machine-facing commands that take a JSON object on stdin — ``journal add`` (the
 retrospective) and ``tool NAME`` (every memory tool of the OpenCode plugin) — run without
@@ -10,44 +13,34 @@ alone costs about twice Python's own start-up). Everything else goes through ``o
 
 from __future__ import annotations
 
-import json
+import errno
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import NoReturn
 
-from ocmem.errors import InputError, OcmemError
+from ocmem.errors import Busy, InputError, OcmemError, Refused, StorageError
+from ocmem.outcome import Outcome, Status
 
-if TYPE_CHECKING:
-    from ocmem.engine import Memory
-
-
-def open_memory(home: Path | None, wait_seconds: float) -> Memory:
-    """The engine for a home, knowing the sync mode and the token to keep out of memory."""
-    from ocmem.config import load_settings
-    from ocmem.engine import Memory
-    from ocmem.syncconfig import configured_secrets, is_configured
-
-    settings = load_settings(home)
-    return Memory(
-        settings,
-        wait_seconds=wait_seconds,
-        known_secrets=configured_secrets(settings),
-        sync_mode=is_configured(settings),
-    )
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NEEDS_HUMAN, EXIT_BUSY = 0, 1, 2, 3, 75
+_STATUS_CODES = {
+    Status.OK: EXIT_OK,
+    Status.FAILED: EXIT_ERROR,
+    Status.NEEDS_HUMAN: EXIT_NEEDS_HUMAN,
+}
+_ERROR_CODES: tuple[tuple[type[OcmemError], int], ...] = (
+    (InputError, EXIT_USAGE),
+    (Refused, EXIT_NEEDS_HUMAN),
+    (Busy, EXIT_BUSY),
+    (OcmemError, EXIT_ERROR),
+)
 
 
-def read_json_stdin(what: str) -> Any:
-    if sys.stdin.isatty():
-        raise InputError(f"{what} attend un objet JSON sur l'entrée standard", fix="voir --help")
-    try:
-        return json.loads(sys.stdin.read())
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"JSON invalide sur l'entrée standard : {exc}", fix="envoie un seul objet JSON valide"
-        ) from exc
+def exit_code(error: OcmemError) -> int:
+    return next(code for kind, code in _ERROR_CODES if isinstance(error, kind))
 
 
-def _fast_path(args: list[str]) -> str | None:
+def _fast_path(args: list[str]) -> Outcome | None:
     """Run ``[--home H] [--wait S] (journal add | tool NAME)``; None for anything else."""
     home: Path | None = None
     wait = 0.0
@@ -61,29 +54,124 @@ def _fast_path(args: list[str]) -> str | None:
                 wait = float(value)
             except ValueError:
                 return None  # let click explain the usage error
-    if rest == ["journal", "add"]:
-        return open_memory(home, wait).add_journal(read_json_stdin("journal add")).render()
-    if len(rest) == 2 and rest[0] == "tool":
-        from ocmem.pluginapi import run_tool
+    if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool"):
+        return None
+    from ocmem.stdin import read_json
+    from ocmem.workspace import open_workspace
 
-        return run_tool(
-            open_memory(home, wait), rest[1], read_json_stdin(f"tool {rest[1]}")
-        ).render()
-    return None
+    workspace = open_workspace(home, wait_seconds=wait)
+    if rest[0] == "journal":
+        from ocmem.memory import Memory
+
+        return Memory(workspace).add_journal(read_json("journal add"))
+    from ocmem.pluginapi import run_tool
+
+    return run_tool(workspace, rest[1], read_json(f"tool {rest[1]}"))
+
+
+def _run_cli(args: list[str]) -> Outcome:
+    import click
+
+    from ocmem.cli import cli
+
+    try:
+        result = cli.main(args=args, prog_name="ocmem", standalone_mode=False)
+    except click.exceptions.Abort:
+        raise OcmemError("interrompu", fix="relance la commande") from None
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        raise _Handled(EXIT_USAGE) from None
+    except click.ClickException as exc:
+        exc.show()
+        raise _Handled(EXIT_USAGE) from None
+    # --help and --version print and return nothing.
+    return result if isinstance(result, Outcome) else Outcome()
+
+
+class _Handled(Exception):
+    """Click already told the user; only the exit code is left."""
+
+    def __init__(self, code: int):
+        self.code = code
+
+
+def _storage_error(exc: OSError) -> StorageError:
+    """What the file system said, as the fix a user can apply."""
+    where = exc.filename or "?"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageError(
+            f"disque plein en écrivant {where} : rien n'a été modifié",
+            fix="libère de la place (ou le quota), puis relance",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return StorageError(
+            f"écriture ou lecture refusée : {where} ({os.strerror(exc.errno)})",
+            fix="vérifie les droits du dossier ocmem (ou que le disque n'est pas en lecture seule), "
+            "ou choisis un autre dossier avec --home",
+        )
+    return StorageError(
+        f"erreur du système de fichiers sur {where} : {exc.strerror or exc}",
+        fix="vérifie le disque et le dossier ocmem (`ocmem doctor`)",
+    )
+
+
+def _crash(exc: BaseException, debug: bool) -> int:
+    """An exception ocmem did not expect: one line for the user, the traceback kept aside."""
+    import tempfile
+    import traceback
+
+    details = "".join(traceback.format_exception(exc))
+    where = Path(tempfile.gettempdir()) / f"ocmem-crash-{os.getpid()}.log"
+    try:
+        where.write_text(details, encoding="utf-8")
+        kept = f"détails dans {where}"
+    except OSError:
+        kept = "relance avec --debug pour les détails"
+    if debug:
+        sys.stderr.write(details)
+    sys.stderr.write(
+        f"ocmem : erreur inattendue ({type(exc).__name__}) ; {kept}. "
+        "Rien n'est perdu : chaque écriture est atomique. C'est un bogue à signaler.\n"
+    )
+    return EXIT_ERROR
+
+
+def _undecodable(args: list[str]) -> str | None:
+    """An argument that was not valid UTF-8 on the command line (Python keeps it as surrogates)."""
+    return next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
+    if args[:1] == ["--debug"]:
+        debug, args = True, args[1:]
     try:
-        output = _fast_path(args)
-        if output is None:
-            from ocmem.cli import run
-
-            sys.exit(run(args))
-        sys.stdout.write(output + "\n")
+        bad = _undecodable(args)
+        if bad is not None:
+            raise InputError(
+                f"argument non UTF-8 : {bad.encode('utf-8', 'replace').decode('utf-8')!r}",
+                fix="passe le texte en UTF-8 (ou en JSON sur l'entrée standard)",
+            )
+        try:
+            outcome = _fast_path(args)
+            if outcome is None:
+                outcome = _run_cli(args)
+        except OSError as exc:
+            raise _storage_error(exc) from exc
+        if outcome.lines:
+            sys.stdout.write(outcome.render() + "\n")
+        code = _STATUS_CODES[outcome.status]
     except OcmemError as exc:
         sys.stderr.write(f"ocmem : {exc.render()}\n")
-        sys.exit(exc.exit_code)
+        code = exit_code(exc)
+    except _Handled as handled:
+        code = handled.code
     except KeyboardInterrupt:
-        sys.exit(130)
-    sys.exit(0)
+        code = 130
+    except BrokenPipeError:
+        code = EXIT_ERROR  # the reader went away (`ocmem … | head`): nothing to say
+    except Exception as exc:
+        code = _crash(exc, debug)
+    sys.stdout.flush()
+    sys.exit(code)

@@ -1,12 +1,26 @@
-"""Domain errors. Each carries the exit code the CLI maps it to and, where one exists, the fix."""
+"""The errors ocmem raises, in one tree. Each says what happened and, where one exists, the fix.
+
+::
+
+    OcmemError            something went wrong; nothing was written unless the message says so  → 1
+    ├── InputError        the input (arguments, JSON, a file the user wrote) is malformed      → 2
+    ├── Refused           a guard refused, or a person must decide (exit "needs a human")      → 3
+    │   └── PageKeepsChanging   a SilverBullet page changed at every attempt (push postponed)
+    ├── Busy              another ocmem run holds the lock                                     → 75
+    ├── StorageError      the disk refused (read-only, full, permissions): names the path and fix → 1
+    ├── SilverBulletError the server could not be used for this run                          → 1
+    │   └── UnknownOutcome     a PUT failed after it left: applied or not
+    └── ForbiddenRequest  a request ocmem never sends (a bug, refused before sending)         → 1
+
+Exit codes are decided in one place, ``ocmem.entry`` (0 ok, 1 error, 2 usage or invalid input,
+3 needs a human, 75 busy); any other exception is a bug: one line, the traceback in the log.
+"""
 
 from __future__ import annotations
 
 
 class OcmemError(Exception):
     """Something went wrong; nothing was written unless the message says otherwise."""
-
-    exit_code = 1
 
     def __init__(self, message: str, *, fix: str | None = None, details: str | None = None):
         super().__init__(message)
@@ -27,18 +41,16 @@ class OcmemError(Exception):
 
 
 class InputError(OcmemError):
-    """The input is malformed (exit 2): the caller can fix it and retry."""
-
-    exit_code = 2
+    """The input is malformed: the caller can fix it and retry."""
 
 
 class Refused(OcmemError):
-    """A guard refused the write, or a human must act (exit 3)."""
-
-    exit_code = 3
+    """A guard refused the write, or a human must act."""
 
 
 class Busy(OcmemError):
-    """Another ocmem run holds the lock (exit 75, EX_TEMPFAIL): retry later."""
+    """Another ocmem run holds the lock: retry later."""
 
-    exit_code = 75
+
+class StorageError(OcmemError):
+    """The file system refused a read or a write (read-only, full, permissions)."""

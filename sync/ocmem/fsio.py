@@ -17,6 +17,17 @@ from ocmem.errors import Busy, OcmemError
 TEMP_SUFFIX = ".ocmem-tmp"
 
 
+def sha256(data: bytes) -> str:
+    import hashlib  # lazy: the hot path never hashes
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: Path) -> str | None:
+    """The digest of a file's bytes, or None when it is not a file."""
+    return sha256(path.read_bytes()) if path.is_file() else None
+
+
 def read_text(path: Path) -> str:
     """The file's text, or "" when it does not exist."""
     try:

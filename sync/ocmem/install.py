@@ -11,20 +11,17 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 from ocmem import inert, shortterm
-from ocmem.config import Settings
 from ocmem.errors import OcmemError
 from ocmem.fill import Fill
-from ocmem.fsio import Backups, atomic_write, log_event, read_text, run_lock
-from ocmem.journal import JOURNAL_HEADER
-from ocmem.memoryfile import MEMORY_HEADER
-from ocmem.pending import PENDING_HEADER
+from ocmem.fsio import Backups, atomic_write, log_event, read_text
+from ocmem.outcome import Outcome
 from ocmem.textsafety import find_injection, find_secrets
+from ocmem.workspace import Workspace, memory_templates
 
 BEGIN_MARKER = "<!-- ocmem:begin -->"
 END_MARKER = "<!-- ocmem:end -->"
@@ -52,52 +49,42 @@ def shipped_section() -> str:
 
 
 @dataclass
-class InitReport:
+class _Report:
     done: list[str] = field(default_factory=list)
     undo: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def render(self) -> str:
+    def outcome(self) -> Outcome:
         lines = ["ocmem init :"]
         lines += [f"  {line}" for line in self.done] or ["  rien à faire, tout est en place"]
         if self.notes:
             lines += ["", *self.notes]
         if self.undo:
             lines += ["", "Pour annuler :", *[f"  {line}" for line in self.undo]]
-        return "\n".join(lines)
+        return Outcome(lines)
 
 
 class Installer:
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        upgrade: bool = False,
-        sync_mode: bool = False,
-        now: Callable[[], datetime] = datetime.now,
-        wait_seconds: float = 0.0,
-    ):
-        self.paths = settings.paths
-        self.limits = settings.limits
+    def __init__(self, workspace: Workspace, *, upgrade: bool = False):
+        self.ws = workspace
+        self.paths = workspace.paths
+        self.limits = workspace.limits
         self.upgrade = upgrade
-        self.sync_mode = sync_mode
-        self.now = now
-        self.wait_seconds = wait_seconds
-        self.report = InitReport()
+        self.report = _Report()
         self.backups = Backups(self.paths)
 
-    def run(self, import_file: Path | None = None) -> InitReport:
+    def run(self, import_file: Path | None = None) -> Outcome:
         import_lines = self._read_import(import_file) if import_file else None
         root = data_root()
         self.paths.home.mkdir(parents=True, exist_ok=True)
-        with run_lock(self.paths, self.wait_seconds):
-            for path, template in self._memory_templates().items():
+        with self.ws.transaction("init"):
+            for path, template in memory_templates(self.paths).items():
                 self._create(path, template)
             self._shipped(
                 self.paths.skills_dir / "retrospective" / "SKILL.md",
                 root / "skills" / "retrospective" / "SKILL.md",
             )
-            if self.sync_mode:
+            if self.ws.sync_mode:
                 self.report.notes.append(
                     "AGENTS.md est tiré de SilverBullet : ajoute la section « Mémoire et apprentissage » "
                     "à la page Agents/AGENTS.md (`ocmem init --show-section` l'affiche), puis `ocmem pull`"
@@ -112,15 +99,7 @@ class Installer:
         if self.backups.saved:
             self.report.notes.append(f"Sauvegardes : {self.backups.folder}")
         log_event(self.paths, "init", actions=self.report.done)
-        return self.report
-
-    def _memory_templates(self) -> dict[Path, str]:
-        return {
-            self.paths.memory_md: MEMORY_HEADER,
-            self.paths.short_term: "",
-            self.paths.journal: JOURNAL_HEADER,
-            self.paths.pending: PENDING_HEADER,
-        }
+        return self.report.outcome()
 
     def _create(self, path: Path, text: str) -> None:
         if path.exists():
@@ -150,7 +129,7 @@ class Installer:
 
     def _plugin_command(self) -> None:
         """Tell the plugin how to run this ocmem (OpenCode's PATH may not have it)."""
-        target = self.paths.state_dir / "plugin.json"
+        target = self.paths.plugin_command
         # The console script next to this interpreter starts faster than `python -m` (no runpy).
         script = Path(sys.executable).with_name("ocmem")
         command = [str(script)] if script.is_file() else [sys.executable, "-m", "ocmem"]
@@ -194,7 +173,7 @@ class Installer:
         return read_text(source).splitlines()
 
     def _import_short_term(self, source: Path, raw_lines: list[str]) -> None:
-        today = self.now().date()
+        today = self.ws.today()
         kept, _ = shortterm.split_expired(shortterm.parse(read_text(self.paths.short_term)), today)
         imported: list[shortterm.Note] = []
         skipped: list[str] = []

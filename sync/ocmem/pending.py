@@ -41,6 +41,7 @@ STATE_PENDING = "en attente"
 STATE_PROMOTED = "promu"
 STATE_REFUSED = "refusé"
 STATE_MERGED = "fusionné"
+STATES = (STATE_PENDING, STATE_PROMOTED, STATE_REFUSED, STATE_MERGED)
 KINDS = ("fait", "skill")
 
 _SECTION = re.compile(r"^## (P-\d{4,}) · (fait|skill) · (.+?)[ \t]*$", re.MULTILINE)

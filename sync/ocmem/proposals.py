@@ -9,17 +9,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ocmem import inert, journal, memoryfile, pending, skills
-from ocmem.engine import Result
+from ocmem.config import Limits
 from ocmem.errors import InputError, Refused
 from ocmem.fill import Fill
-from ocmem.fsio import read_text
+from ocmem.outcome import Outcome
 from ocmem.similarity import Match, closest, fold, similarity
-
-if TYPE_CHECKING:
-    from ocmem.engine import Memory
+from ocmem.workspace import Workspace
 
 NO_CONTRADICTION = "aucune"
 NOTHING_REPLACED = "rien"
@@ -29,21 +27,16 @@ MAX_TITLE = 100
 
 
 class Proposals:
-    """The pending.md operations of one ``Memory`` (same lock, clock, limits and guards)."""
+    """The pending.md operations of one workspace."""
 
-    def __init__(self, memory: Memory):
-        self.settings = memory.settings
-        self.paths = memory.paths
-        self.limits = memory.limits
-        self.sync_mode = memory.sync_mode
-        self._run = memory._run
-        self._check = memory._check
-        self._today = memory._today
-        self._journal_texts = memory._journal_texts
+    def __init__(self, workspace: Workspace):
+        self.ws = workspace
+        self.paths = workspace.paths
+        self.limits = workspace.limits
 
-    def pending_duplicates(self, threshold: float = 0.35) -> Result:
+    def pending_duplicates(self, threshold: float = 0.35) -> Outcome:
         """Pairs of waiting proposals that look like the same lesson (most similar first)."""
-        waiting = [p for p in self._proposals() if p.state == pending.STATE_PENDING]
+        waiting = [p for p in self.ws.proposals() if p.state == pending.STATE_PENDING]
         pairs = []
         for i, a in enumerate(waiting):
             for b in waiting[i + 1 :]:
@@ -59,13 +52,13 @@ class Proposals:
         lines.append(
             f"{len(pairs)} doublon(s) probable(s) ; `ocmem pending merge GARDÉE AUTRE` pour fusionner"
         )
-        return Result(lines)
+        return Outcome(lines)
 
-    def merge_pending(self, keep_id: str, other_id: str) -> Result:
+    def merge_pending(self, keep_id: str, other_id: str) -> Outcome:
         """Fold ``other`` into ``keep`` (sources, contradictions); ``other`` stays, marked merged."""
-        today = self._today()
-        with self._run("pending merge") as run:
-            proposals = self._proposals()
+        today = self.ws.today()
+        with self.ws.transaction("pending merge") as run:
+            proposals = self.ws.proposals()
             keep, other = self._get(proposals, keep_id), self._get(proposals, other_id)
             for proposal in (keep, other):
                 if proposal.state != pending.STATE_PENDING:
@@ -101,39 +94,33 @@ class Proposals:
                 merged if p.id == keep.id else folded if p.id == other.id else p for p in proposals
             ]
             run.write(self.paths.pending, pending.render(proposals))
-        return Result(
+        return Outcome(
             [
                 f"{other.id} fusionnée dans {keep.id} (sources : {' ; '.join(sources)})",
                 self._pending_count_line(proposals),
             ]
         )
 
-    def _proposals(self) -> list[pending.Proposal]:
-        return pending.parse(read_text(self.paths.pending))
-
     def _pending_count_line(self, proposals: list[pending.Proposal]) -> str:
         count = sum(p.state == pending.STATE_PENDING for p in proposals)
         return f"{count} proposition{'s' if count > 1 else ''} en attente"
-
-    def _skills(self) -> list[skills.Skill]:
-        return skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
 
     def _neighbours(self, text: str) -> list[Match]:
         """MEMORY.md facts and skills closest to ``text``, for the contradiction check."""
         facts = [
             (f"MEMORY.md « {line} »", memoryfile.fact_statement(line))
-            for line in memoryfile.fact_lines(read_text(self.paths.memory_md))
+            for line in memoryfile.fact_lines(self.ws.memory_text())
         ]
         known = [
             (f"skill {s.name} « {s.description} »", f"{s.name} {s.description or ''}")
-            for s in self._skills()
+            for s in self.ws.skills()
         ]
         return list(closest(text, [*facts, *known], limit=3))
 
-    def propose(self, data: Mapping[str, Any]) -> Result:
+    def propose(self, data: Mapping[str, Any]) -> Outcome:
         draft = _Draft.from_mapping(data, self.limits)
         for name, value in draft.texts():
-            self._check(name, value)
+            self.ws.check(name, value)
         refs = draft.source_minutes()
         neighbours = self._neighbours(f"{draft.title} {draft.content}")
         if draft.contradiction is None or draft.replaces is None:
@@ -145,7 +132,7 @@ class Proposals:
                     '"rien" ou le fait/skill qu\'elle remplace ou modifie'
                 ),
             )
-        found = journal.find_entries(self._journal_texts(), refs)
+        found = journal.find_entries(self.ws.journal_texts(), refs)
         missing = [journal.ref_of(r) for r in refs if r not in found]
         if missing:
             raise Refused(
@@ -163,11 +150,11 @@ class Proposals:
                 "même sur « retiens ça », une proposition cite l'entrée de journal qui la justifie",
                 fix="consigne d'abord l'épisode (`ocmem journal add`), puis cite-le dans sources",
             )
-        today = self._today()
-        with self._run("propose") as run:
-            proposals = self._proposals()
-            memory_text = read_text(self.paths.memory_md)
-            existing_skills = self._skills()
+        today = self.ws.today()
+        with self.ws.transaction("propose") as run:
+            proposals = self.ws.proposals()
+            memory_text = self.ws.memory_text()
+            existing_skills = self.ws.skills()
             draft.check_against(memory_text, existing_skills, self.limits)
             twin = _similar_proposal(draft, proposals, self.limits.duplicate_similarity)
             if twin is not None and twin.state == pending.STATE_PROMOTED:
@@ -202,10 +189,10 @@ class Proposals:
         if chosen.check:
             lines.append(f"À vérifier : {chosen.check}")
         lines.append(self._pending_count_line(proposals))
-        return Result(lines)
+        return Outcome(lines)
 
-    def list_pending(self, show_all: bool = False) -> Result:
-        proposals = self._proposals()
+    def list_pending(self, show_all: bool = False) -> Outcome:
+        proposals = self.ws.proposals()
         shown = [p for p in proposals if show_all or p.state == pending.STATE_PENDING]
         lines = [
             f"{p.id} · {p.kind} · {p.title} — {p.status}"
@@ -213,10 +200,10 @@ class Proposals:
             for p in shown
         ]
         lines.append(self._pending_count_line(proposals))
-        return Result(lines)
+        return Outcome(lines)
 
-    def show_pending(self, pid: str) -> Result:
-        return Result([self._get(self._proposals(), pid).render()])
+    def show_pending(self, pid: str) -> Outcome:
+        return Outcome([self._get(self.ws.proposals(), pid).render()])
 
     def _get(self, proposals: list[pending.Proposal], pid: str) -> pending.Proposal:
         found = pending.find(proposals, pid)
@@ -227,8 +214,8 @@ class Proposals:
             )
         return found
 
-    def accept(self, pid: str) -> Result:
-        if self.sync_mode:
+    def accept(self, pid: str) -> Outcome:
+        if self.ws.sync_mode:
             raise Refused(
                 "avec SilverBullet, la promotion se fait dans SilverBullet : MEMORY.md et skills/ "
                 "y sont tirés, une promotion locale serait écrasée au prochain pull",
@@ -237,9 +224,9 @@ class Proposals:
                     "Agents/Skills/<nom>/SKILL.md, puis lance `ocmem pull` (voir docs/guide.md)"
                 ),
             )
-        today = self._today()
-        with self._run("pending accept") as run:
-            proposals = self._proposals()
+        today = self.ws.today()
+        with self.ws.transaction("pending accept") as run:
+            proposals = self.ws.proposals()
             proposal = self._get(proposals, pid)
             if proposal.state == pending.STATE_PROMOTED:
                 raise Refused(
@@ -253,7 +240,7 @@ class Proposals:
             promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
             proposals = [promoted if p.id == proposal.id else p for p in proposals]
             run.write(self.paths.pending, pending.render(proposals))
-        return Result(
+        return Outcome(
             [
                 f"{proposal.id} promue → {self.paths.rel(target)}",
                 *notes,
@@ -262,7 +249,7 @@ class Proposals:
         )
 
     def _promote_fact(self, proposal: pending.Proposal, today: date) -> tuple[Path, str, list[str]]:
-        memory_text = read_text(self.paths.memory_md)
+        memory_text = self.ws.memory_text()
         marker = f"; {proposal.id})"
         if any(line.endswith(marker) for line in memoryfile.fact_lines(memory_text)):
             return self.paths.memory_md, memory_text, ["(fait déjà présent dans MEMORY.md)"]
@@ -289,7 +276,7 @@ class Proposals:
     ) -> tuple[Path, str, list[str]]:
         name = proposal.skill_name or ""
         target = self.paths.skills_dir / name / "SKILL.md"
-        existing = [s for s in self._skills() if s.name != name]
+        existing = [s for s in self.ws.skills() if s.name != name]
         if not target.exists() and len(existing) >= self.limits.skills_max:
             raise Refused(
                 f"{len(existing)} skills déjà installés (maximum {self.limits.skills_max})",
@@ -326,14 +313,14 @@ class Proposals:
             [f"skills/{name}/SKILL.md : {len(text.splitlines())}/{self.limits.skill_lines} lignes"],
         )
 
-    def reject(self, pid: str, reason: str) -> Result:
+    def reject(self, pid: str, reason: str) -> Outcome:
         reason = reason.strip()
         if not reason or "\n" in reason:
             raise InputError("donne une raison sur une ligne", fix='--reason "déjà couvert par …"')
-        self._check("raison", reason)
-        today = self._today()
-        with self._run("pending reject") as run:
-            proposals = self._proposals()
+        self.ws.check("raison", reason)
+        today = self.ws.today()
+        with self.ws.transaction("pending reject") as run:
+            proposals = self.ws.proposals()
             proposal = self._get(proposals, pid)
             if proposal.state != pending.STATE_PENDING:
                 raise Refused(
@@ -344,7 +331,7 @@ class Proposals:
             )
             proposals = [refused if p.id == proposal.id else p for p in proposals]
             run.write(self.paths.pending, pending.render(proposals))
-        return Result([f"{proposal.id} refusée", self._pending_count_line(proposals)])
+        return Outcome([f"{proposal.id} refusée", self._pending_count_line(proposals)])
 
 
 def _neighbour_lines(neighbours: Sequence[Match]) -> str:
@@ -374,7 +361,7 @@ class _Draft:
     description: str | None
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], limits: Any) -> _Draft:
+    def from_mapping(cls, data: Mapping[str, Any], limits: Limits) -> _Draft:
         if not isinstance(data, Mapping):
             raise InputError("la proposition doit être un objet JSON", fix=_PROPOSE_HINT)
         values = {fold(str(k)).strip().replace(" ", "_"): v for k, v in data.items()}
@@ -455,7 +442,7 @@ class _Draft:
     def source_minutes(self) -> list[datetime]:
         return [journal.parse_ref(s) for s in self.sources]
 
-    def check_against(self, memory_text: str, existing: list[skills.Skill], limits: Any) -> None:
+    def check_against(self, memory_text: str, existing: list[skills.Skill], limits: Limits) -> None:
         if self.kind == "fait":
             for line in memoryfile.fact_lines(memory_text):
                 if similarity(self.content, memoryfile.fact_statement(line)) >= 0.8:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
-from ocmem import journal, memoryfile, pending, skills
-from ocmem.config import Settings
+from ocmem import journal, memoryfile, pending
 from ocmem.fsio import read_text
 from ocmem.similarity import fold, similarity
+from ocmem.workspace import Workspace
 
 USAGE_WINDOW_DAYS = 90
 RARELY = 2
@@ -64,9 +64,9 @@ class Review:
         )
 
 
-def _usage(settings: Settings, since: datetime) -> Counter[str]:
+def _usage(usage_file: Path, since: datetime) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for line in read_text(settings.paths.state_dir / "skill-usage.jsonl").splitlines():
+    for line in read_text(usage_file).splitlines():
         try:
             record = json.loads(line)
             when = datetime.fromisoformat(str(record["ts"]).replace("Z", "+00:00")).replace(
@@ -91,19 +91,14 @@ def _differs(a: str, b: str) -> str | None:
     return None
 
 
-def review(settings: Settings, now: Callable[[], datetime] = datetime.now) -> Review:
-    today = now()
-    paths = settings.paths
+def review(ws: Workspace) -> Review:
+    today = ws.now()
     found: list[Suggestion] = []
 
-    installed = skills.list_skills(paths.skills_dir, settings.limits.skill_lines)
+    installed = ws.skills()
     since = today - timedelta(days=USAGE_WINDOW_DAYS)
-    usage = _usage(settings, since)
-    texts = [
-        read_text(paths.journal),
-        *(read_text(p) for p in journal.archive_files(paths.memory_dir)),
-    ]
-    recent = [b for text in texts for b in journal.blocks(text) if b.when >= since]
+    usage = _usage(ws.paths.skill_usage, since)
+    recent = [b for text in ws.journal_texts() for b in journal.blocks(text) if b.when >= since]
     for skill in installed:
         mentions = sum(skill.name in b.tags or f"skill {skill.name}" in b.text for b in recent)
         uses = usage[skill.name] + mentions
@@ -118,7 +113,7 @@ def review(settings: Settings, now: Callable[[], datetime] = datetime.now) -> Re
                 )
             )
 
-    facts = memoryfile.fact_lines(read_text(paths.memory_md))
+    facts = memoryfile.fact_lines(ws.memory_text())
     statements = [(f"fait « {f} »", memoryfile.fact_statement(f)) for f in facts]
     statements += [(f"skill {s.name}", f"{s.description or ''}") for s in installed]
     for i, (name_a, a) in enumerate(statements):
@@ -135,7 +130,7 @@ def review(settings: Settings, now: Callable[[], datetime] = datetime.now) -> Re
                     )
                 )
 
-    proposals = pending.parse(read_text(paths.pending))
+    proposals = ws.proposals()
     for fact in facts:
         dated = _DATED.search(fact)
         refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2})", fact)

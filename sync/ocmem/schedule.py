@@ -15,7 +15,7 @@ import sys
 
 from ocmem.config import Settings
 from ocmem.errors import OcmemError
-from ocmem.syncconfig import ENV_TOKEN, ENV_TOKEN_FILE
+from ocmem.sync.config import ENV_TOKEN, ENV_TOKEN_FILE
 
 MARKER = "# ocmem:sync"
 
@@ -32,7 +32,7 @@ def command(settings: Settings, subcommand: str) -> str:
 def cron_line(settings: Settings, every_minutes: int) -> str:
     if not 1 <= every_minutes <= 59:
         raise OcmemError("--every doit être entre 1 et 59 minutes", fix="par ex. --every 15")
-    log = shlex.quote(str(settings.paths.state_dir / "cron.log"))
+    log = shlex.quote(str(settings.paths.cron_log))
     return f"*/{every_minutes} * * * * {command(settings, 'sync')} >> {log} 2>&1 {MARKER}"
 
 

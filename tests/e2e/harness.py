@@ -4,8 +4,7 @@ Typical test (see ``test_harness_smoke.py`` and ``README.md``)::
 
     import pytest
     from e2e.fake_llm import Text, ToolCalls
-    # put a file-level ruff noqa for F811 at the top: fixtures are imported, then used as params
-    from e2e.harness import OpenCode, fake_llm, netguard, oc, opencode_install  # noqa: F401
+    from e2e.harness import OpenCode  # the fixtures (oc, fake_llm, …) come from conftest.py
 
     pytestmark = pytest.mark.e2e
 
@@ -63,10 +62,6 @@ __all__ = [
     "ensure_install",
     "ensure_opencode",
     "ensure_plugin_deps",
-    "fake_llm",
-    "netguard",
-    "oc",
-    "opencode_install",
     "parse_events",
     "require_e2e",
     "run_opencode",
@@ -1007,56 +1002,3 @@ def serve_opencode(
 
 
 # --------------------------------------------------------------------------------------------
-# Fixtures. Import them into test modules by name (flake8/ruff then need F401 and F811
-# silenced for those names, e.g. a file-level ruff "noqa: F811" comment), or declare
-# ``pytest_plugins = ["e2e.harness"]`` in the test module instead.
-
-
-@pytest.fixture(scope="session")
-def opencode_install() -> OpenCodeInstall:
-    """Session-wide install (cached across sessions); skips or fails if unavailable."""
-    try:
-        return ensure_install()
-    except E2EUnavailable as exc:
-        require_e2e(str(exc))
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as llm:
-        yield llm
-
-
-@pytest.fixture
-def netguard() -> Iterator[NetGuard]:
-    with NetGuard() as guard:
-        yield guard
-
-
-@pytest.fixture
-def oc(
-    request: pytest.FixtureRequest,
-    opencode_install: OpenCodeInstall,
-    fake_llm: FakeLLM,
-    netguard: NetGuard,
-    tmp_path: Path,
-) -> Iterator[OpenCode]:
-    """A hermetic OpenCode environment; at teardown asserts the netguard saw nothing and, if
-    the test failed, prints the debug report (fake LLM exchange, netguard, log tail)."""
-    env = OpenCode(install=opencode_install, root=tmp_path / "e2e", llm=fake_llm, netguard=netguard)
-    failed_before = request.session.testsfailed
-    try:
-        yield env
-    finally:
-        for server in list(env.servers):
-            if server.process.poll() is None:
-                server.stop(dispose=False)
-        if request.session.testsfailed > failed_before:
-            reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                reporter.write_line("")
-                reporter.write_line(f"===== e2e debug report for {request.node.nodeid} =====")
-                for line in env.debug_report().splitlines():
-                    reporter.write_line(line)
-    if not env.allow_outbound:
-        netguard.assert_no_attempts()

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures are imported from e2e.harness and used as parameters)
 """Smoke tests proving the e2e harness: fake LLM, netguard, `opencode run`, `opencode serve`,
 local TS plugins, skills. The first group needs no OpenCode and runs in well under a second."""
 
@@ -13,14 +12,7 @@ import httpx
 import pytest
 
 from e2e.fake_llm import FakeLLM, LLMRequest, Script, Text, ToolCalls
-from e2e.harness import (  # noqa: F401  (fixtures are used by name)
-    OpenCode,
-    assistant_text,
-    fake_llm,
-    netguard,
-    oc,
-    opencode_install,
-)
+from e2e.harness import OpenCode, assistant_text
 from e2e.netguard import NetGuard
 
 # --------------------------------------------------------------------------------------------

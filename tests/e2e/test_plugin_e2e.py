@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures are imported from e2e.harness and used as parameters)
 """The ocmem plugin inside the real OpenCode 1.18.33, driven by a scripted fake model.
 
 Each test installs ocmem into the hermetic OpenCode config dir with `ocmem init` (exactly what a
@@ -21,14 +20,7 @@ from typing import Any
 import pytest
 
 from e2e.fake_llm import LLMRequest, Text, ToolCalls
-from e2e.harness import (  # noqa: F401  (fixtures are used by name)
-    OpenCode,
-    assistant_text,
-    fake_llm,
-    netguard,
-    oc,
-    opencode_install,
-)
+from e2e.harness import OpenCode, assistant_text
 
 pytestmark = pytest.mark.e2e
 

@@ -7,6 +7,7 @@ and every push target must lie under the inbox prefix (``Agents/Inbox/`` by defa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Mapping
@@ -90,11 +91,16 @@ def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> b
     return bool(env.get(ENV_URL) or sync_section(settings).get("url"))
 
 
+def configured_url(settings: Settings, env: Mapping[str, str]) -> str:
+    """The SilverBullet URL as configured (environment first), without a trailing slash."""
+    return str(env.get(ENV_URL) or sync_section(settings).get("url") or "").strip().rstrip("/")
+
+
 def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -> SyncConfig:
     env = os.environ if env is None else env
     raw = sync_section(settings)
     where = settings.paths.config_file
-    url = str(env.get(ENV_URL) or raw.get("url") or "").strip().rstrip("/")
+    url = configured_url(settings, env)
     if not url:
         raise InputError(
             "aucune instance SilverBullet configurée",
@@ -206,21 +212,28 @@ def _number(section: Mapping[str, Any], key: str, default: float, low: float, hi
     return float(value)
 
 
-def configured_secrets(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The SilverBullet token, when one is configured: memory writes must never contain it."""
+def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Every token this process can read, whatever the state of its file: memory writes must
+    never contain one. (A token file with loose permissions is refused for syncing, but it is
+    still a secret: the guard must not switch off because the set-up is wrong.)"""
     env = os.environ if env is None else env
-    if not is_configured(settings, env):
-        return ()
-    try:
-        token = _token(settings, sync_section(settings), env)
-    except (InputError, Refused):
-        return ()
-    return (token,) if token else ()
+    found = [env[ENV_TOKEN].strip()] if env.get(ENV_TOKEN, "").strip() else []
+    path = token_file_path(settings, sync_section(settings), env)
+    # Absent, or unreadable by this user (hardened mode): nothing this process could leak.
+    with contextlib.suppress(OSError):
+        found.append(path.read_text(encoding="utf-8", errors="replace").strip())
+    return tuple(secret for secret in found if secret)
 
 
 def token_file_path(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> Path:
     raw = env.get(ENV_TOKEN_FILE) or section.get("token_file")
-    return Path(str(raw)).expanduser() if raw else settings.paths.state_dir / "silverbullet.token"
+    return Path(str(raw)).expanduser() if raw else settings.paths.default_token_file
+
+
+def loose_mode(path: Path) -> int | None:
+    """The permission bits of a token file that others could read, or None if it is private."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    return mode if mode & 0o077 else None
 
 
 def _token(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
@@ -234,8 +247,8 @@ def _token(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str
                 fix="crée-le (une ligne, mode 600) ou corrige le chemin",
             )
         return None  # an open SilverBullet (no SB_USER) needs no token
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
+    mode = loose_mode(path)
+    if mode is not None:
         raise Refused(
             f"le fichier de jeton {path} est lisible par d'autres (mode {mode:o})",
             fix=f"chmod 600 {path}",

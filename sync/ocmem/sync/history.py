@@ -19,7 +19,7 @@ from ocmem.errors import InputError, OcmemError
 class History:
     def __init__(self, paths: Paths):
         self.paths = paths
-        self.git_dir = paths.state_dir / "history.git"
+        self.git_dir = paths.history_git
 
     @property
     def available(self) -> bool:

@@ -17,10 +17,11 @@ Every byte of the remote text outside replaced blocks is kept, so human lines ar
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from ocmem.fsio import sha256
 
 JOURNAL_BLOCK = re.compile(r"^## (\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~[\w-]+)?) · ", re.MULTILINE)
 PENDING_BLOCK = re.compile(r"^## (P-\d{4,}(?:~[\w-]+)?) · ", re.MULTILINE)
@@ -58,7 +59,7 @@ def normalise(text: str) -> str:
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+    return sha256(normalise(text).encode("utf-8"))
 
 
 @dataclass

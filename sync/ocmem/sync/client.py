@@ -32,7 +32,7 @@ from tenacity import (
 )
 
 from ocmem.errors import OcmemError, Refused
-from ocmem.syncconfig import ENV_TOKEN, ENV_TOKEN_FILE, SyncConfig
+from ocmem.sync.config import ENV_TOKEN, ENV_TOKEN_FILE, SyncConfig
 
 _CONFLICT_COPY = re.compile(r"\.conflicted:\d+(?:\.[^/]*)?$")
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)

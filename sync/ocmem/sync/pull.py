@@ -10,27 +10,30 @@ history, then the context-size report runs.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocmem import inert, skills
-from ocmem.config import Settings
+from ocmem import inert
 from ocmem.errors import OcmemError, Refused
 from ocmem.fill import Fill
-from ocmem.fsio import Backups, atomic_write, log_event
-from ocmem.history import History
-from ocmem.remote import Meta, Read, RemoteFile, SilverBullet, is_conflict_copy, remote_name_problem
-from ocmem.syncconfig import LOCAL_ONLY, SyncConfig
-from ocmem.syncstate import PulledFile, SyncState
+from ocmem.fsio import Backups, atomic_write, file_sha256, log_event, sha256
+from ocmem.outcome import Outcome
+from ocmem.sync.client import (
+    Meta,
+    Read,
+    RemoteFile,
+    SilverBullet,
+    is_conflict_copy,
+    remote_name_problem,
+)
+from ocmem.sync.config import LOCAL_ONLY, SyncConfig
+from ocmem.sync.history import History
+from ocmem.sync.state import PulledFile, SyncState
+from ocmem.workspace import Workspace
 
 PULLED_MODE = 0o444
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -113,26 +116,16 @@ def check_removals(plan: PullPlan, tracked: int, max_ratio: float, force: bool) 
         )
 
 
-@dataclass
-class PullReport:
-    lines: list[str] = field(default_factory=list)
-    changed: bool = False
-    needs_human: bool = False
-
-    def render(self) -> str:
-        return "\n".join(self.lines)
-
-
 class Puller:
-    def __init__(
-        self, settings: Settings, config: SyncConfig, client: SilverBullet, state: SyncState
-    ):
-        self.settings = settings
-        self.paths = settings.paths
+    def __init__(self, ws: Workspace, config: SyncConfig, client: SilverBullet, state: SyncState):
+        self.ws = ws
+        self.paths = ws.paths
         self.config = config
         self.client = client
         self.state = state
-        self.backups = Backups(settings.paths)
+        self.backups = Backups(ws.paths)
+        self.changed = False  # whether any local file was written or removed
+        self.accept_active = False
 
     def _local(self, rel: str) -> Path:
         path = self.paths.home / rel
@@ -150,8 +143,7 @@ class Puller:
         return path
 
     def _local_sha(self, rel: str) -> str | None:
-        path = self.paths.home / rel
-        return sha256(path.read_bytes()) if path.is_file() else None
+        return file_sha256(self.paths.home / rel)
 
     def run(
         self,
@@ -160,8 +152,8 @@ class Puller:
         force_delete: bool = False,
         full: bool = False,
         accept_active: bool = False,
-    ) -> PullReport:
-        report = PullReport()
+    ) -> Outcome:
+        report = Outcome()
         listing = self.client.list()
         plan = plan_pull(listing, self.state.pulled, self._local_sha, self.config, full=full)
         check_removals(plan, len(self.state.pulled), self.config.max_delete_ratio, force_delete)
@@ -197,9 +189,9 @@ class Puller:
         removed = [self._remove(name) for name in plan.remove]
         for name in unstable:
             report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
-        report.changed = bool(written or removed)
+        self.changed = bool(written or removed)
         report.lines += self._content_warnings()
-        if report.changed:
+        if self.changed:
             commit = History(self.paths).commit(
                 present=[rel for rel in written if (self.paths.home / rel).exists()],
                 removed=removed,
@@ -235,7 +227,7 @@ class Puller:
             expected = read.meta
         return None
 
-    def _install(self, fetch: Fetch, read: Read, report: PullReport) -> bool:
+    def _install(self, fetch: Fetch, read: Read, report: Outcome) -> bool:
         path = self._local(fetch.local)
         if self._holds_active_content(fetch, read, report):
             return False
@@ -259,7 +251,7 @@ class Puller:
         self.state.save()
         return changed
 
-    def _holds_active_content(self, fetch: Fetch, read: Read, report: PullReport) -> bool:
+    def _holds_active_content(self, fetch: Fetch, read: Read, report: Outcome) -> bool:
         """A pulled page that SilverBullet would run (a script, an expression, HTML with
         handlers…) is a sign it was written by something else than the human — e.g. agent text
         that ran in their browser. It is not installed until the human confirms."""
@@ -268,7 +260,7 @@ class Puller:
         found = inert.active_constructs(read.body.decode("utf-8", errors="replace"))
         if not found:
             return False
-        report.needs_human = True
+        report.ask_human()
         shown = " ; ".join(a.describe() for a in found[:5])
         more = f" (et {len(found) - 5} autre(s))" if len(found) > 5 else ""
         report.lines.append(
@@ -295,7 +287,7 @@ class Puller:
     def _content_warnings(self) -> list[str]:
         """Human content is installed as is; what breaks a rule is flagged loudly."""
         warnings = []
-        limits = self.settings.limits
+        limits = self.ws.limits
         memory_path = self.paths.memory_md
         if memory_path.is_file():
             fill = Fill(
@@ -305,7 +297,7 @@ class Puller:
                 warnings.append(
                     f"⚠ MEMORY.md dépasse son plafond : {fill} — à consolider dans SilverBullet"
                 )
-        installed = skills.list_skills(self.paths.skills_dir, limits.skill_lines)
+        installed = self.ws.skills()
         for skill in installed:
             for problem in skill.problems:
                 warnings.append(f"⚠ skill {skill.name} installé mais non conforme : {problem}")

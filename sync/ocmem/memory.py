@@ -1,0 +1,167 @@
+"""Short-term notes and the journal: the agent's own writes, on the hot path of every session.
+
+Each write follows the same order: validate the input (refusing before anything is written),
+take the run lock, re-read the files, apply the state-dependent guards (caps, duplicates), back up
+what will change, write atomically, log. Proposals live in ``ocmem.proposals``, a peer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from ocmem import inert, journal, shortterm
+from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.fill import Fill
+from ocmem.fsio import read_text
+from ocmem.outcome import Outcome
+from ocmem.similarity import fold
+from ocmem.workspace import Workspace
+
+
+class Memory:
+    def __init__(self, workspace: Workspace):
+        self.ws = workspace
+        self.paths = workspace.paths
+        self.limits = workspace.limits
+
+    # --- SHORT_TERM.md -------------------------------------------------------------------
+
+    def _current_notes(self) -> list[shortterm.Note]:
+        return shortterm.parse(read_text(self.paths.short_term))
+
+    def list_notes(self) -> Outcome:
+        kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
+        result = Outcome(_numbered(kept) or ["(aucune note)"])
+        if dropped:
+            result.lines.append(
+                f"{len(dropped)} note(s) expirée(s), supprimée(s) à la prochaine écriture"
+            )
+        result.lines.append(self._short_term_fill(shortterm.render(kept)))
+        return result
+
+    def add_note(self, text: str, days: int | None = None) -> Outcome:
+        note = shortterm.make_note(
+            text,
+            self.ws.today(),
+            self.limits.note_default_days if days is None else days,
+            self.limits.note_max_days,
+        )
+        self.ws.check("note", note.text)
+        note = note._replace(text=inert.inline(note.text))
+        with self.ws.transaction("note") as run:
+            kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
+            same = [n for n in kept if fold(n.text) == fold(note.text)]
+            candidate = [n for n in kept if n not in same] + [note]
+            rendered = shortterm.render(candidate)
+            fill = Fill(len(rendered), self.limits.short_term_chars)
+            if fill.over:
+                raise Refused(
+                    f"SHORT_TERM.md serait plein : {fill} avec cette note "
+                    f"(rien n'a été écrit ; {len(dropped)} note(s) expirée(s) déjà décomptée(s))",
+                    details="Notes actuelles :\n" + "\n".join(_numbered(kept)),
+                    fix=(
+                        "consolide : supprime les notes devenues inutiles avec "
+                        "`ocmem note --remove N` (ou fusionne-les en une note plus courte), "
+                        "puis réessaie"
+                    ),
+                )
+            run.write(self.paths.short_term, rendered)
+        lines = ["Note mise à jour" if same else "Note ajoutée", note.shown()]
+        if dropped:
+            lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
+        lines.append(self._short_term_fill(rendered))
+        return Outcome(lines)
+
+    def remove_note(self, number: int) -> Outcome:
+        with self.ws.transaction("note --remove") as run:
+            kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
+            if not 1 <= number <= len(kept):
+                raise InputError(
+                    f"pas de note n°{number} ({len(kept)} note(s) en cours)",
+                    fix="`ocmem note --list` montre les numéros",
+                )
+            removed = kept.pop(number - 1)
+            rendered = shortterm.render(kept)
+            run.write(self.paths.short_term, rendered)
+        lines = [f"Note supprimée : {removed.shown()}"]
+        if dropped:
+            lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
+        lines.append(self._short_term_fill(rendered))
+        return Outcome(lines)
+
+    def _short_term_fill(self, rendered: str) -> str:
+        fill = Fill(len(rendered), self.limits.short_term_chars)
+        warn = " ⚠ bientôt plein : consolide" if fill.warns(self.limits.fill_warning_ratio) else ""
+        return f"SHORT_TERM.md {fill}{warn}"
+
+    # --- journal.md ----------------------------------------------------------------------
+
+    def add_journal(self, data: Mapping[str, Any]) -> Outcome:
+        entry = journal.entry_from_fields(data, self.ws.now(), self.limits.journal_entry_lines)
+        for name in ("title", "demande", "fait", "piege", "lecon"):
+            self.ws.check(name, getattr(entry, name))
+        with self.ws.transaction("journal add") as run:
+            text = read_text(self.paths.journal)
+            # References are unique across the journal and its archives (an archive may hold
+            # this month's older entries).
+            archive = read_text(self.paths.memory_dir / journal.archive_name(entry.when))
+            entry = entry._replace(when=journal.free_minute(entry.when, text, archive))
+            run.write(self.paths.journal, journal.append(text, entry), append_only=True, old=text)
+        return Outcome([f"Entrée ajoutée : {entry.ref}", "Journal mis à jour"])
+
+    def search_journal(
+        self, query: str = "", tags: Sequence[str] = (), last: int | None = None
+    ) -> Outcome:
+        cap = self.limits.search_results
+        limit = min(last, cap) if last else cap
+        if last is not None and last < 1:
+            raise InputError("--last doit être au moins 1", fix=f"par ex. --last {cap}")
+        found = journal.search(self.ws.journal_texts(), query, tags, limit)
+        lines = [journal.readable(block.text).rstrip("\n") + "\n" for block in found]
+        capped = (
+            " (plafond de 5 : affine la recherche pour aller plus loin)"
+            if len(found) == cap
+            else ""
+        )
+        lines.append(f"{len(found)} entrée(s), les plus récentes d'abord{capped}")
+        return Outcome(lines)
+
+    def archive_journal(self, before: date) -> Outcome:
+        """Move entries older than ``before`` into monthly ``journal-AAAA-MM.md`` archives.
+
+        Archives are written (and re-read to check every moved entry is there) before the
+        journal loses anything, so a crash can at worst leave an entry in both places — which a
+        rerun resolves, since archives hold each minute once.
+        """
+        cutoff = datetime.combine(before, datetime.min.time())
+        with self.ws.transaction("journal archive") as run:
+            kept, moved = journal.split_for_archive(read_text(self.paths.journal), cutoff)
+            if not moved:
+                return Outcome([f"Rien à archiver avant le {before.isoformat()}"])
+            for name, entries in sorted(moved.items()):
+                path = self.paths.memory_dir / name
+                run.write(path, journal.merge_archive(read_text(path), entries, name[8:15]))
+            for name, entries in moved.items():
+                present = {b.text for b in journal.blocks(read_text(self.paths.memory_dir / name))}
+                missing = [b.ref for b in entries if b.text not in present]
+                if missing:
+                    raise OcmemError(
+                        f"archivage interrompu : {', '.join(missing)} absentes de {name}",
+                        fix="rien n'a été retiré du journal ; `ocmem doctor`",
+                    )
+            run.write(self.paths.journal, kept)
+        count = sum(len(e) for e in moved.values())
+        lines = [
+            f"{count} entrée(s) archivée(s) : "
+            + ", ".join(f"{n} ({len(e)})" for n, e in sorted(moved.items()))
+        ]
+        lines.append(
+            "Elles restent trouvables par `ocmem journal search` ; SilverBullet n'est pas modifié."
+        )
+        return Outcome(lines)
+
+
+def _numbered(notes: list[shortterm.Note]) -> list[str]:
+    return [f"{i}. {note.shown()}" for i, note in enumerate(notes, start=1)]

@@ -1,0 +1,42 @@
+"""What a command did: the lines to show and how it ended.
+
+Every command returns one ``Outcome``; ``ocmem.entry.main`` alone turns it (or an error, see
+``ocmem.errors``) into an exit code. A plain class rather than a dataclass: it is on the path of
+every ``ocmem`` call, where importing ``dataclasses`` costs as much as Python's start-up.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Status(enum.Enum):
+    OK = "ok"
+    NEEDS_HUMAN = "needs-human"  # done what could be done; a person must act (exit 3)
+    FAILED = "failed"  # ran to the end, found errors (e.g. doctor) (exit 1)
+
+
+class Outcome:
+    __slots__ = ("lines", "status")
+
+    def __init__(self, lines: list[str] | None = None, status: Status = Status.OK):
+        self.lines = lines if lines is not None else []
+        self.status = status
+
+    def render(self) -> str:
+        return "\n".join(self.lines)
+
+    @property
+    def needs_human(self) -> bool:
+        return self.status is Status.NEEDS_HUMAN
+
+    def ask_human(self) -> None:
+        """Mark that a person must act (unless the run already failed)."""
+        if self.status is Status.OK:
+            self.status = Status.NEEDS_HUMAN
+
+    def then(self, other: Outcome) -> Outcome:
+        """This outcome followed by ``other`` (the worse status wins)."""
+        order = [Status.OK, Status.NEEDS_HUMAN, Status.FAILED]
+        worst = max(self.status, other.status, key=order.index)
+        return Outcome([*self.lines, *other.lines], worst)

@@ -1,0 +1,64 @@
+"""The locked sync runs the CLI calls: configuration, lock, client and state wired together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+import httpx
+
+from ocmem.context import context_report
+from ocmem.outcome import Outcome
+from ocmem.sync.client import SilverBullet
+from ocmem.sync.config import SyncConfig, load_sync_config
+from ocmem.sync.pull import Puller
+from ocmem.sync.push import Pusher
+from ocmem.sync.state import SyncState
+from ocmem.workspace import Workspace
+
+
+@contextmanager
+def _session(
+    ws: Workspace, transport: httpx.BaseTransport | None, env: Mapping[str, str] | None
+) -> Iterator[tuple[SyncConfig, SilverBullet, SyncState]]:
+    config = load_sync_config(ws.settings, env)
+    with ws.transaction("sync"), SilverBullet(config, transport=transport) as client:
+        yield config, client, SyncState.load(ws.paths.sync_state, config.url)
+
+
+def pull(
+    ws: Workspace,
+    *,
+    dry_run: bool = False,
+    force_delete: bool = False,
+    full: bool = False,
+    accept_active: bool = False,
+    transport: httpx.BaseTransport | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Outcome:
+    with _session(ws, transport, env) as (config, client, state):
+        puller = Puller(ws, config, client, state)
+        outcome = puller.run(
+            dry_run=dry_run, force_delete=force_delete, full=full, accept_active=accept_active
+        )
+    if puller.changed:
+        outcome.lines += [
+            "",
+            "Contexte chargé à chaque session :",
+            context_report(ws.settings).render(),
+        ]
+    return outcome
+
+
+def push(
+    ws: Workspace,
+    *,
+    dry_run: bool = False,
+    transport: httpx.BaseTransport | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Outcome:
+    with _session(ws, transport, env) as (config, client, state):
+        outcome = Pusher(ws, config, client, state).run(dry_run=dry_run)
+    if not outcome.lines:
+        outcome.lines.append("Push : rien de nouveau")
+    return outcome

@@ -1,0 +1,69 @@
+"""The Python ↔ TypeScript contract of the plugin cannot drift (sync/ocmem/contract.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CliResult
+from ocmem import contract
+from ocmem.config import load_settings
+from ocmem.pluginapi import absolute, plugin_config
+
+PLUGIN = Path(__file__).resolve().parents[1] / "plugin" / "ocmem.ts"
+
+
+def test_the_plugin_carries_the_generated_contract() -> None:
+    source = PLUGIN.read_text(encoding="utf-8")
+    assert contract.with_generated_block(source) == source, (
+        "plugin/ocmem.ts is out of date: run `python -m ocmem.contract --write plugin/ocmem.ts`"
+    )
+
+
+def test_the_plugin_declares_no_second_copy_of_the_settings() -> None:
+    source = PLUGIN.read_text(encoding="utf-8")
+    outside = re.sub(r"(?s)// <ocmem:contract>.*?// </ocmem:contract>", "", source)
+    for field in set(contract.shapes()["Settings"]) - {"home"}:
+        assert not re.search(rf"\b{field}:", outside), f"{field} is set outside the generated block"
+
+
+def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: Path) -> None:
+    assert plugin_config(load_settings(home), env={}) == absolute(contract.cold_start_settings(), home)
+
+
+def test_absolute_resolves_exactly_the_path_fields(tmp_path: Path) -> None:
+    cold = contract.cold_start_settings()
+    done = absolute(cold, tmp_path)
+    changed = {k for k in cold if k != "home" and cold[k] != done[k]}  # type: ignore[literal-required]
+    assert changed == set(contract.PATH_FIELDS)
+
+
+def test_every_answer_has_its_shape(home: Path, run_cli: object) -> None:
+    assert callable(run_cli)
+    config: CliResult = run_cli("plugin-config")
+    assert contract.problems(json.loads(config.out), "Settings") == []
+    context: CliResult = run_cli("prompt-context", "--session", "ses_1")
+    assert contract.problems(json.loads(context.out), "PromptContext") == []
+
+
+@pytest.mark.parametrize(
+    ("envelope", "wrong"),
+    [
+        ({"session": "s", "user_messages": [], "untrusted_outputs": [], "args": {}}, []),
+        ({"session": "s", "user_messages": "x", "untrusted_outputs": [], "args": {}}, ["user_messages"]),
+        ({"session": 1, "user_messages": [], "untrusted_outputs": [1], "args": []}, ["session", "untrusted_outputs", "args"]),
+        ([], ["objet"]),
+    ],
+)
+def test_envelopes_are_checked_field_by_field(envelope: object, wrong: list[str]) -> None:
+    found = contract.problems(envelope, "ToolEnvelope")
+    assert len(found) == len(wrong) and all(w in f for w, f in zip(wrong, found, strict=True))
+
+
+def test_the_tool_refuses_a_malformed_envelope(home: Path, run_cli: object) -> None:
+    assert callable(run_cli)
+    result: CliResult = run_cli("tool", "memory_note", stdin='{"session": "s", "args": {}}')
+    assert result.code == 2 and "enveloppe invalide" in result.err and "user_messages" in result.err
