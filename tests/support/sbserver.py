@@ -37,6 +37,7 @@ import io
 import json
 import mimetypes
 import os
+import random
 import re
 import shutil
 import socket
@@ -170,6 +171,12 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body_length: int
     status: int | None
+    body: bytes | None = None
+    """The request body, kept only while the server's ``record_bodies`` is on."""
+    received: float = 0.0
+    """``time.monotonic()`` once the request (body included) had arrived."""
+    answered: float = 0.0
+    """``time.monotonic()`` once the server had carried it out, just before answering."""
 
 
 class WriteHold:
@@ -196,6 +203,81 @@ class WriteHold:
     def _pause(self) -> None:
         self._held.set()
         self._released.wait(_HOLD_TIMEOUT_S)
+
+
+@dataclass(frozen=True)
+class DiskStep:
+    """One step of the disk layer under ``RealServerFaults``, as passed to its ``on_step``.
+
+    ``kind`` is ``"stat"`` (a full GET has taken the stat its headers come from and
+    not read the body yet), ``"truncated"`` (a PUT emptied the file and wrote nothing
+    yet) or ``"written"`` (a PUT wrote one more piece).  ``size`` is the size on disk
+    right after the step, which for ``"stat"`` is the ``X-Content-Length`` to be sent.
+    """
+
+    path: str
+    kind: Literal["stat", "truncated", "written"]
+    size: int
+
+
+@dataclass
+class RealServerFaults:
+    """The real server's disk behaviour under concurrent requests (docs/silverbullet.md §7).
+
+    Pass one as ``FakeSilverBullet(faults=...)`` or assign ``sb.faults`` (``None``, the
+    default, turns it off: every PUT then lands in one step).  With it:
+
+    * A PUT truncates the file, then writes the body in ``pieces`` pieces cut at
+      random offsets, one pause of ``write_ms / pieces`` before each piece: for
+      ``write_ms`` a concurrent GET or ``X-Get-Meta`` probe sees the file empty, then
+      partial, with the size and mtime it has at that moment.
+    * A GET stats, then reads (``disk.rs`` ``read_file``): a write step landing in
+      between makes ``X-Content-Length`` and ``X-Last-Modified`` describe another
+      state than the body, which can be shorter or longer.
+    * Overlapping PUTs of one file each truncate and write from offset 0 of their own
+      descriptor; a truncation and a writer's run of pieces exclude each other, as the
+      inode lock serializes ``ftruncate`` and ``write(2)`` on Linux.  The file can end as
+      one writer's body followed by the tail of another's, longer one, never with holes.
+    * The server's own mtimes (at the truncation, after each piece, and ``write()``
+      without ``mtime_ms``) are the clock rounded down to ``mtime_granularity_ms``, so
+      edits in one bucket share a ``lastModified`` and a truncation in the bucket of the
+      previous write keeps its ``X-Last-Modified``.  ``X-Last-Modified`` sent with a PUT
+      is still applied exactly, after the last piece.
+
+    ``seed`` makes the cut offsets reproducible (the thread interleaving is not).
+    ``on_step`` is called after each ``DiskStep``, in the request's thread, outside
+    the disk lock: it may send requests to the server (a read, or after
+    ``"truncated"`` a PUT of the same file to make two PUTs overlap).  After
+    ``"written"`` the writer still holds the file, so a PUT of that file from the hook
+    would wait for itself.  The defaults are the figures measured on a real 2.10 server.
+    """
+
+    write_ms: float = 2.0
+    pieces: int = 3
+    mtime_granularity_ms: int = 1
+    seed: int | None = None
+    on_step: Callable[[DiskStep], object] | None = None
+    _rng: random.Random = field(init=False, repr=False, compare=False)
+    _rng_lock: threading.Lock = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.write_ms < 0 or self.pieces < 1 or self.mtime_granularity_ms < 1:
+            raise ValueError("need write_ms >= 0, pieces >= 1 and mtime_granularity_ms >= 1")
+        self._rng = random.Random(self.seed)
+        self._rng_lock = threading.Lock()
+
+    def stamp(self, ms: int) -> int:
+        """The mtime the server's own write at clock time ``ms`` leaves."""
+        return ms - ms % self.mtime_granularity_ms
+
+    def cuts(self, size: int, extra: int | None = None) -> list[int]:
+        """End offsets of the pieces of a ``size``-byte body; ``extra`` is also a cut."""
+        with self._rng_lock:
+            inner = self._rng.sample(range(1, size), min(self.pieces, size) - 1) if size > 1 else []
+        points = {*inner, size}
+        if extra is not None and 0 < extra < size:
+            points.add(extra)
+        return sorted(points) if size > 0 else []
 
 
 @dataclass
@@ -238,6 +320,7 @@ class _Request:
     fs_path: str | None
     headers: dict[str, str]
     body: bytes
+    received: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -502,6 +585,9 @@ class FakeSilverBullet:
             space folder's absolute path.
         index_page: ``SB_INDEX_PAGE``, reported by ``/.config``.
         clock: the ms clock stamping writes; default a new running ``MsClock``.
+        faults: the real server's behaviour under concurrent requests (torn reads,
+            interleaved PUTs, coarse mtimes); ``None`` (default) writes in one step.
+        record_bodies: keep each request's body in the request log (``sb.record_bodies``).
     """
 
     def __init__(
@@ -517,6 +603,8 @@ class FakeSilverBullet:
         space_folder_path: str | None = None,
         index_page: str = "index",
         clock: MsClock | None = None,
+        faults: RealServerFaults | None = None,
+        record_bodies: bool = False,
     ) -> None:
         if token == "":
             raise ValueError("token must be a non-empty string or None")
@@ -536,6 +624,13 @@ class FakeSilverBullet:
         self.clock = clock or MsClock()
         self.latency_ms = 0
         """Delay added to every request, in ms."""
+        self.faults = faults
+        """The fault model in force; may be swapped or cleared while running."""
+        self.record_bodies = record_bodies
+        """Whether the request log keeps bodies (e.g. to tell which PUT removed a line)."""
+        # Under ``faults``: makes each disk step and its mtime stamp one event for readers.
+        self._disk_lock = threading.Lock()
+        self._write_locks: dict[Path, threading.Lock] = {}
         self._bundled = {name: _as_bytes(data) for name, data in (bundled or {}).items()}
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -743,16 +838,18 @@ class FakeSilverBullet:
     def write(self, path: str, content: str | bytes, *, mtime_ms: int | None = None) -> FileMeta:
         """Write a file straight to disk, as a human or another process would.
 
-        The mtime is ``mtime_ms`` or the server clock; not recorded as a request.
+        The mtime is ``mtime_ms`` or the server clock (coarse under ``faults``); not
+        recorded as a request.  Readers see it land in one step.
         """
         target = self._helper_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        new = not target.exists()
-        with open(target, "wb") as fh:
-            if new:
-                self._note_birth(fh)
-            fh.write(_as_bytes(content))
-        self._stamp(target, self.clock.now() if mtime_ms is None else mtime_ms)
+        with self._disk_step():
+            new = not target.exists()
+            with open(target, "wb") as fh:
+                if new:
+                    self._note_birth(fh)
+                fh.write(_as_bytes(content))
+            self._stamp(target, self._server_mtime() if mtime_ms is None else mtime_ms)
         return self.meta(path)
 
     def read_bytes(self, path: str) -> bytes:
@@ -776,7 +873,8 @@ class FakeSilverBullet:
     def meta(self, path: str) -> FileMeta:
         """What ``X-Get-Meta`` reports for a file on disk; ``FileNotFoundError`` if absent."""
         target = self._helper_path(path)
-        return self._meta_from_stat(path, os.stat(target))
+        with self._disk_step():
+            return self._meta_from_stat(path, os.stat(target))
 
     def set_mtime(self, path: str, ms: int) -> FileMeta:
         """Set a file's mtime to ``ms``, as ``touch`` would."""
@@ -785,7 +883,8 @@ class FakeSilverBullet:
 
     def listing(self) -> list[FileMeta]:
         """What ``GET /.fs`` would list right now (ref §1.2)."""
-        files = self._disk_list()
+        with self._disk_step():
+            files = self._disk_list()
         names = {f.name for f in files}
         files.extend(
             meta
@@ -832,6 +931,20 @@ class FakeSilverBullet:
             raise _PathOutsideRoot()
         return self.space / path
 
+    def _disk_step(self) -> contextlib.AbstractContextManager[object]:
+        """Under ``faults``, the lock making one disk step and its mtime stamp atomic.
+
+        Without it a reader could catch the kernel's own mtime between a write and
+        the stamp from ``clock``; without ``faults`` every PUT is one step anyway.
+        """
+        return self._disk_lock if self.faults is not None else contextlib.nullcontext()
+
+    def _server_mtime(self) -> int:
+        """The mtime the server's own write leaves now: the clock, coarse under ``faults``."""
+        faults = self.faults
+        now = self.clock.now()
+        return now if faults is None else faults.stamp(now)
+
     def _stamp(self, target: Path, ms: int) -> None:
         """Set the mtime to ``ms``, keeping the atime; errors are ignored like upstream."""
         try:
@@ -842,7 +955,10 @@ class FakeSilverBullet:
 
     def _note_birth(self, fh: io.BufferedWriter) -> None:
         """Remember the clock time at which the fake created this file (its ``created``)."""
-        st = os.fstat(fh.fileno())
+        self._note_birth_fd(fh.fileno())
+
+    def _note_birth_fd(self, fd: int) -> None:
+        st = os.fstat(fd)
         with self._lock:
             self._births[(st.st_dev, st.st_ino)] = self.clock.now()
 
@@ -884,7 +1000,8 @@ class FakeSilverBullet:
     def _disk_meta(self, path: str) -> FileMeta:
         target = self._safe_path(path)
         try:
-            st = os.stat(target)
+            with self._disk_step():
+                st = os.stat(target)
         except FileNotFoundError:
             raise _NotFound() from None
         except (OSError, ValueError) as exc:
@@ -904,8 +1021,10 @@ class FakeSilverBullet:
     def _disk_read(self, path: str) -> tuple[bytes, FileMeta]:
         """``read_file``: stat first, then read, so the headers may be older than the body."""
         meta = self._disk_meta(path)
+        self._step_hook(DiskStep(path, "stat", meta.size))
         try:
-            data = self._safe_path(path).read_bytes()
+            with self._disk_step():
+                data = self._safe_path(path).read_bytes()
         except FileNotFoundError:
             raise _NotFound() from None
         except (OSError, ValueError) as exc:
@@ -947,6 +1066,16 @@ class FakeSilverBullet:
             target.parent.mkdir(parents=True, exist_ok=True)
         except (OSError, ValueError) as exc:
             raise _WriteError(f"{path}: {_os_error_text(exc)}") from None
+        faults = self.faults
+        if faults is not None:
+            try:
+                self._torn_write(path, target, data, faults, hold)
+            except (OSError, ValueError) as exc:
+                raise _WriteError(f"{path}: {_os_error_text(exc)}") from None
+            if last_modified > 0:
+                with self._disk_step():
+                    self._stamp(target, last_modified)
+            return self._disk_meta(path)
         try:
             # Truncate and rewrite in place, like Rust's fs::write: not atomic.
             new = not target.exists()
@@ -965,6 +1094,56 @@ class FakeSilverBullet:
             raise _WriteError(f"{path}: {_os_error_text(exc)}") from None
         self._stamp(target, last_modified if last_modified > 0 else self.clock.now())
         return self._disk_meta(path)
+
+    def _torn_write(
+        self,
+        path: str,
+        target: Path,
+        data: bytes,
+        faults: RealServerFaults,
+        hold: WriteHold | None,
+    ) -> None:
+        """``fs::write`` as the real server's concurrent readers and writers see it.
+
+        Truncation, then ``faults.pieces`` pieces with a pause before each; see
+        ``RealServerFaults``.  A ``hold`` pauses at ``after_bytes``, holding the file
+        (as a ``write(2)`` in progress would) once bytes have been written.
+        """
+        with self._lock:
+            file_lock = self._write_locks.setdefault(target, threading.Lock())
+        pause = faults.write_ms / 1000 / faults.pieces
+        with file_lock, self._disk_step():
+            new = not target.exists()
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            if new:
+                self._note_birth_fd(fd)
+            self._stamp(target, self._server_mtime())
+        try:
+            self._step_hook(DiskStep(path, "truncated", 0))
+            if hold is not None and (hold.after_bytes <= 0 or not data):
+                hold._pause()
+            with file_lock:
+                start = 0
+                for end in faults.cuts(len(data), None if hold is None else hold.after_bytes):
+                    time.sleep(pause)
+                    with self._disk_step():
+                        os.pwrite(fd, data[start:end], start)
+                        self._stamp(target, self._server_mtime())
+                    self._step_hook(DiskStep(path, "written", end))
+                    if hold is not None and end == min(hold.after_bytes, len(data)):
+                        hold._pause()
+                    start = end
+        finally:
+            os.close(fd)
+
+    def _step_hook(self, step: DiskStep) -> None:
+        faults = self.faults
+        if faults is None or faults.on_step is None:
+            return
+        try:
+            faults.on_step(step)
+        except Exception as exc:
+            self._note_error(exc)
 
     def _space_delete(self, path: str) -> None:
         """Guards as for writes, then remove the file and its empty parents (ref §1.5)."""
@@ -1061,6 +1240,9 @@ class FakeSilverBullet:
             dict(req.headers),
             len(req.body),
             status,
+            req.body if self.record_bodies else None,
+            req.received,
+            time.monotonic(),
         )
         with self._lock:
             self._requests.append(entry)
