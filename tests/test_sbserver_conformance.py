@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
@@ -507,6 +507,7 @@ def test_spa_fallback_answers_html(target: Target) -> None:
 def test_unauthenticated_requests_get_401(authed_target: Target) -> None:
     """Without the right Bearer: 401, ``Location: /.auth``, ``Unauthorized`` (ref §3)."""
     client = authed_target.client
+    prefix = urlsplit(client.base_url).path  # a real server may run under SB_URL_PREFIX
     path = SBClient.fs_url(authed_target.path("x.md"))
     for method, url_path in [
         ("GET", "/.fs"),
@@ -519,7 +520,7 @@ def test_unauthenticated_requests_get_401(authed_target: Target) -> None:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             response = client.request(method, url_path, headers=headers, auth=False)
             assert response.status_code == 401, (method, url_path, headers)
-            assert response.headers["location"] == "/.auth"
+            assert response.headers["location"] == f"{prefix}/.auth"
             assert response.text == "Unauthorized"
             if method == "POST":  # axum still names the allowed methods
                 assert response.headers["allow"] == "GET,HEAD,PUT,DELETE"
