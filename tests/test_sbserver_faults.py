@@ -99,11 +99,12 @@ def _headers(response: httpx.Response) -> tuple[int, int]:
 
 
 def test_read_during_a_put_sees_an_empty_page_with_the_previous_mtime(hooked: Hooked) -> None:
-    """Between truncation and the first byte, a GET answers 200, an empty body,
+    """Right after the truncation, a GET answers 200, an empty body,
     ``X-Content-Length: 0`` and the previous ``X-Last-Modified``; the probe agrees."""
     sb, client = hooked.sb, hooked.client
     sb.clock.set(T0)
     previous = sb.write("journal.md", "human lines\n" * 20)
+    sb.clock.set(T0 + 50)
     seen: list[httpx.Response] = []
     other = SBClient(sb.url, None)
     hooked.arm(
@@ -115,7 +116,8 @@ def test_read_during_a_put_sees_an_empty_page_with_the_previous_mtime(hooked: Ho
     assert (read.status_code, read.content) == (200, b"")
     assert _headers(read) == (previous.last_modified, 0)
     assert _headers(probe) == _headers(read)
-    assert client.get("journal.md").text == "ocmem's page\n"
+    final = client.get("journal.md")
+    assert (final.text, _headers(final)[0]) == ("ocmem's page\n", T0 + 50)
     other.close()
 
 
@@ -141,6 +143,7 @@ def test_headers_and_body_can_come_from_different_states(hooked: Hooked) -> None
     sb, client = hooked.sb, hooked.client
     sb.clock.set(T0)
     before = sb.write("p.md", PAGE_B)
+    sb.clock.set(T0 + 10)
     other = SBClient(sb.url, None)
 
     def start_a_put_and_hold(after_bytes: int) -> tuple[threading.Thread, Callable[[], None]]:
@@ -166,13 +169,15 @@ def test_headers_and_body_can_come_from_different_states(hooked: Hooked) -> None
     writer, release = start_a_put_and_hold(0)
 
     def finish(step: DiskStep) -> None:
+        sb.clock.set(T0 + 20)
         release()
         writer.join(5)
 
     hooked.arm(lambda step: step.kind == "stat", finish)
     longer = client.get("p.md")
     assert longer.content == PAGE_A
-    assert _headers(longer) == (T0, 0)
+    assert _headers(longer) == (T0 + 10, 0)
+    assert _headers(client.meta("p.md")) == (T0 + 20, len(PAGE_A))
     other.close()
 
 
@@ -237,7 +242,7 @@ def test_mtimes_are_coarse(hooked: Hooked) -> None:
     """Server-stamped mtimes fall on ``mtime_granularity_ms`` buckets, so edits in one
     bucket share a ``lastModified``; a client's ``X-Last-Modified`` is kept exactly."""
     sb, client = hooked.sb, hooked.client
-    sb.faults = RealServerFaults(write_ms=0, mtime_granularity_ms=4)
+    sb.faults = RealServerFaults(truncate_ms=0, mtime_granularity_ms=4)
     sb.clock.set(T0 + 1)
     first = client.put("a.md", "one")
     sb.clock.advance(2)
@@ -251,12 +256,14 @@ def test_mtimes_are_coarse(hooked: Hooked) -> None:
     assert _headers(exact)[0] == T0 + 7
 
 
-def test_pieces_follow_the_seed_and_take_write_ms() -> None:
-    """The cut offsets repeat with the seed; a PUT lasts at least ``write_ms``."""
+def test_pieces_follow_the_seed_and_take_their_time() -> None:
+    """The cut offsets repeat with the seed; a PUT lasts ``truncate_ms + write_ms``."""
 
     def cuts(seed: int) -> list[int]:
         steps: list[DiskStep] = []
-        faults = RealServerFaults(write_ms=60, pieces=4, seed=seed, on_step=steps.append)
+        faults = RealServerFaults(
+            truncate_ms=30, write_ms=30, pieces=4, seed=seed, on_step=steps.append
+        )
         with FakeSilverBullet(faults=faults) as sb:
             client = SBClient(sb.url, None)
             started = time.monotonic()
@@ -338,6 +345,34 @@ def test_reads_during_a_put_loop(race_target: Target) -> None:
         puts=len(written),
         **counts,
         empty_with_older_mtime=empty_with_older_mtime,
+    )
+    if race_target.fake is not None:
+        assert counts["torn"] > 0
+
+
+def test_reads_while_a_browser_like_writer_saves(race_target: Target) -> None:
+    """Reads racing a writer that saves every 20-50 ms, as in the field report: reports
+    how often a read was torn, how often it was empty under the mtime of the last
+    complete read, and how often the probe right after agreed with it."""
+    client, path = race_target.client, race_target.path("browser.md")
+    client.written.add(path)
+    assert client.put(path, PAGE_A).status_code == 200
+    counts = dict.fromkeys(["reads", "torn", "empty_previous_mtime", "probe_agrees"], 0)
+    last_complete = 0
+    with BrowserLikeWriter(client.base_url, path, token=client.token) as writer:
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            read = client.get(path)
+            mtime, length = _headers(read)
+            counts["reads"] += 1
+            if read.content and length == len(read.content):
+                last_complete = mtime
+                continue
+            counts["torn"] += 1
+            counts["empty_previous_mtime"] += not read.content and mtime == last_complete
+            counts["probe_agrees"] += _headers(client.meta(path)) == (mtime, length)
+    _report(
+        "reads while a browser-like writer saves", race_target, writes=len(writer.edits), **counts
     )
     if race_target.fake is not None:
         assert counts["torn"] > 0

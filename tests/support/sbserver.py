@@ -222,38 +222,42 @@ class DiskStep:
 
 @dataclass
 class RealServerFaults:
-    """The real server's disk behaviour under concurrent requests (docs/silverbullet.md §7).
+    """The real server's disk behaviour under concurrent requests (docs/silverbullet.md §10).
 
     Pass one as ``FakeSilverBullet(faults=...)`` or assign ``sb.faults`` (``None``, the
     default, turns it off: every PUT then lands in one step).  With it:
 
-    * A PUT truncates the file, then writes the body in ``pieces`` pieces cut at
-      random offsets, one pause of ``write_ms / pieces`` before each piece: for
-      ``write_ms`` a concurrent GET or ``X-Get-Meta`` probe sees the file empty, then
-      partial, with the size and mtime it has at that moment.
+    * A PUT truncates the file, which then stays empty for ``truncate_ms`` under its
+      *previous* mtime (ext4 sets the new one only once the truncation has finished),
+      then gets the new mtime, then the body in ``pieces`` pieces cut at random
+      offsets, spread over ``write_ms``.  A concurrent GET or ``X-Get-Meta`` probe sees
+      the size and mtime of that moment: an empty page that looks unchanged, more
+      rarely a partial one.
     * A GET stats, then reads (``disk.rs`` ``read_file``): a write step landing in
       between makes ``X-Content-Length`` and ``X-Last-Modified`` describe another
       state than the body, which can be shorter or longer.
     * Overlapping PUTs of one file each truncate and write from offset 0 of their own
-      descriptor; a truncation and a writer's run of pieces exclude each other, as the
-      inode lock serializes ``ftruncate`` and ``write(2)`` on Linux.  The file can end as
-      one writer's body followed by the tail of another's, longer one, never with holes.
-    * The server's own mtimes (at the truncation, after each piece, and ``write()``
+      descriptor; a truncation and a writer's run of pieces exclude each other (the
+      inode lock serializes ``ftruncate`` and ``write(2)`` on Linux).  The file can end
+      as one writer's body followed by the tail of another's longer one, never with holes.
+    * The server's own mtimes (after the truncation, after each piece, and ``write()``
       without ``mtime_ms``) are the clock rounded down to ``mtime_granularity_ms``, so
-      edits in one bucket share a ``lastModified`` and a truncation in the bucket of the
-      previous write keeps its ``X-Last-Modified``.  ``X-Last-Modified`` sent with a PUT
-      is still applied exactly, after the last piece.
+      edits in one bucket share a ``lastModified``.  ``X-Last-Modified`` sent with a
+      PUT is applied exactly, after the last piece.
 
+    The defaults are the figures measured on a real 2.10 server (§10).  For tests that
+    hunt races, raise ``truncate_ms``/``write_ms``; for fast ones, lower them to 0.
     ``seed`` makes the cut offsets reproducible (the thread interleaving is not).
     ``on_step`` is called after each ``DiskStep``, in the request's thread, outside
     the disk lock: it may send requests to the server (a read, or after
     ``"truncated"`` a PUT of the same file to make two PUTs overlap).  After
     ``"written"`` the writer still holds the file, so a PUT of that file from the hook
-    would wait for itself.  The defaults are the figures measured on a real 2.10 server.
+    would wait for itself.
     """
 
-    write_ms: float = 2.0
-    pieces: int = 3
+    truncate_ms: float = 1.5
+    write_ms: float = 0.0
+    pieces: int = 1
     mtime_granularity_ms: int = 1
     seed: int | None = None
     on_step: Callable[[DiskStep], object] | None = None
@@ -261,8 +265,10 @@ class RealServerFaults:
     _rng_lock: threading.Lock = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.write_ms < 0 or self.pieces < 1 or self.mtime_granularity_ms < 1:
-            raise ValueError("need write_ms >= 0, pieces >= 1 and mtime_granularity_ms >= 1")
+        if min(self.truncate_ms, self.write_ms) < 0:
+            raise ValueError("truncate_ms and write_ms cannot be negative")
+        if self.pieces < 1 or self.mtime_granularity_ms < 1:
+            raise ValueError("pieces and mtime_granularity_ms must be at least 1")
         self._rng = random.Random(self.seed)
         self._rng_lock = threading.Lock()
 
@@ -1105,27 +1111,37 @@ class FakeSilverBullet:
     ) -> None:
         """``fs::write`` as the real server's concurrent readers and writers see it.
 
-        Truncation, then ``faults.pieces`` pieces with a pause before each; see
-        ``RealServerFaults``.  A ``hold`` pauses at ``after_bytes``, holding the file
-        (as a ``write(2)`` in progress would) once bytes have been written.
+        See ``RealServerFaults``.  A ``hold`` pauses at ``after_bytes``: before the
+        empty phase ends for 0, else after that byte, holding the file as a
+        ``write(2)`` in progress would.
         """
         with self._lock:
             file_lock = self._write_locks.setdefault(target, threading.Lock())
-        pause = faults.write_ms / 1000 / faults.pieces
         with file_lock, self._disk_step():
-            new = not target.exists()
+            try:
+                previous: int | None = os.stat(target).st_mtime_ns
+            except FileNotFoundError:
+                previous = None
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            if new:
+            if previous is None:
                 self._note_birth_fd(fd)
-            self._stamp(target, self._server_mtime())
+                self._stamp(target, self._server_mtime())
+            else:
+                os.utime(target, ns=(os.stat(target).st_atime_ns, previous))
         try:
             self._step_hook(DiskStep(path, "truncated", 0))
             if hold is not None and (hold.after_bytes <= 0 or not data):
                 hold._pause()
+            time.sleep(faults.truncate_ms / 1000)
+            with self._disk_step():
+                self._stamp(target, self._server_mtime())
+            cuts = faults.cuts(len(data), None if hold is None else hold.after_bytes)
+            pause = faults.write_ms / 1000 / max(1, len(cuts) - 1)
             with file_lock:
                 start = 0
-                for end in faults.cuts(len(data), None if hold is None else hold.after_bytes):
-                    time.sleep(pause)
+                for end in cuts:
+                    if start > 0:
+                        time.sleep(pause)
                     with self._disk_step():
                         os.pwrite(fd, data[start:end], start)
                         self._stamp(target, self._server_mtime())
