@@ -95,6 +95,14 @@ def _headers(response: httpx.Response) -> tuple[int, int]:
     return int(response.headers["x-last-modified"]), int(response.headers["x-content-length"])
 
 
+def _bytes_of_the_pages(body: bytes) -> bool:
+    """Whether each byte of ``body`` is the byte at its offset in PAGE_A or in PAGE_B."""
+    return all(
+        (i < len(PAGE_A) and byte == PAGE_A[i]) or (i < len(PAGE_B) and byte == PAGE_B[i])
+        for i, byte in enumerate(body)
+    )
+
+
 # --------------------------------------------------------------------------- torn reads
 
 
@@ -178,6 +186,19 @@ def test_headers_and_body_can_come_from_different_states(hooked: Hooked) -> None
     assert longer.content == PAGE_A
     assert _headers(longer) == (T0 + 10, 0)
     assert _headers(client.meta("p.md")) == (T0 + 20, len(PAGE_A))
+    other.close()
+
+
+def test_a_read_can_mix_two_versions(hooked: Hooked) -> None:
+    """The body is read a page at a time: a PUT landing after the first page gives that
+    page of the old version followed by the rest of the new one."""
+    sb, client = hooked.sb, hooked.client
+    sb.write("p.md", PAGE_A)
+    other = SBClient(sb.url, None)
+    hooked.arm(lambda step: step.kind == "read", lambda step: other.put("p.md", PAGE_B))
+    mixed = client.get("p.md")
+    assert mixed.content == PAGE_A[:4096] + PAGE_B[4096:]
+    assert int(mixed.headers["x-content-length"]) == len(PAGE_A)
     other.close()
 
 
@@ -294,9 +315,10 @@ def test_request_log_keeps_bodies_and_times_when_asked(hooked: Hooked) -> None:
 
 
 def test_reads_during_a_put_loop(race_target: Target) -> None:
-    """Reads racing a PUT loop of a 10 KB page: always a prefix of a page written, often
-    torn; reports how often torn (empty, partial, headers disagreeing with the body),
-    whether the probe agreed, and how often an empty read kept an older mtime."""
+    """Reads racing a PUT loop of a 10 KB page: every byte read is the byte at that
+    offset of a page written, and reads are often torn; reports how often torn (empty,
+    partial, mixing two pages, headers disagreeing with the body), whether the probe
+    agreed, and how often an empty read kept an older mtime."""
     client, path = race_target.client, race_target.path("loop.md")
     assert client.put(path, PAGE_A).status_code == 200
     stop = threading.Event()
@@ -312,7 +334,9 @@ def test_reads_during_a_put_loop(race_target: Target) -> None:
 
     writer = threading.Thread(target=put_loop)
     writer.start()
-    counts = dict.fromkeys(["reads", "torn", "empty", "partial", "mismatch", "probe_agrees"], 0)
+    counts = dict.fromkeys(
+        ["reads", "torn", "empty", "partial", "mixed", "mismatch", "probe_agrees"], 0
+    )
     empty_with_older_mtime = 0
     try:
         for _ in range(300):
@@ -321,13 +345,15 @@ def test_reads_during_a_put_loop(race_target: Target) -> None:
             probe = client.meta(path)
             assert read.status_code == 200
             body = read.content
-            assert PAGE_A.startswith(body) or PAGE_B.startswith(body)
+            mixed = not (PAGE_A.startswith(body) or PAGE_B.startswith(body))
+            assert not mixed or _bytes_of_the_pages(body)
             counts["reads"] += 1
+            counts["mixed"] += mixed
             mtime, length = _headers(read)
             torn = body not in (PAGE_A, PAGE_B) or length != len(body)
             counts["torn"] += torn
             counts["empty"] += body == b""
-            counts["partial"] += body not in (b"", PAGE_A, PAGE_B)
+            counts["partial"] += not mixed and body not in (b"", PAGE_A, PAGE_B)
             counts["mismatch"] += length != len(body)
             if torn:
                 counts["probe_agrees"] += _headers(probe) == (mtime, length)

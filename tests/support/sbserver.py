@@ -66,6 +66,7 @@ GZIP_MIN_SIZE = 32
 """tower-http's ``CompressionLayer`` leaves bodies shorter than this uncompressed."""
 
 _HOLD_TIMEOUT_S = 30.0
+_PAGE_SIZE = 4096
 _OCTET_STREAM = "application/octet-stream"
 _TEXT_PLAIN = "text/plain; charset=utf-8"
 _MIME = mimetypes.MimeTypes()  # built-in table only: independent of /etc/mime.types
@@ -210,13 +211,14 @@ class DiskStep:
     """One step of the disk layer under ``RealServerFaults``, as passed to its ``on_step``.
 
     ``kind`` is ``"stat"`` (a full GET has taken the stat its headers come from and
-    not read the body yet), ``"truncated"`` (a PUT emptied the file and wrote nothing
-    yet) or ``"written"`` (a PUT wrote one more piece).  ``size`` is the size on disk
-    right after the step, which for ``"stat"`` is the ``X-Content-Length`` to be sent.
+    not read the body yet; ``size`` is the ``X-Content-Length`` to be sent), ``"read"``
+    (it read one more page; ``size`` bytes so far), ``"truncated"`` (a PUT emptied the
+    file and wrote nothing yet) or ``"written"`` (a PUT wrote one more piece; ``size``
+    is the offset reached).
     """
 
     path: str
-    kind: Literal["stat", "truncated", "written"]
+    kind: Literal["stat", "read", "truncated", "written"]
     size: int
 
 
@@ -233,9 +235,10 @@ class RealServerFaults:
       offsets, spread over ``write_ms``.  A concurrent GET or ``X-Get-Meta`` probe sees
       the size and mtime of that moment: an empty page that looks unchanged, more
       rarely a partial one.
-    * A GET stats, then reads (``disk.rs`` ``read_file``): a write step landing in
-      between makes ``X-Content-Length`` and ``X-Last-Modified`` describe another
-      state than the body, which can be shorter or longer.
+    * A GET stats, then reads a page (4 KiB) at a time (``disk.rs`` ``read_file``): a
+      write step landing in between makes ``X-Content-Length`` and
+      ``X-Last-Modified`` describe another state than the body, which can be shorter
+      or longer, or start as one version and go on as another.
     * Overlapping PUTs of one file each truncate and write from offset 0 of their own
       descriptor; a truncation and a writer's run of pieces exclude each other (the
       inode lock serializes ``ftruncate`` and ``write(2)`` on Linux).  The file can end
@@ -1029,8 +1032,10 @@ class FakeSilverBullet:
         meta = self._disk_meta(path)
         self._step_hook(DiskStep(path, "stat", meta.size))
         try:
-            with self._disk_step():
+            if self.faults is None:
                 data = self._safe_path(path).read_bytes()
+            else:
+                data = self._read_by_pages(path)
         except FileNotFoundError:
             raise _NotFound() from None
         except (OSError, ValueError) as exc:
@@ -1039,6 +1044,22 @@ class FakeSilverBullet:
         if tear is not None:
             data = tear.body if tear.body is not None else data[: len(data) // 2]
         return data, meta
+
+    def _read_by_pages(self, path: str) -> bytes:
+        """``fs::read`` as concurrent writers see it: the kernel copies a page at a time,
+        so a PUT landing between two pages leaves a body cut short, or one version's
+        start followed by another's rest (measured: docs/silverbullet.md §10)."""
+        pages: list[bytes] = []
+        size = 0
+        with open(self._safe_path(path), "rb", buffering=0) as fh:
+            while True:
+                with self._disk_lock:
+                    page = fh.read(_PAGE_SIZE)
+                if not page:
+                    return b"".join(pages)
+                pages.append(page)
+                size += len(page)
+                self._step_hook(DiskStep(path, "read", size))
 
     def _space_read(self, path: str) -> tuple[bytes, FileMeta]:
         """Disk read, falling through to the bundled underlay on any error (ref §1.1)."""
