@@ -65,7 +65,7 @@ class Hooked:
 
     sb: FakeSilverBullet
     client: SBClient
-    action: Callable[[DiskStep], None] | None = None
+    action: Callable[[DiskStep], object] | None = None
     when: Callable[[DiskStep], bool] = lambda step: False
     steps: list[DiskStep] = field(default_factory=list)
 
@@ -76,7 +76,7 @@ class Hooked:
             self.action = None
             action(step)
 
-    def arm(self, when: Callable[[DiskStep], bool], action: Callable[[DiskStep], None]) -> None:
+    def arm(self, when: Callable[[DiskStep], bool], action: Callable[[DiskStep], object]) -> None:
         self.when, self.action = when, action
 
 
