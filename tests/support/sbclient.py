@@ -25,7 +25,7 @@ _TLS = ssl.create_default_context()  # built once: httpx would load the CA store
 
 
 class SBClient:
-    """A minimal ``/.fs`` client, sending what ocmem sends (ref §1.1, §1.7, §3).
+    """A minimal ``/.fs`` client, sending what ocmem sends (docs/silverbullet.md §2, §3, §9).
 
     It always sends ``X-Sync-Mode: true`` and the Bearer token unless told not to,
     never follows redirects, and percent-encodes paths with ``quote(path, safe="/")``.

@@ -1,16 +1,18 @@
 """A SilverBullet-faithful ``/.fs`` HTTP server for tests, in pure standard library.
 
 ``FakeSilverBullet`` serves a space folder on disk over real HTTP on 127.0.0.1 and
-reproduces the Rust server (2.10+), as described in
-``shared/reference/silverbullet-api.md`` (cited as "ref §N" below) and checked against
-``server/src/handlers/fs.rs``, ``router.rs``, ``server-common/src/space/{disk,embed,
-readonly}.rs`` and ``multi/dispatch.rs`` at upstream commit 754e8525.  With
-``flavor="go"`` it mimics the Go server (2.1-2.9) where a client could notice.
+reproduces the Rust server (2.10+), as described in ``docs/silverbullet.md`` (cited as
+"sb §N" below), which cites ``server/src/handlers/fs.rs``, ``router.rs``,
+``server-common/src/space/{disk,embed,readonly}.rs`` and ``multi/dispatch.rs`` at upstream
+commit 754e8525.  With ``flavor="go"`` it mimics the Go server (2.1-2.9) where a client
+could notice.  With ``faults=RealServerFaults()`` it also behaves like the real server
+under concurrent requests (sb §10): torn reads, interleaving PUTs, same-ms mtimes.
 
 On top of that it offers what a real server cannot: a controllable millisecond clock,
 fault hooks (latency, 5xx answers, connection resets, torn reads, a non-atomic write
-paused half-way, a hook between a meta probe and the next PUT), the browser client's
-conflict fork, disk helpers that act as the human, and a log of every request.
+paused half-way, a hook between a meta probe and the next PUT, a hook at each disk step
+under ``faults``), the browser client's conflict fork, disk helpers that act as the
+human, and a log of every request (with bodies if asked).
 
 Known differences from the real server:
 
@@ -57,10 +59,10 @@ SERVER_VERSION = "2.10.0"
 """Reported in ``X-Server-Version`` by ``/.ping``."""
 
 NOT_FOUND_BODY = b"404 page not found\n"
-"""Body of every 404 from ``/.fs`` (ref §1.6, ``handlers/mod.rs``)."""
+"""Body of every 404 from ``/.fs`` (sb §8, ``handlers/mod.rs``)."""
 
 BUNDLED_TIMESTAMP_MS = 1_785_196_800_000
-"""Fixed ``created``/``lastModified`` of bundled read-only files (the build time, ref §1.2)."""
+"""Fixed ``created``/``lastModified`` of bundled read-only files (the build time, sb §4)."""
 
 GZIP_MIN_SIZE = 32
 """tower-http's ``CompressionLayer`` leaves bodies shorter than this uncompressed."""
@@ -74,7 +76,7 @@ _I64 = re.compile(r"[+-]?[0-9]+")
 
 
 class MsClock:
-    """Millisecond clock that stamps the server's writes (ref §1.4, sync-anchors §A3).
+    """Millisecond clock that stamps the server's writes (sb §6, §10).
 
     It follows real time, optionally shifted by ``advance``, until ``set`` or
     ``freeze`` stops it; a stopped clock gives every write the same millisecond.
@@ -133,7 +135,7 @@ class MsClock:
 
 @dataclass(frozen=True)
 class FileMeta:
-    """One file's metadata, as in the ``/.fs`` listing and the ``X-*`` headers (ref §1.2)."""
+    """One file's metadata, as in the ``/.fs`` listing and the ``X-*`` headers (sb §4)."""
 
     name: str
     created: int
@@ -181,7 +183,7 @@ class RecordedRequest:
 
 
 class WriteHold:
-    """A PUT paused half-way through its non-atomic write (ref §1.4, §1.8).
+    """A PUT paused half-way through its non-atomic write (sb §6, §10).
 
     The server truncates the file, writes the first ``after_bytes`` bytes, then waits
     for ``release()`` (at most 30 s) before writing the rest.
@@ -224,7 +226,7 @@ class DiskStep:
 
 @dataclass
 class RealServerFaults:
-    """The real server's disk behaviour under concurrent requests (docs/silverbullet.md §10).
+    """The real server's disk behaviour under concurrent requests (sb §10).
 
     Pass one as ``FakeSilverBullet(faults=...)`` or assign ``sb.faults`` (``None``, the
     default, turns it off: every PUT then lands in one step).  With it:
@@ -456,7 +458,7 @@ def _glob_to_regex(pattern: str) -> str:
 
 
 class _IgnoreRules:
-    """gitignore-style rules: ``SB_SPACE_IGNORE`` plus the space root's ``.gitignore`` (ref §1.2)."""
+    """gitignore-style rules: ``SB_SPACE_IGNORE`` plus the space root's ``.gitignore`` (sb §4)."""
 
     def __init__(self, text: str) -> None:
         self._rules: list[tuple[re.Pattern[str], bool, bool]] = []
@@ -529,7 +531,7 @@ def _encode_from(path: str) -> str:
 
 
 def _meta_headers(meta: FileMeta, content_type: str | None = None) -> list[tuple[str, str]]:
-    """``set_file_meta_headers`` (ref §1.3)."""
+    """``set_file_meta_headers`` (sb §5)."""
     return [
         ("Content-Type", content_type or meta.content_type),
         ("X-Created", str(meta.created)),
@@ -582,14 +584,14 @@ class FakeSilverBullet:
 
     Arguments:
         space: folder to serve; by default a fresh temporary folder, removed on close.
-        token: Bearer token; ``None`` leaves the server open (ref §3).
-        read_only: ``SB_READ_ONLY`` (ref §3); may be flipped while running.
-        url_prefix: ``SB_URL_PREFIX`` such as ``/sb`` (ref §1.8).
+        token: Bearer token; ``None`` leaves the server open (sb §3).
+        read_only: ``SB_READ_ONLY`` (sb §8); may be flipped while running.
+        url_prefix: ``SB_URL_PREFIX`` such as ``/sb`` (sb §2).
         flavor: ``"rust"`` (2.10+, default) or ``"go"`` (2.1-2.9): the listing then
             307-redirects to ``/`` without ``X-Sync-Mode``, write failures are 500
-            ``Write failed``, and there is no ``Last-Modified`` nor 304 (ref §1.1, §1.3).
-        space_ignore: ``SB_SPACE_IGNORE`` patterns, gitignore syntax (ref §1.2).
-        bundled: read-only files of the embedded ``base_fs`` underlay (ref §1.1).
+            ``Write failed``, and there is no ``Last-Modified`` nor 304 (sb §2, §5, §8).
+        space_ignore: ``SB_SPACE_IGNORE`` patterns, gitignore syntax (sb §4).
+        bundled: read-only files of the embedded ``base_fs`` underlay (sb §2).
         space_folder_path: what ``X-Space-Path`` and ``/.config`` report; default the
             space folder's absolute path.
         index_page: ``SB_INDEX_PAGE``, reported by ``/.config``.
@@ -789,7 +791,7 @@ class FakeSilverBullet:
             self._resets.append(_Rule(method, path, times, after_apply=after_apply))
 
     def tear_next_read(self, path: str, *, body: str | bytes | None = None, times: int = 1) -> None:
-        """Make the next ``times`` full GETs of ``path`` torn (ref §1.3 caveat, §1.8).
+        """Make the next ``times`` full GETs of ``path`` torn (sb §5, §10).
 
         Headers still come from the file's stat taken before the read; the body
         served is ``body`` (e.g. a newer version) or, by default, the first half of
@@ -803,7 +805,7 @@ class FakeSilverBullet:
         """Pause the next PUT of ``path`` after truncating and writing ``after_bytes`` bytes.
 
         While held, the file on disk (and any GET) shows the partial content: the
-        write is not atomic (ref §1.4).  Call ``release()`` on the returned handle.
+        write is not atomic (sb §6).  Call ``release()`` on the returned handle.
         """
         hold = WriteHold(path, after_bytes)
         with self._lock:
@@ -822,7 +824,7 @@ class FakeSilverBullet:
 
         A successful ``X-Get-Meta`` GET of ``path`` arms the hook; the next PUT of
         ``path`` runs the callback before writing.  This is the lost-update window of
-        ref §2, e.g. ``lambda p: sb.write(p, human_text)``.  With ``require_probe=False``
+        sb §6, e.g. ``lambda p: sb.write(p, human_text)``.  With ``require_probe=False``
         the callback runs before each of the next ``times`` PUTs of ``path``, probed or not.
         """
         hook = _ProbeHook(callback, times, require_probe, armed=not require_probe)
@@ -891,7 +893,7 @@ class FakeSilverBullet:
         return self.meta(path)
 
     def listing(self) -> list[FileMeta]:
-        """What ``GET /.fs`` would list right now (ref §1.2)."""
+        """What ``GET /.fs`` would list right now (sb §4)."""
         with self._disk_step():
             files = self._disk_list()
         names = {f.name for f in files}
@@ -903,7 +905,7 @@ class FakeSilverBullet:
         return files
 
     def fork_conflict(self, path: str, browser_content: str | bytes) -> str | None:
-        """Resolve a sync conflict on ``path`` as SilverBullet's browser client does (ref §6).
+        """Resolve a sync conflict on ``path`` as SilverBullet's browser client does (sb §11).
 
         If the server's bytes equal ``browser_content`` nothing happens and ``None`` is
         returned.  Otherwise the server's current content is copied to
@@ -935,7 +937,7 @@ class FakeSilverBullet:
             raise ValueError(f"path outside the space: {path!r}") from None
 
     def _safe_path(self, path: str) -> Path:
-        """``DiskSpacePrimitives::safe_path``: reject absolute paths and ``..`` (ref §1.6)."""
+        """``DiskSpacePrimitives::safe_path``: reject absolute paths and ``..`` (sb §9)."""
         if path.startswith("/") or ".." in path.split("/"):
             raise _PathOutsideRoot()
         return self.space / path
@@ -978,7 +980,7 @@ class FakeSilverBullet:
                 self._births.pop((st.st_dev, st.st_ino), None)
 
     def _meta_from_stat(self, name: str, st: os.stat_result) -> FileMeta:
-        """``file_info_to_meta``: ms timestamps; ``created`` is the birth time (ref §1.2).
+        """``file_info_to_meta``: ms timestamps; ``created`` is the birth time (sb §4).
 
         Python has no birth time on Linux, so the fake remembers when it created a
         file (by inode; it survives overwrites like a real birth time).  A file made
@@ -1018,7 +1020,7 @@ class FakeSilverBullet:
         return self._meta_from_stat(path, st)
 
     def _space_meta(self, path: str) -> FileMeta:
-        """Disk first, then the bundled underlay; any disk error falls through (ref §1.1)."""
+        """Disk first, then the bundled underlay; any disk error falls through (sb §2)."""
         try:
             return self._disk_meta(path)
         except _SpaceError:
@@ -1048,7 +1050,7 @@ class FakeSilverBullet:
     def _read_by_pages(self, path: str) -> bytes:
         """``fs::read`` as concurrent writers see it: the kernel copies a page at a time,
         so a PUT landing between two pages leaves a body cut short, or one version's
-        start followed by another's rest (measured: docs/silverbullet.md §10)."""
+        start followed by another's rest (measured: sb §10)."""
         pages: list[bytes] = []
         size = 0
         with open(self._safe_path(path), "rb", buffering=0) as fh:
@@ -1062,7 +1064,7 @@ class FakeSilverBullet:
                 self._step_hook(DiskStep(path, "read", size))
 
     def _space_read(self, path: str) -> tuple[bytes, FileMeta]:
-        """Disk read, falling through to the bundled underlay on any error (ref §1.1)."""
+        """Disk read, falling through to the bundled underlay on any error (sb §2)."""
         try:
             return self._disk_read(path)
         except _SpaceError:
@@ -1083,7 +1085,7 @@ class FakeSilverBullet:
     def _space_write(
         self, path: str, data: bytes, last_modified: int, hold: WriteHold | None
     ) -> FileMeta:
-        """Fallthrough guard, read-only guard, then ``DiskSpacePrimitives::write_file`` (ref §1.4)."""
+        """Fallthrough guard, read-only guard, then ``DiskSpacePrimitives::write_file`` (sb §6)."""
         if self._bundled_only(path):
             raise _ReadOnly(f"Cannot write file {path}: read-only")
         if self.read_only:
@@ -1183,7 +1185,7 @@ class FakeSilverBullet:
             self._note_error(exc)
 
     def _space_delete(self, path: str) -> None:
-        """Guards as for writes, then remove the file and its empty parents (ref §1.5)."""
+        """Guards as for writes, then remove the file and its empty parents (sb §7)."""
         if self._bundled_only(path):
             raise _ReadOnly(f"Cannot delete file {path}: read-only")
         if self.read_only:
@@ -1212,7 +1214,7 @@ class FakeSilverBullet:
         return _IgnoreRules(text)
 
     def _disk_list(self) -> list[FileMeta]:
-        """``fetch_file_list`` (ref §1.2): recursive, symlinks followed, filtered, sorted."""
+        """``fetch_file_list`` (sb §4): recursive, symlinks followed, filtered, sorted."""
         rules = self._ignore_rules()
         files: list[FileMeta] = []
         seen: set[tuple[int, int]] = set()
@@ -1321,7 +1323,7 @@ class FakeSilverBullet:
         return None if reset is not None else response
 
     def _route(self, req: _Request) -> _Response:
-        """``router.rs`` behind ``multi/dispatch.rs`` (ref §1.1, §1.8, §3)."""
+        """``router.rs`` behind ``multi/dispatch.rs`` (sb §2, §3)."""
         route = req.route
         if route is None:
             return self._outside_prefix(req)
@@ -1367,7 +1369,7 @@ class FakeSilverBullet:
         return hmac.compare_digest(given, f"Bearer {self.token}".encode())
 
     def _unauthorized(self, *, allow: str | None = None) -> _Response:
-        """401 with ``Location: <prefix>/.auth`` and body ``Unauthorized`` (ref §3)."""
+        """401 with ``Location: <prefix>/.auth`` and body ``Unauthorized`` (sb §3)."""
         headers = [("Content-Type", _TEXT_PLAIN), ("Location", f"{self.url_prefix}/.auth")]
         if allow is not None:
             headers.append(("Allow", allow))
@@ -1383,7 +1385,7 @@ class FakeSilverBullet:
         return _Response(404, [("Content-Type", "text/html")], _NO_SPACE_HTML)
 
     def _gzip(self, req: _Request, response: _Response) -> _Response:
-        """tower-http ``CompressionLayer`` on ``/.fs`` GETs (ref §1.1).
+        """tower-http ``CompressionLayer`` on ``/.fs`` GETs (sb §2).
 
         A compressible body (32 bytes or more, not an image) always gets
         ``Vary: accept-encoding``; it is gzipped only when the client accepts gzip.
@@ -1400,7 +1402,7 @@ class FakeSilverBullet:
         return _Response(response.status, [*headers, ("Content-Encoding", "gzip")], body)
 
     def _list(self, req: _Request) -> _Response:
-        """``GET /.fs`` (ref §1.2); the Go flavor wants ``X-Sync-Mode`` (ref §1.1)."""
+        """``GET /.fs`` (sb §4); the Go flavor wants ``X-Sync-Mode`` (sb §2)."""
         if self.flavor == "go" and not req.headers.get("x-sync-mode"):
             return _Response(
                 307,
@@ -1416,7 +1418,7 @@ class FakeSilverBullet:
         return _Response(200, headers, body.encode())
 
     def _get(self, req: _Request, path: str) -> _Response:
-        """``handle_fs_get``: meta probe, If-Modified-Since, full read (ref §1.3)."""
+        """``handle_fs_get``: meta probe, If-Modified-Since, full read (sb §5)."""
         if "x-get-meta" in req.headers:
             try:
                 meta = self._space_meta(path)
@@ -1454,7 +1456,7 @@ class FakeSilverBullet:
         return _Response(200, headers, data)
 
     def _put(self, req: _Request, path: str) -> _Response:
-        """``handle_fs_put`` (ref §1.4): only ``X-Last-Modified`` of the request is used."""
+        """``handle_fs_put`` (sb §6): only ``X-Last-Modified`` of the request is used."""
         with self._lock:
             hook = self._probe_hooks.get(path)
             if hook is not None and not hook.armed:
@@ -1481,7 +1483,7 @@ class FakeSilverBullet:
         return _Response(200, [*_meta_headers(meta), ("Cache-Control", "no-store")], b"OK")
 
     def _delete(self, path: str) -> _Response:
-        """``handle_fs_delete`` (ref §1.5)."""
+        """``handle_fs_delete`` (sb §7)."""
         try:
             self._space_delete(path)
         except _SpaceError as exc:
@@ -1489,7 +1491,7 @@ class FakeSilverBullet:
         return _Response(200, [], b"OK")
 
     def _config(self) -> _Response:
-        """``/.config``: the boot config, the only place read-only mode shows (ref §1.8)."""
+        """``/.config``: the boot config, the only place read-only mode shows (sb §12)."""
         config = {
             "spaceFolderPath": self.space_folder_path,
             "spaceName": "SilverBullet",
@@ -1505,7 +1507,7 @@ class FakeSilverBullet:
         return _Response(200, headers, json.dumps(config).encode())
 
     def _ping(self) -> _Response:
-        """``/.ping``: open, ``OK`` plus version and space path (ref §1.8)."""
+        """``/.ping``: open, ``OK`` plus version and space path (sb §12)."""
         headers = [
             ("Content-Type", _TEXT_PLAIN),
             ("Cache-Control", "no-cache"),
@@ -1515,7 +1517,7 @@ class FakeSilverBullet:
         return _Response(200, headers, b"OK")
 
     def _auth_page(self, req: _Request) -> _Response:
-        """``/.auth``: login page, or 403 when auth is off (ref §3); login is not modelled."""
+        """``/.auth``: login page, or 403 when auth is off (sb §3); login is not modelled."""
         if req.method not in ("GET", "HEAD"):
             body = b"FakeSilverBullet does not model password login; use a Bearer token"
             return _Response(501, [("Content-Type", _TEXT_PLAIN)], body)
@@ -1525,7 +1527,7 @@ class FakeSilverBullet:
         return _Response(200, [("Content-Type", "text/html")], page)
 
     def _spa_fallback(self, req: _Request) -> _Response:
-        """Any other GET: the client's HTML shell with 200 (ref §1.8, ``bundle.rs``)."""
+        """Any other GET: the client's HTML shell with 200 (sb §2, ``bundle.rs``)."""
         rel = (req.route or "/").lstrip("/")
         if rel and not self._authorized(req):
             if rel.endswith(".md"):
