@@ -88,7 +88,8 @@ class BrowserLikeWriter:
 
     ``base_url`` is the space URL (``<url>/.fs`` is the API), ``token`` the Bearer token
     if the server wants one.  Each line is ``- human <tag> #<n>``, unique to this
-    writer.  A 404 starts the page afresh; any other failed read skips the cycle.  The
+    writer.  A 404 starts the page afresh; any other failed read skips the cycle.  Like
+    the browser, it trusts whatever it reads: a torn read makes it write a torn page.  The
     writer stops after ``max_edits`` cycles, after ``max_seconds``, or on ``stop()``.
     ``seed`` fixes the tag and the pauses.  Use as a context manager, or
     ``start()``/``stop()``; ``stop()`` re-raises an error that killed the thread.
@@ -181,7 +182,10 @@ class BrowserLikeWriter:
             self._error = exc
 
     def _cycle(self, number: int) -> bool:
-        read = self._http.get(self._url)
+        try:
+            read = self._http.get(self._url)
+        except httpx.TransportError:
+            return False  # a browser tries again on its next save
         if read.status_code == 404:
             body, length, last_modified = b"", None, None
         elif read.status_code == 200:
