@@ -1,8 +1,8 @@
 """Conformance suite for ``tests/support/sbserver.py`` (``FakeSilverBullet``).
 
 Each test pins one behaviour of SilverBullet's ``/.fs`` HTTP API as documented in
-``shared/reference/silverbullet-api.md`` ("ref §N") and ``sync-anchors.md`` §A, and is
-written against ``SBClient``, a small httpx client talking real HTTP.
+``docs/silverbullet.md`` (cited as "sb §N"), and is written against ``SBClient``, a small
+httpx client talking real HTTP.
 
 Tests taking the ``target`` (or ``authed_target``) fixture run against the fake and,
 when ``OCMEM_TEST_SILVERBULLET_URL`` is set (plus ``OCMEM_TEST_SILVERBULLET_TOKEN`` if
@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import secrets
 import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
 
+from support.sbclient import SBClient, Target, real_target
 from support.sbserver import (
     BUNDLED_TIMESTAMP_MS,
     NOT_FOUND_BODY,
@@ -37,116 +35,16 @@ from support.sbserver import (
     http_date,
 )
 
-REAL_URL_ENV = "OCMEM_TEST_SILVERBULLET_URL"
-REAL_TOKEN_ENV = "OCMEM_TEST_SILVERBULLET_TOKEN"
 MS_2001 = 1_000_000_000_000
 MS_2020 = 1_577_836_800_000
 _TLS = ssl.create_default_context()  # built once: httpx would load the CA store per client
-
-
-class SBClient:
-    """A minimal ``/.fs`` client, sending what ocmem sends (ref §1.1, §1.7, §3).
-
-    It always sends ``X-Sync-Mode: true`` and the Bearer token unless told not to,
-    never follows redirects, and percent-encodes paths with ``quote(path, safe="/")``.
-    """
-
-    def __init__(self, base_url: str, token: str | None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.token = token
-        self.http = httpx.Client(timeout=10.0, follow_redirects=False, verify=_TLS)
-        self.written: set[str] = set()
-
-    def request(
-        self,
-        method: str,
-        url_path: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        content: bytes | None = None,
-        auth: bool = True,
-        sync_mode: bool = True,
-    ) -> httpx.Response:
-        """Send ``method`` to ``<base_url><url_path>``; ``url_path`` is sent as given."""
-        sent = {**self.request_headers(auth=auth, sync_mode=sync_mode), **(headers or {})}
-        return self.http.request(method, self.base_url + url_path, headers=sent, content=content)
-
-    def request_headers(self, *, auth: bool = True, sync_mode: bool = True) -> dict[str, str]:
-        """The headers every request carries: ``X-Sync-Mode`` and the Bearer token."""
-        sent: dict[str, str] = {}
-        if sync_mode:
-            sent["X-Sync-Mode"] = "true"
-        if auth and self.token is not None:
-            sent["Authorization"] = f"Bearer {self.token}"
-        return sent
-
-    @staticmethod
-    def fs_url(path: str) -> str:
-        return "/.fs/" + quote(path, safe="/")
-
-    def listing(self, *, auth: bool = True, sync_mode: bool = True) -> httpx.Response:
-        return self.request("GET", "/.fs", auth=auth, sync_mode=sync_mode)
-
-    def names(self) -> dict[str, dict[str, object]]:
-        """The listing as ``{name: entry}``."""
-        response = self.listing()
-        assert response.status_code == 200, response.text
-        return {entry["name"]: entry for entry in response.json()}
-
-    def get(self, path: str, headers: Mapping[str, str] | None = None) -> httpx.Response:
-        return self.request("GET", self.fs_url(path), headers=headers)
-
-    def meta(self, path: str) -> httpx.Response:
-        return self.get(path, {"X-Get-Meta": "true"})
-
-    def put(
-        self, path: str, content: str | bytes, headers: Mapping[str, str] | None = None
-    ) -> httpx.Response:
-        self.written.add(path)
-        body = content.encode() if isinstance(content, str) else content
-        return self.request("PUT", self.fs_url(path), headers=headers, content=body)
-
-    def delete(self, path: str) -> httpx.Response:
-        return self.request("DELETE", self.fs_url(path))
-
-    def close(self) -> None:
-        self.http.close()
-
-
-@dataclass
-class Target:
-    """A server under test: the fake, or a real SilverBullet confined to ``scratch``."""
-
-    client: SBClient
-    fake: FakeSilverBullet | None
-    scratch: str = field(default_factory=lambda: f"ocmem-conformance-{secrets.token_hex(4)}")
-
-    def path(self, name: str) -> str:
-        """A path inside this run's scratch folder."""
-        return f"{self.scratch}/{name}"
-
-    def cleanup(self) -> None:
-        """DELETE what this run wrote (real server only; the fake's space is temporary)."""
-        for path in sorted(self.client.written, reverse=True):
-            if path.startswith(self.scratch + "/"):
-                self.client.delete(path)
-
-
-def _real_target(token_required: bool) -> Target:
-    url = os.environ.get(REAL_URL_ENV)
-    if not url:
-        pytest.skip(f"{REAL_URL_ENV} is not set: no real SilverBullet to check against")
-    token = os.environ.get(REAL_TOKEN_ENV) or None
-    if token_required and token is None:
-        pytest.skip(f"{REAL_TOKEN_ENV} is not set: cannot check the real server's auth")
-    return Target(SBClient(url, token), None)
 
 
 def _targets(request: pytest.FixtureRequest, token: str | None) -> Iterator[Target]:
     """Yield the fake (with ``token``) or the real server; for the real one a ``token``
     only says that auth is required, the token used is ``OCMEM_TEST_SILVERBULLET_TOKEN``."""
     if request.param == "real":
-        target = _real_target(token_required=token is not None)
+        target = real_target(token_required=token is not None)
         try:
             yield target
         finally:
@@ -189,11 +87,11 @@ def client(sb: FakeSilverBullet) -> Iterator[SBClient]:
     sb_client.close()
 
 
-# --------------------------------------------------------------------------- §1.2 listing
+# --------------------------------------------------------------------------- sb §4 listing
 
 
 def test_listing_shape_and_headers(target: Target) -> None:
-    """``GET /.fs`` and ``/.fs/``: JSON array of FileMeta, ms ints, X-Space-Path (ref §1.2)."""
+    """``GET /.fs`` and ``/.fs/``: JSON array of FileMeta, ms ints, X-Space-Path (sb §4)."""
     path = target.path("notes/one.md")
     assert target.client.put(path, "# One\n").status_code == 200
     for url_path in ("/.fs", "/.fs/"):
@@ -212,7 +110,7 @@ def test_listing_shape_and_headers(target: Target) -> None:
 
 
 def test_listing_skips_dot_paths_and_extensionless_files(target: Target) -> None:
-    """Dot-files, dot-dirs at any depth and extension-less files are not listed (ref §1.2)."""
+    """Dot-files, dot-dirs at any depth and extension-less files are not listed (sb §4)."""
     visible = ["visible.md", "deep/er/page.md", "trailingdot."]
     hidden = [".hidden.md", ".dotdir/inside.md", "deep/.dotdir/inside.md", "noext", "deep/noext"]
     for name in visible + hidden:
@@ -223,7 +121,7 @@ def test_listing_skips_dot_paths_and_extensionless_files(target: Target) -> None
 
 
 def test_listing_honours_gitignore_and_space_ignore(tmp_path: Path) -> None:
-    """The root ``.gitignore`` and ``SB_SPACE_IGNORE`` hide matching paths (ref §1.2)."""
+    """The root ``.gitignore`` and ``SB_SPACE_IGNORE`` hide matching paths (sb §4)."""
     (tmp_path / ".gitignore").write_text(
         "# comment\n*.tmp.md\nbuild/\n/Anchored.md\n**/secret/**\ndrafts/*\n!drafts/keep.md\n"
     )
@@ -252,14 +150,14 @@ def test_listing_honours_gitignore_and_space_ignore(tmp_path: Path) -> None:
 
 
 def test_listing_ignores_x_sync_mode(target: Target) -> None:
-    """Rust ignores ``X-Sync-Mode``: the listing works without it (ref §1.1)."""
+    """Rust ignores ``X-Sync-Mode``: the listing works without it (sb §2)."""
     response = target.client.listing(sync_mode=False)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
 
 
 def test_go_flavor_listing_needs_x_sync_mode() -> None:
-    """Go 2.1-2.9 redirects a listing without ``X-Sync-Mode`` to ``/`` with 307 (ref §1.1)."""
+    """Go 2.1-2.9 redirects a listing without ``X-Sync-Mode`` to ``/`` with 307 (sb §2)."""
     with FakeSilverBullet(flavor="go") as server:
         client = SBClient(server.url, None)
         bare = client.listing(sync_mode=False)
@@ -269,11 +167,11 @@ def test_go_flavor_listing_needs_x_sync_mode() -> None:
         client.close()
 
 
-# --------------------------------------------------------------------------- §1.3 GET
+# --------------------------------------------------------------------------- sb §5 GET
 
 
 def test_get_returns_body_and_meta_headers(target: Target) -> None:
-    """A full GET carries the body and the X-* metadata headers (ref §1.3)."""
+    """A full GET carries the body and the X-* metadata headers (sb §5)."""
     path = target.path("page.md")
     assert target.client.put(path, "hello\n").status_code == 200
     entry = target.client.names()[path]
@@ -293,7 +191,7 @@ def test_get_returns_body_and_meta_headers(target: Target) -> None:
 
 
 def test_head_is_get_without_body(target: Target) -> None:
-    """HEAD is routed to the GET handler; the body is stripped (ref §1.3)."""
+    """HEAD is routed to the GET handler; the body is stripped (sb §5)."""
     path = target.path("head.md")
     target.client.put(path, "twelve bytes")
     response = target.client.request("HEAD", SBClient.fs_url(path))
@@ -303,7 +201,7 @@ def test_head_is_get_without_body(target: Target) -> None:
 
 
 def test_accept_octet_stream_forces_content_type(target: Target) -> None:
-    """``Accept: application/octet-stream`` forces that Content-Type (ref §1.3)."""
+    """``Accept: application/octet-stream`` forces that Content-Type (sb §5)."""
     path = target.path("octet.md")
     target.client.put(path, "x")
     response = target.client.get(path, {"Accept": "application/octet-stream"})
@@ -313,7 +211,7 @@ def test_accept_octet_stream_forces_content_type(target: Target) -> None:
 
 @pytest.mark.parametrize("value", ["true", "false"])
 def test_x_get_meta_probe(target: Target, value: str) -> None:
-    """``X-Get-Meta`` with any value: headers only, ``no-store``, no Last-Modified (ref §1.3)."""
+    """``X-Get-Meta`` with any value: headers only, ``no-store``, no Last-Modified (sb §5)."""
     path = target.path("probe.md")
     target.client.put(path, "abc")
     response = target.client.get(path, {"X-Get-Meta": value})
@@ -327,7 +225,7 @@ def test_x_get_meta_probe(target: Target, value: str) -> None:
 
 
 def test_if_modified_since_is_an_exact_string_match(target: Target) -> None:
-    """``If-Modified-Since`` equal to ``Last-Modified`` gives 304; anything else 200 (ref §1.3)."""
+    """``If-Modified-Since`` equal to ``Last-Modified`` gives 304; anything else 200 (sb §5)."""
     path = target.path("ims.md")
     target.client.put(path, "cached")
     stamp = target.client.get(path).headers["last-modified"]
@@ -342,7 +240,7 @@ def test_if_modified_since_is_an_exact_string_match(target: Target) -> None:
 
 
 def test_go_flavor_has_no_last_modified_nor_304() -> None:
-    """Go 2.9 sends no ``Last-Modified`` and ignores ``If-Modified-Since`` (ref §1.3)."""
+    """Go 2.9 sends no ``Last-Modified`` and ignores ``If-Modified-Since`` (sb §5)."""
     with FakeSilverBullet(flavor="go") as server:
         server.write("a.md", "x", mtime_ms=MS_2020)
         client = SBClient(server.url, None)
@@ -353,7 +251,7 @@ def test_go_flavor_has_no_last_modified_nor_304() -> None:
 
 
 def test_missing_file_is_404(target: Target) -> None:
-    """A missing file is 404 ``404 page not found\\n``, probe included (ref §1.6)."""
+    """A missing file is 404 ``404 page not found\\n``, probe included (sb §8)."""
     path = target.path("nope.md")
     response = target.client.get(path)
     assert response.status_code == 404
@@ -362,14 +260,14 @@ def test_missing_file_is_404(target: Target) -> None:
 
 
 def test_directory_is_404_but_probe_is_200(target: Target) -> None:
-    """GET of a directory is 404, yet ``X-Get-Meta`` on it answers 200 (ref §1.6)."""
+    """GET of a directory is 404, yet ``X-Get-Meta`` on it answers 200 (sb §8)."""
     target.client.put(target.path("dir/x.md"), "x")
     assert target.client.get(target.path("dir")).status_code == 404
     assert target.client.meta(target.path("dir")).status_code == 200
 
 
 def test_gzip_when_accepted(target: Target) -> None:
-    """GETs are gzipped on request; ``X-Content-Length`` stays uncompressed (ref §1.1)."""
+    """GETs are gzipped on request; ``X-Content-Length`` stays uncompressed (sb §2)."""
     path = target.path("big.md")
     body = ("- a line of text\n" * 200).encode()
     target.client.put(path, body)
@@ -390,7 +288,7 @@ def test_gzip_when_accepted(target: Target) -> None:
 
 
 def test_percent_encoded_paths_round_trip(target: Target) -> None:
-    """Paths are percent-decoded, with no Unicode normalization (ref §1.7)."""
+    """Paths are percent-decoded, with no Unicode normalization (sb §9)."""
     path = target.path("Décisions/my file #1?.md")
     assert target.client.put(path, "accent").status_code == 200
     assert path in target.client.names()
@@ -400,16 +298,16 @@ def test_percent_encoded_paths_round_trip(target: Target) -> None:
 
 
 def test_invalid_utf8_path_is_400(target: Target) -> None:
-    """A path that is not UTF-8 once decoded is rejected with 400 (ref §1.6)."""
+    """A path that is not UTF-8 once decoded is rejected with 400 (sb §8)."""
     response = target.client.request("GET", f"/.fs/{target.scratch}/%FF.md")
     assert response.status_code == 400
 
 
-# --------------------------------------------------------------------------- §1.4 PUT
+# --------------------------------------------------------------------------- sb §6 PUT
 
 
 def test_put_creates_parents_and_answers_ok_with_meta(target: Target) -> None:
-    """PUT creates parent folders, answers 200 ``OK`` with the new meta (ref §1.4)."""
+    """PUT creates parent folders, answers 200 ``OK`` with the new meta (sb §6)."""
     path = target.path("a/b/c/new.md")
     response = target.client.put(path, "created")
     assert response.status_code == 200
@@ -424,7 +322,7 @@ def test_put_creates_parents_and_answers_ok_with_meta(target: Target) -> None:
 
 
 def test_put_x_last_modified_sets_mtime(target: Target) -> None:
-    """A positive request ``X-Last-Modified`` becomes the file's mtime (ref §1.4)."""
+    """A positive request ``X-Last-Modified`` becomes the file's mtime (sb §6)."""
     path = target.path("stamped.md")
     stamp = 1_700_000_000_123
     response = target.client.put(path, "x", {"X-Last-Modified": str(stamp)})
@@ -436,7 +334,7 @@ def test_put_x_last_modified_sets_mtime(target: Target) -> None:
 
 
 def test_put_without_x_last_modified_uses_server_time(target: Target) -> None:
-    """Without (or with a zero) ``X-Last-Modified`` the server stamps its own time (ref §1.4)."""
+    """Without (or with a zero) ``X-Last-Modified`` the server stamps its own time (sb §6)."""
     path = target.path("now.md")
     target.client.put(path, "old", {"X-Last-Modified": str(MS_2001)})
     for headers in ({}, {"X-Last-Modified": "0"}):
@@ -445,7 +343,7 @@ def test_put_without_x_last_modified_uses_server_time(target: Target) -> None:
 
 
 def test_put_uses_the_controllable_clock(sb: FakeSilverBullet, client: SBClient) -> None:
-    """The fake stamps PUTs with ``sb.clock``; listing and headers agree (sync-anchors §A3)."""
+    """The fake stamps PUTs with ``sb.clock``; listing and headers agree (sb §6)."""
     sb.clock.set(1_750_000_000_000)
     first = client.put("a.md", "one")
     second = client.put("b.md", "two")
@@ -461,7 +359,7 @@ def test_put_uses_the_controllable_clock(sb: FakeSilverBullet, client: SBClient)
 
 
 def test_created_is_kept_across_overwrites(sb: FakeSilverBullet, client: SBClient) -> None:
-    """``X-Created`` is the birth time: kept on overwrite, renewed on re-creation (ref §1.2)."""
+    """``X-Created`` is the birth time: kept on overwrite, renewed on re-creation (sb §4)."""
     sb.clock.set(MS_2020)
     assert client.put("c.md", "one").headers["x-created"] == str(MS_2020)
     sb.clock.set(MS_2020 + 1_000)
@@ -479,7 +377,7 @@ def test_created_is_kept_across_overwrites(sb: FakeSilverBullet, client: SBClien
 def test_same_ms_writes_are_indistinguishable_by_timestamp(
     sb: FakeSilverBullet, client: SBClient
 ) -> None:
-    """Two writes in one ms with the same size leave identical metadata (ref §2, §A3)."""
+    """Two writes in one ms with the same size leave identical metadata (sb §10)."""
     sb.clock.freeze()
     before = client.put("race.md", "AAAA")
     sb.write("race.md", "BBBB")  # the human, same millisecond
@@ -490,7 +388,7 @@ def test_same_ms_writes_are_indistinguishable_by_timestamp(
 
 
 def test_put_onto_directory_or_under_file_is_500(target: Target) -> None:
-    """Writing over a directory, or below a file, fails with 500 (ref §1.6)."""
+    """Writing over a directory, or below a file, fails with 500 (sb §8)."""
     target.client.put(target.path("folder/x.md"), "x")
     onto_dir = target.client.put(target.path("folder"), "y")
     assert onto_dir.status_code == 500
@@ -500,7 +398,7 @@ def test_put_onto_directory_or_under_file_is_500(target: Target) -> None:
 
 
 def test_read_only_refuses_writes_with_403(tmp_path: Path) -> None:
-    """``SB_READ_ONLY``: PUT/DELETE 403, ``/.config`` says so, perm stays rw (ref §1.6, §3)."""
+    """``SB_READ_ONLY``: PUT/DELETE 403, ``/.config`` says so, perm stays rw (sb §8, §12)."""
     with FakeSilverBullet(tmp_path, read_only=True) as server:
         server.write("kept.md", "x")
         client = SBClient(server.url, None)
@@ -518,7 +416,7 @@ def test_read_only_refuses_writes_with_403(tmp_path: Path) -> None:
 
 
 def test_go_flavor_write_refusal_is_500() -> None:
-    """Go 2.1-2.9 answers a refused write with 500 ``Write failed`` (ref §1.6)."""
+    """Go 2.1-2.9 answers a refused write with 500 ``Write failed`` (sb §8)."""
     with FakeSilverBullet(flavor="go", read_only=True) as server:
         client = SBClient(server.url, None)
         response = client.put("a.md", "x")
@@ -527,11 +425,11 @@ def test_go_flavor_write_refusal_is_500() -> None:
         client.close()
 
 
-# --------------------------------------------------------------------------- §1.5 DELETE
+# --------------------------------------------------------------------------- sb §7 DELETE
 
 
 def test_delete_removes_file_then_404(target: Target) -> None:
-    """DELETE answers ``OK``, the file is gone, a second DELETE is 404 (ref §1.5)."""
+    """DELETE answers ``OK``, the file is gone, a second DELETE is 404 (sb §7)."""
     path = target.path("gone/soon.md")
     target.client.put(path, "x")
     deleted = target.client.delete(path)
@@ -544,16 +442,16 @@ def test_delete_removes_file_then_404(target: Target) -> None:
 
 
 def test_delete_of_directory_is_500(target: Target) -> None:
-    """DELETE of a directory path fails with 500 (ref §1.6)."""
+    """DELETE of a directory path fails with 500 (sb §8)."""
     target.client.put(target.path("d/x.md"), "x")
     assert target.client.delete(target.path("d")).status_code == 500
 
 
-# --------------------------------------------------------------------------- §1.6 paths
+# --------------------------------------------------------------------------- sb §8-9 paths
 
 
 def test_paths_outside_the_space(target: Target) -> None:
-    """A ``..`` component or an absolute path: GET 404, PUT/DELETE 403 (ref §1.6).
+    """A ``..`` component or an absolute path: GET 404, PUT/DELETE 403 (sb §8, §9).
 
     The probes point back into the scratch folder, so a server that wrongly accepted
     them would still write inside it.
@@ -575,16 +473,16 @@ def test_paths_outside_the_space(target: Target) -> None:
 
 
 def test_other_methods_are_405(target: Target) -> None:
-    """Methods other than GET/PUT/DELETE on ``/.fs/x`` are 405 (ref §1.1)."""
+    """Methods other than GET/PUT/DELETE on ``/.fs/x`` are 405 (sb §2)."""
     response = target.client.request("POST", SBClient.fs_url(target.path("x.md")), content=b"")
     assert response.status_code == 405
 
 
-# --------------------------------------------------------------------------- §1.8, §3
+# --------------------------------------------------------------------------- sb §2-3, §12
 
 
 def test_ping_and_config(target: Target) -> None:
-    """``/.ping`` answers ``OK`` with version and space path; ``/.config`` is JSON (ref §1.8)."""
+    """``/.ping`` answers ``OK`` with version and space path; ``/.config`` is JSON (sb §12)."""
     ping = target.client.request("GET", "/.ping", auth=False)
     assert ping.status_code == 200
     assert ping.text == "OK"
@@ -598,7 +496,7 @@ def test_ping_and_config(target: Target) -> None:
 
 
 def test_spa_fallback_answers_html(target: Target) -> None:
-    """Unmatched GETs, e.g. a wrong URL prefix, get the HTML shell with 200 (ref §1.8)."""
+    """Unmatched GETs, e.g. a wrong URL prefix, get the HTML shell with 200 (sb §2)."""
     for url_path in ("/some/page", "/wrong-prefix/.fs", "/wrong-prefix/.fs/x.md"):
         response = target.client.request("GET", url_path)
         assert response.status_code == 200
@@ -607,8 +505,9 @@ def test_spa_fallback_answers_html(target: Target) -> None:
 
 
 def test_unauthenticated_requests_get_401(authed_target: Target) -> None:
-    """Without the right Bearer: 401, ``Location: /.auth``, ``Unauthorized`` (ref §3)."""
+    """Without the right Bearer: 401, ``Location: <prefix>/.auth``, ``Unauthorized`` (sb §3)."""
     client = authed_target.client
+    prefix = urlsplit(client.base_url).path  # a real server may run under SB_URL_PREFIX
     path = SBClient.fs_url(authed_target.path("x.md"))
     for method, url_path in [
         ("GET", "/.fs"),
@@ -621,7 +520,7 @@ def test_unauthenticated_requests_get_401(authed_target: Target) -> None:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             response = client.request(method, url_path, headers=headers, auth=False)
             assert response.status_code == 401, (method, url_path, headers)
-            assert response.headers["location"] == "/.auth"
+            assert response.headers["location"] == f"{prefix}/.auth"
             assert response.text == "Unauthorized"
             if method == "POST":  # axum still names the allowed methods
                 assert response.headers["allow"] == "GET,HEAD,PUT,DELETE"
@@ -630,7 +529,7 @@ def test_unauthenticated_requests_get_401(authed_target: Target) -> None:
 
 
 def test_unauthenticated_page_navigation(tmp_path: Path) -> None:
-    """Auth on: page GETs redirect to login, ``.md`` GETs are 401 (ref §3, bundle.rs)."""
+    """Auth on: page GETs redirect to login, ``.md`` GETs are 401 (sb §3, bundle.rs)."""
     with FakeSilverBullet(tmp_path, token="t") as server:
         client = SBClient(server.url, None)
         page = client.request("GET", "/Some Page")
@@ -648,7 +547,7 @@ def test_unauthenticated_page_navigation(tmp_path: Path) -> None:
 
 
 def test_url_prefix(tmp_path: Path) -> None:
-    """With ``SB_URL_PREFIX`` the API lives at ``<prefix>/.fs`` (ref §1.8, dispatch.rs)."""
+    """With ``SB_URL_PREFIX`` the API lives at ``<prefix>/.fs`` (sb §2, dispatch.rs)."""
     with FakeSilverBullet(tmp_path, url_prefix="sb/", token="t") as server:
         assert server.url.endswith("/sb")
         server.write("a.md", "x")
@@ -672,7 +571,7 @@ def test_url_prefix(tmp_path: Path) -> None:
 
 
 def test_bundled_files_are_read_only_underlay(tmp_path: Path) -> None:
-    """``base_fs`` files are listed ``ro``, readable, and refuse writes with 403 (ref §1.1, §1.2)."""
+    """``base_fs`` files are listed ``ro``, readable, and refuse writes with 403 (sb §2, §4)."""
     bundled = {"Library/Std/Config.md": "# Std\n"}
     with FakeSilverBullet(tmp_path, bundled=bundled) as server:
         client = SBClient(server.url, None)
@@ -690,11 +589,11 @@ def test_bundled_files_are_read_only_underlay(tmp_path: Path) -> None:
         client.close()
 
 
-# --------------------------------------------------------------------------- races (§1.8, §2)
+# --------------------------------------------------------------------------- races (sb §10)
 
 
 def test_torn_read_by_default_truncates_body(sb: FakeSilverBullet, client: SBClient) -> None:
-    """A torn read: headers from the stat, body cut short (ref §1.3 caveat, §1.8)."""
+    """A torn read: headers from the stat, body cut short (sb §5, §10)."""
     sb.write("t.md", "0123456789")
     sb.tear_next_read("t.md")
     torn = client.get("t.md")
@@ -704,7 +603,7 @@ def test_torn_read_by_default_truncates_body(sb: FakeSilverBullet, client: SBCli
 
 
 def test_torn_read_with_newer_body(sb: FakeSilverBullet, client: SBClient) -> None:
-    """A torn read can serve a newer body under the old headers (sync-anchors §A3)."""
+    """A torn read can serve a newer body under the old headers (sb §5)."""
     old = sb.write("t.md", "old", mtime_ms=MS_2020)
     sb.tear_next_read("t.md", body="newer content", times=2)
     for _ in range(2):
@@ -716,7 +615,7 @@ def test_torn_read_with_newer_body(sb: FakeSilverBullet, client: SBClient) -> No
 
 
 def test_non_atomic_write_is_visible_mid_way(sb: FakeSilverBullet, client: SBClient) -> None:
-    """PUT truncates then writes in place, so a concurrent read sees half a file (ref §1.4)."""
+    """PUT truncates then writes in place, so a concurrent read sees half a file (sb §6, §10)."""
     sb.write("j.md", "previous content")
     hold = sb.hold_next_write("j.md", after_bytes=5)
     results: list[int] = []
@@ -737,7 +636,7 @@ def test_non_atomic_write_is_visible_mid_way(sb: FakeSilverBullet, client: SBCli
 
 
 def test_hook_between_probe_and_put(sb: FakeSilverBullet, client: SBClient) -> None:
-    """The lost-update window between a meta probe and the PUT (ref §2)."""
+    """The lost-update window between a meta probe and the PUT (sb §6)."""
     sb.write("inbox.md", "base\n")
     seen: list[str] = []
 
@@ -771,7 +670,7 @@ def test_hook_between_probe_and_put(sb: FakeSilverBullet, client: SBClient) -> N
     ],
 )
 def test_fork_conflict_naming(sb: FakeSilverBullet, path: str, expected: str) -> None:
-    """The browser's conflict fork: server copy to ``.conflicted:<ms>``, browser wins (ref §6)."""
+    """The browser's conflict fork: server copy to ``.conflicted:<ms>``, browser wins (sb §11)."""
     server_meta = sb.write(path, "server version with our lines\n", mtime_ms=1_754_000_012_345)
     conflict = sb.fork_conflict(path, "browser version\n")
     assert conflict == expected.format(ms=server_meta.last_modified)
@@ -781,7 +680,7 @@ def test_fork_conflict_naming(sb: FakeSilverBullet, path: str, expected: str) ->
 
 
 def test_fork_conflict_copy_is_listed(sb: FakeSilverBullet, client: SBClient) -> None:
-    """A ``.conflicted:`` copy is an ordinary listed file with a fresh stamp (ref §6)."""
+    """A ``.conflicted:`` copy is an ordinary listed file with a fresh stamp (sb §11)."""
     sb.write("Agents/Inbox/journal.md", "ours\n", mtime_ms=MS_2020)
     sb.clock.set(MS_2020 + 60_000)
     conflict = sb.fork_conflict("Agents/Inbox/journal.md", "theirs\n")
@@ -926,7 +825,7 @@ def test_ms_clock() -> None:
 
 
 def test_config_reports_fake_settings(tmp_path: Path) -> None:
-    """``/.config`` mirrors the fake's settings (ref §1.8); X-Space-Path can be faked."""
+    """``/.config`` mirrors the fake's settings (sb §12); X-Space-Path can be faked."""
     with FakeSilverBullet(tmp_path, space_folder_path="/space", index_page="Home") as server:
         client = SBClient(server.url, None)
         config = json.loads(client.request("GET", "/.config").text)

@@ -1,16 +1,18 @@
 """A SilverBullet-faithful ``/.fs`` HTTP server for tests, in pure standard library.
 
 ``FakeSilverBullet`` serves a space folder on disk over real HTTP on 127.0.0.1 and
-reproduces the Rust server (2.10+), as described in
-``shared/reference/silverbullet-api.md`` (cited as "ref §N" below) and checked against
-``server/src/handlers/fs.rs``, ``router.rs``, ``server-common/src/space/{disk,embed,
-readonly}.rs`` and ``multi/dispatch.rs`` at upstream commit 754e8525.  With
-``flavor="go"`` it mimics the Go server (2.1-2.9) where a client could notice.
+reproduces the Rust server (2.10+), as described in ``docs/silverbullet.md`` (cited as
+"sb §N" below), which cites ``server/src/handlers/fs.rs``, ``router.rs``,
+``server-common/src/space/{disk,embed,readonly}.rs`` and ``multi/dispatch.rs`` at upstream
+commit 754e8525.  With ``flavor="go"`` it mimics the Go server (2.1-2.9) where a client
+could notice.  With ``faults=RealServerFaults()`` it also behaves like the real server
+under concurrent requests (sb §10): torn reads, interleaving PUTs, same-ms mtimes.
 
 On top of that it offers what a real server cannot: a controllable millisecond clock,
 fault hooks (latency, 5xx answers, connection resets, torn reads, a non-atomic write
-paused half-way, a hook between a meta probe and the next PUT), the browser client's
-conflict fork, disk helpers that act as the human, and a log of every request.
+paused half-way, a hook between a meta probe and the next PUT, a hook at each disk step
+under ``faults``), the browser client's conflict fork, disk helpers that act as the
+human, and a log of every request (with bodies if asked).
 
 Known differences from the real server:
 
@@ -37,6 +39,7 @@ import io
 import json
 import mimetypes
 import os
+import random
 import re
 import shutil
 import socket
@@ -56,15 +59,16 @@ SERVER_VERSION = "2.10.0"
 """Reported in ``X-Server-Version`` by ``/.ping``."""
 
 NOT_FOUND_BODY = b"404 page not found\n"
-"""Body of every 404 from ``/.fs`` (ref §1.6, ``handlers/mod.rs``)."""
+"""Body of every 404 from ``/.fs`` (sb §8, ``handlers/mod.rs``)."""
 
 BUNDLED_TIMESTAMP_MS = 1_785_196_800_000
-"""Fixed ``created``/``lastModified`` of bundled read-only files (the build time, ref §1.2)."""
+"""Fixed ``created``/``lastModified`` of bundled read-only files (the build time, sb §4)."""
 
 GZIP_MIN_SIZE = 32
 """tower-http's ``CompressionLayer`` leaves bodies shorter than this uncompressed."""
 
 _HOLD_TIMEOUT_S = 30.0
+_PAGE_SIZE = 4096
 _OCTET_STREAM = "application/octet-stream"
 _TEXT_PLAIN = "text/plain; charset=utf-8"
 _MIME = mimetypes.MimeTypes()  # built-in table only: independent of /etc/mime.types
@@ -72,7 +76,7 @@ _I64 = re.compile(r"[+-]?[0-9]+")
 
 
 class MsClock:
-    """Millisecond clock that stamps the server's writes (ref §1.4, sync-anchors §A3).
+    """Millisecond clock that stamps the server's writes (sb §6, §10).
 
     It follows real time, optionally shifted by ``advance``, until ``set`` or
     ``freeze`` stops it; a stopped clock gives every write the same millisecond.
@@ -131,7 +135,7 @@ class MsClock:
 
 @dataclass(frozen=True)
 class FileMeta:
-    """One file's metadata, as in the ``/.fs`` listing and the ``X-*`` headers (ref §1.2)."""
+    """One file's metadata, as in the ``/.fs`` listing and the ``X-*`` headers (sb §4)."""
 
     name: str
     created: int
@@ -170,10 +174,16 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body_length: int
     status: int | None
+    body: bytes | None = None
+    """The request body, kept only while the server's ``record_bodies`` is on."""
+    received: float = 0.0
+    """``time.monotonic()`` once the request (body included) had arrived."""
+    answered: float = 0.0
+    """``time.monotonic()`` once the server had carried it out, just before answering."""
 
 
 class WriteHold:
-    """A PUT paused half-way through its non-atomic write (ref §1.4, §1.8).
+    """A PUT paused half-way through its non-atomic write (sb §6, §10).
 
     The server truncates the file, writes the first ``after_bytes`` bytes, then waits
     for ``release()`` (at most 30 s) before writing the rest.
@@ -196,6 +206,89 @@ class WriteHold:
     def _pause(self) -> None:
         self._held.set()
         self._released.wait(_HOLD_TIMEOUT_S)
+
+
+@dataclass(frozen=True)
+class DiskStep:
+    """One step of the disk layer under ``RealServerFaults``, as passed to its ``on_step``.
+
+    ``kind`` is ``"stat"`` (a full GET has taken the stat its headers come from and
+    not read the body yet; ``size`` is the ``X-Content-Length`` to be sent), ``"read"``
+    (it read one more page; ``size`` bytes so far), ``"truncated"`` (a PUT emptied the
+    file and wrote nothing yet) or ``"written"`` (a PUT wrote one more piece; ``size``
+    is the offset reached).
+    """
+
+    path: str
+    kind: Literal["stat", "read", "truncated", "written"]
+    size: int
+
+
+@dataclass
+class RealServerFaults:
+    """The real server's disk behaviour under concurrent requests (sb §10).
+
+    Pass one as ``FakeSilverBullet(faults=...)`` or assign ``sb.faults`` (``None``, the
+    default, turns it off: every PUT then lands in one step).  With it:
+
+    * A PUT truncates the file, which then stays empty for ``truncate_ms`` under its
+      *previous* mtime (ext4 sets the new one only once the truncation has finished),
+      then gets the new mtime, then the body in ``pieces`` pieces cut at random
+      offsets, spread over ``write_ms``.  A concurrent GET or ``X-Get-Meta`` probe sees
+      the size and mtime of that moment: an empty page that looks unchanged, more
+      rarely a partial one.
+    * A GET stats, then reads a page (4 KiB) at a time (``disk.rs`` ``read_file``): a
+      write step landing in between makes ``X-Content-Length`` and
+      ``X-Last-Modified`` describe another state than the body, which can be shorter
+      or longer, or start as one version and go on as another.
+    * Overlapping PUTs of one file each truncate and write from offset 0 of their own
+      descriptor; a truncation and a writer's run of pieces exclude each other (the
+      inode lock serializes ``ftruncate`` and ``write(2)`` on Linux).  The file can end
+      as one writer's body followed by the tail of another's longer one, never with holes.
+    * The server's own mtimes (after the truncation, after each piece, and ``write()``
+      without ``mtime_ms``) are the clock rounded down to ``mtime_granularity_ms``, so
+      edits in one bucket share a ``lastModified``.  ``X-Last-Modified`` sent with a
+      PUT is applied exactly, after the last piece.
+
+    The defaults are the figures measured on a real 2.10 server (§10).  For tests that
+    hunt races, raise ``truncate_ms``/``write_ms``; for fast ones, lower them to 0.
+    ``seed`` makes the cut offsets reproducible (the thread interleaving is not).
+    ``on_step`` is called after each ``DiskStep``, in the request's thread, outside
+    the disk lock: it may send requests to the server (a read, or after
+    ``"truncated"`` a PUT of the same file to make two PUTs overlap).  After
+    ``"written"`` the writer still holds the file, so a PUT of that file from the hook
+    would wait for itself.
+    """
+
+    truncate_ms: float = 1.5
+    write_ms: float = 0.0
+    pieces: int = 1
+    mtime_granularity_ms: int = 1
+    seed: int | None = None
+    on_step: Callable[[DiskStep], object] | None = None
+    _rng: random.Random = field(init=False, repr=False, compare=False)
+    _rng_lock: threading.Lock = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if min(self.truncate_ms, self.write_ms) < 0:
+            raise ValueError("truncate_ms and write_ms cannot be negative")
+        if self.pieces < 1 or self.mtime_granularity_ms < 1:
+            raise ValueError("pieces and mtime_granularity_ms must be at least 1")
+        self._rng = random.Random(self.seed)
+        self._rng_lock = threading.Lock()
+
+    def stamp(self, ms: int) -> int:
+        """The mtime the server's own write at clock time ``ms`` leaves."""
+        return ms - ms % self.mtime_granularity_ms
+
+    def cuts(self, size: int, extra: int | None = None) -> list[int]:
+        """End offsets of the pieces of a ``size``-byte body; ``extra`` is also a cut."""
+        with self._rng_lock:
+            inner = self._rng.sample(range(1, size), min(self.pieces, size) - 1) if size > 1 else []
+        points = {*inner, size}
+        if extra is not None and 0 < extra < size:
+            points.add(extra)
+        return sorted(points) if size > 0 else []
 
 
 @dataclass
@@ -238,6 +331,7 @@ class _Request:
     fs_path: str | None
     headers: dict[str, str]
     body: bytes
+    received: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -364,7 +458,7 @@ def _glob_to_regex(pattern: str) -> str:
 
 
 class _IgnoreRules:
-    """gitignore-style rules: ``SB_SPACE_IGNORE`` plus the space root's ``.gitignore`` (ref §1.2)."""
+    """gitignore-style rules: ``SB_SPACE_IGNORE`` plus the space root's ``.gitignore`` (sb §4)."""
 
     def __init__(self, text: str) -> None:
         self._rules: list[tuple[re.Pattern[str], bool, bool]] = []
@@ -437,7 +531,7 @@ def _encode_from(path: str) -> str:
 
 
 def _meta_headers(meta: FileMeta, content_type: str | None = None) -> list[tuple[str, str]]:
-    """``set_file_meta_headers`` (ref §1.3)."""
+    """``set_file_meta_headers`` (sb §5)."""
     return [
         ("Content-Type", content_type or meta.content_type),
         ("X-Created", str(meta.created)),
@@ -490,18 +584,21 @@ class FakeSilverBullet:
 
     Arguments:
         space: folder to serve; by default a fresh temporary folder, removed on close.
-        token: Bearer token; ``None`` leaves the server open (ref §3).
-        read_only: ``SB_READ_ONLY`` (ref §3); may be flipped while running.
-        url_prefix: ``SB_URL_PREFIX`` such as ``/sb`` (ref §1.8).
+        token: Bearer token; ``None`` leaves the server open (sb §3).
+        read_only: ``SB_READ_ONLY`` (sb §8); may be flipped while running.
+        url_prefix: ``SB_URL_PREFIX`` such as ``/sb`` (sb §2).
         flavor: ``"rust"`` (2.10+, default) or ``"go"`` (2.1-2.9): the listing then
             307-redirects to ``/`` without ``X-Sync-Mode``, write failures are 500
-            ``Write failed``, and there is no ``Last-Modified`` nor 304 (ref §1.1, §1.3).
-        space_ignore: ``SB_SPACE_IGNORE`` patterns, gitignore syntax (ref §1.2).
-        bundled: read-only files of the embedded ``base_fs`` underlay (ref §1.1).
+            ``Write failed``, and there is no ``Last-Modified`` nor 304 (sb §2, §5, §8).
+        space_ignore: ``SB_SPACE_IGNORE`` patterns, gitignore syntax (sb §4).
+        bundled: read-only files of the embedded ``base_fs`` underlay (sb §2).
         space_folder_path: what ``X-Space-Path`` and ``/.config`` report; default the
             space folder's absolute path.
         index_page: ``SB_INDEX_PAGE``, reported by ``/.config``.
         clock: the ms clock stamping writes; default a new running ``MsClock``.
+        faults: the real server's behaviour under concurrent requests (torn reads,
+            interleaved PUTs, coarse mtimes); ``None`` (default) writes in one step.
+        record_bodies: keep each request's body in the request log (``sb.record_bodies``).
     """
 
     def __init__(
@@ -517,6 +614,8 @@ class FakeSilverBullet:
         space_folder_path: str | None = None,
         index_page: str = "index",
         clock: MsClock | None = None,
+        faults: RealServerFaults | None = None,
+        record_bodies: bool = False,
     ) -> None:
         if token == "":
             raise ValueError("token must be a non-empty string or None")
@@ -536,6 +635,13 @@ class FakeSilverBullet:
         self.clock = clock or MsClock()
         self.latency_ms = 0
         """Delay added to every request, in ms."""
+        self.faults = faults
+        """The fault model in force; may be swapped or cleared while running."""
+        self.record_bodies = record_bodies
+        """Whether the request log keeps bodies (e.g. to tell which PUT removed a line)."""
+        # Under ``faults``: makes each disk step and its mtime stamp one event for readers.
+        self._disk_lock = threading.Lock()
+        self._write_locks: dict[Path, threading.Lock] = {}
         self._bundled = {name: _as_bytes(data) for name, data in (bundled or {}).items()}
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -685,7 +791,7 @@ class FakeSilverBullet:
             self._resets.append(_Rule(method, path, times, after_apply=after_apply))
 
     def tear_next_read(self, path: str, *, body: str | bytes | None = None, times: int = 1) -> None:
-        """Make the next ``times`` full GETs of ``path`` torn (ref §1.3 caveat, §1.8).
+        """Make the next ``times`` full GETs of ``path`` torn (sb §5, §10).
 
         Headers still come from the file's stat taken before the read; the body
         served is ``body`` (e.g. a newer version) or, by default, the first half of
@@ -699,7 +805,7 @@ class FakeSilverBullet:
         """Pause the next PUT of ``path`` after truncating and writing ``after_bytes`` bytes.
 
         While held, the file on disk (and any GET) shows the partial content: the
-        write is not atomic (ref §1.4).  Call ``release()`` on the returned handle.
+        write is not atomic (sb §6).  Call ``release()`` on the returned handle.
         """
         hold = WriteHold(path, after_bytes)
         with self._lock:
@@ -718,7 +824,7 @@ class FakeSilverBullet:
 
         A successful ``X-Get-Meta`` GET of ``path`` arms the hook; the next PUT of
         ``path`` runs the callback before writing.  This is the lost-update window of
-        ref §2, e.g. ``lambda p: sb.write(p, human_text)``.  With ``require_probe=False``
+        sb §6, e.g. ``lambda p: sb.write(p, human_text)``.  With ``require_probe=False``
         the callback runs before each of the next ``times`` PUTs of ``path``, probed or not.
         """
         hook = _ProbeHook(callback, times, require_probe, armed=not require_probe)
@@ -743,16 +849,18 @@ class FakeSilverBullet:
     def write(self, path: str, content: str | bytes, *, mtime_ms: int | None = None) -> FileMeta:
         """Write a file straight to disk, as a human or another process would.
 
-        The mtime is ``mtime_ms`` or the server clock; not recorded as a request.
+        The mtime is ``mtime_ms`` or the server clock (coarse under ``faults``); not
+        recorded as a request.  Readers see it land in one step.
         """
         target = self._helper_path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        new = not target.exists()
-        with open(target, "wb") as fh:
-            if new:
-                self._note_birth(fh)
-            fh.write(_as_bytes(content))
-        self._stamp(target, self.clock.now() if mtime_ms is None else mtime_ms)
+        with self._disk_step():
+            new = not target.exists()
+            with open(target, "wb") as fh:
+                if new:
+                    self._note_birth(fh)
+                fh.write(_as_bytes(content))
+            self._stamp(target, self._server_mtime() if mtime_ms is None else mtime_ms)
         return self.meta(path)
 
     def read_bytes(self, path: str) -> bytes:
@@ -776,7 +884,8 @@ class FakeSilverBullet:
     def meta(self, path: str) -> FileMeta:
         """What ``X-Get-Meta`` reports for a file on disk; ``FileNotFoundError`` if absent."""
         target = self._helper_path(path)
-        return self._meta_from_stat(path, os.stat(target))
+        with self._disk_step():
+            return self._meta_from_stat(path, os.stat(target))
 
     def set_mtime(self, path: str, ms: int) -> FileMeta:
         """Set a file's mtime to ``ms``, as ``touch`` would."""
@@ -784,8 +893,9 @@ class FakeSilverBullet:
         return self.meta(path)
 
     def listing(self) -> list[FileMeta]:
-        """What ``GET /.fs`` would list right now (ref §1.2)."""
-        files = self._disk_list()
+        """What ``GET /.fs`` would list right now (sb §4)."""
+        with self._disk_step():
+            files = self._disk_list()
         names = {f.name for f in files}
         files.extend(
             meta
@@ -795,7 +905,7 @@ class FakeSilverBullet:
         return files
 
     def fork_conflict(self, path: str, browser_content: str | bytes) -> str | None:
-        """Resolve a sync conflict on ``path`` as SilverBullet's browser client does (ref §6).
+        """Resolve a sync conflict on ``path`` as SilverBullet's browser client does (sb §11).
 
         If the server's bytes equal ``browser_content`` nothing happens and ``None`` is
         returned.  Otherwise the server's current content is copied to
@@ -827,10 +937,24 @@ class FakeSilverBullet:
             raise ValueError(f"path outside the space: {path!r}") from None
 
     def _safe_path(self, path: str) -> Path:
-        """``DiskSpacePrimitives::safe_path``: reject absolute paths and ``..`` (ref §1.6)."""
+        """``DiskSpacePrimitives::safe_path``: reject absolute paths and ``..`` (sb §9)."""
         if path.startswith("/") or ".." in path.split("/"):
             raise _PathOutsideRoot()
         return self.space / path
+
+    def _disk_step(self) -> contextlib.AbstractContextManager[object]:
+        """Under ``faults``, the lock making one disk step and its mtime stamp atomic.
+
+        Without it a reader could catch the kernel's own mtime between a write and
+        the stamp from ``clock``; without ``faults`` every PUT is one step anyway.
+        """
+        return self._disk_lock if self.faults is not None else contextlib.nullcontext()
+
+    def _server_mtime(self) -> int:
+        """The mtime the server's own write leaves now: the clock, coarse under ``faults``."""
+        faults = self.faults
+        now = self.clock.now()
+        return now if faults is None else faults.stamp(now)
 
     def _stamp(self, target: Path, ms: int) -> None:
         """Set the mtime to ``ms``, keeping the atime; errors are ignored like upstream."""
@@ -842,7 +966,10 @@ class FakeSilverBullet:
 
     def _note_birth(self, fh: io.BufferedWriter) -> None:
         """Remember the clock time at which the fake created this file (its ``created``)."""
-        st = os.fstat(fh.fileno())
+        self._note_birth_fd(fh.fileno())
+
+    def _note_birth_fd(self, fd: int) -> None:
+        st = os.fstat(fd)
         with self._lock:
             self._births[(st.st_dev, st.st_ino)] = self.clock.now()
 
@@ -853,7 +980,7 @@ class FakeSilverBullet:
                 self._births.pop((st.st_dev, st.st_ino), None)
 
     def _meta_from_stat(self, name: str, st: os.stat_result) -> FileMeta:
-        """``file_info_to_meta``: ms timestamps; ``created`` is the birth time (ref §1.2).
+        """``file_info_to_meta``: ms timestamps; ``created`` is the birth time (sb §4).
 
         Python has no birth time on Linux, so the fake remembers when it created a
         file (by inode; it survives overwrites like a real birth time).  A file made
@@ -884,7 +1011,8 @@ class FakeSilverBullet:
     def _disk_meta(self, path: str) -> FileMeta:
         target = self._safe_path(path)
         try:
-            st = os.stat(target)
+            with self._disk_step():
+                st = os.stat(target)
         except FileNotFoundError:
             raise _NotFound() from None
         except (OSError, ValueError) as exc:
@@ -892,7 +1020,7 @@ class FakeSilverBullet:
         return self._meta_from_stat(path, st)
 
     def _space_meta(self, path: str) -> FileMeta:
-        """Disk first, then the bundled underlay; any disk error falls through (ref §1.1)."""
+        """Disk first, then the bundled underlay; any disk error falls through (sb §2)."""
         try:
             return self._disk_meta(path)
         except _SpaceError:
@@ -904,8 +1032,12 @@ class FakeSilverBullet:
     def _disk_read(self, path: str) -> tuple[bytes, FileMeta]:
         """``read_file``: stat first, then read, so the headers may be older than the body."""
         meta = self._disk_meta(path)
+        self._step_hook(DiskStep(path, "stat", meta.size))
         try:
-            data = self._safe_path(path).read_bytes()
+            if self.faults is None:
+                data = self._safe_path(path).read_bytes()
+            else:
+                data = self._read_by_pages(path)
         except FileNotFoundError:
             raise _NotFound() from None
         except (OSError, ValueError) as exc:
@@ -915,8 +1047,24 @@ class FakeSilverBullet:
             data = tear.body if tear.body is not None else data[: len(data) // 2]
         return data, meta
 
+    def _read_by_pages(self, path: str) -> bytes:
+        """``fs::read`` as concurrent writers see it: the kernel copies a page at a time,
+        so a PUT landing between two pages leaves a body cut short, or one version's
+        start followed by another's rest (measured: sb §10)."""
+        pages: list[bytes] = []
+        size = 0
+        with open(self._safe_path(path), "rb", buffering=0) as fh:
+            while True:
+                with self._disk_lock:
+                    page = fh.read(_PAGE_SIZE)
+                if not page:
+                    return b"".join(pages)
+                pages.append(page)
+                size += len(page)
+                self._step_hook(DiskStep(path, "read", size))
+
     def _space_read(self, path: str) -> tuple[bytes, FileMeta]:
-        """Disk read, falling through to the bundled underlay on any error (ref §1.1)."""
+        """Disk read, falling through to the bundled underlay on any error (sb §2)."""
         try:
             return self._disk_read(path)
         except _SpaceError:
@@ -937,7 +1085,7 @@ class FakeSilverBullet:
     def _space_write(
         self, path: str, data: bytes, last_modified: int, hold: WriteHold | None
     ) -> FileMeta:
-        """Fallthrough guard, read-only guard, then ``DiskSpacePrimitives::write_file`` (ref §1.4)."""
+        """Fallthrough guard, read-only guard, then ``DiskSpacePrimitives::write_file`` (sb §6)."""
         if self._bundled_only(path):
             raise _ReadOnly(f"Cannot write file {path}: read-only")
         if self.read_only:
@@ -947,6 +1095,16 @@ class FakeSilverBullet:
             target.parent.mkdir(parents=True, exist_ok=True)
         except (OSError, ValueError) as exc:
             raise _WriteError(f"{path}: {_os_error_text(exc)}") from None
+        faults = self.faults
+        if faults is not None:
+            try:
+                self._torn_write(path, target, data, faults, hold)
+            except (OSError, ValueError) as exc:
+                raise _WriteError(f"{path}: {_os_error_text(exc)}") from None
+            if last_modified > 0:
+                with self._disk_step():
+                    self._stamp(target, last_modified)
+            return self._disk_meta(path)
         try:
             # Truncate and rewrite in place, like Rust's fs::write: not atomic.
             new = not target.exists()
@@ -966,8 +1124,68 @@ class FakeSilverBullet:
         self._stamp(target, last_modified if last_modified > 0 else self.clock.now())
         return self._disk_meta(path)
 
+    def _torn_write(
+        self,
+        path: str,
+        target: Path,
+        data: bytes,
+        faults: RealServerFaults,
+        hold: WriteHold | None,
+    ) -> None:
+        """``fs::write`` as the real server's concurrent readers and writers see it.
+
+        See ``RealServerFaults``.  A ``hold`` pauses at ``after_bytes``: before the
+        empty phase ends for 0, else after that byte, holding the file as a
+        ``write(2)`` in progress would.
+        """
+        with self._lock:
+            file_lock = self._write_locks.setdefault(target, threading.Lock())
+        with file_lock, self._disk_step():
+            try:
+                previous: int | None = os.stat(target).st_mtime_ns
+            except FileNotFoundError:
+                previous = None
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            if previous is None:
+                self._note_birth_fd(fd)
+                self._stamp(target, self._server_mtime())
+            else:
+                os.utime(target, ns=(os.stat(target).st_atime_ns, previous))
+        try:
+            self._step_hook(DiskStep(path, "truncated", 0))
+            if hold is not None and (hold.after_bytes <= 0 or not data):
+                hold._pause()
+            time.sleep(faults.truncate_ms / 1000)
+            with self._disk_step():
+                self._stamp(target, self._server_mtime())
+            cuts = faults.cuts(len(data), None if hold is None else hold.after_bytes)
+            pause = faults.write_ms / 1000 / max(1, len(cuts) - 1)
+            with file_lock:
+                start = 0
+                for end in cuts:
+                    if start > 0:
+                        time.sleep(pause)
+                    with self._disk_step():
+                        os.pwrite(fd, data[start:end], start)
+                        self._stamp(target, self._server_mtime())
+                    self._step_hook(DiskStep(path, "written", end))
+                    if hold is not None and end == min(hold.after_bytes, len(data)):
+                        hold._pause()
+                    start = end
+        finally:
+            os.close(fd)
+
+    def _step_hook(self, step: DiskStep) -> None:
+        faults = self.faults
+        if faults is None or faults.on_step is None:
+            return
+        try:
+            faults.on_step(step)
+        except Exception as exc:
+            self._note_error(exc)
+
     def _space_delete(self, path: str) -> None:
-        """Guards as for writes, then remove the file and its empty parents (ref §1.5)."""
+        """Guards as for writes, then remove the file and its empty parents (sb §7)."""
         if self._bundled_only(path):
             raise _ReadOnly(f"Cannot delete file {path}: read-only")
         if self.read_only:
@@ -996,7 +1214,7 @@ class FakeSilverBullet:
         return _IgnoreRules(text)
 
     def _disk_list(self) -> list[FileMeta]:
-        """``fetch_file_list`` (ref §1.2): recursive, symlinks followed, filtered, sorted."""
+        """``fetch_file_list`` (sb §4): recursive, symlinks followed, filtered, sorted."""
         rules = self._ignore_rules()
         files: list[FileMeta] = []
         seen: set[tuple[int, int]] = set()
@@ -1061,6 +1279,9 @@ class FakeSilverBullet:
             dict(req.headers),
             len(req.body),
             status,
+            req.body if self.record_bodies else None,
+            req.received,
+            time.monotonic(),
         )
         with self._lock:
             self._requests.append(entry)
@@ -1102,7 +1323,7 @@ class FakeSilverBullet:
         return None if reset is not None else response
 
     def _route(self, req: _Request) -> _Response:
-        """``router.rs`` behind ``multi/dispatch.rs`` (ref §1.1, §1.8, §3)."""
+        """``router.rs`` behind ``multi/dispatch.rs`` (sb §2, §3)."""
         route = req.route
         if route is None:
             return self._outside_prefix(req)
@@ -1148,7 +1369,7 @@ class FakeSilverBullet:
         return hmac.compare_digest(given, f"Bearer {self.token}".encode())
 
     def _unauthorized(self, *, allow: str | None = None) -> _Response:
-        """401 with ``Location: <prefix>/.auth`` and body ``Unauthorized`` (ref §3)."""
+        """401 with ``Location: <prefix>/.auth`` and body ``Unauthorized`` (sb §3)."""
         headers = [("Content-Type", _TEXT_PLAIN), ("Location", f"{self.url_prefix}/.auth")]
         if allow is not None:
             headers.append(("Allow", allow))
@@ -1164,7 +1385,7 @@ class FakeSilverBullet:
         return _Response(404, [("Content-Type", "text/html")], _NO_SPACE_HTML)
 
     def _gzip(self, req: _Request, response: _Response) -> _Response:
-        """tower-http ``CompressionLayer`` on ``/.fs`` GETs (ref §1.1).
+        """tower-http ``CompressionLayer`` on ``/.fs`` GETs (sb §2).
 
         A compressible body (32 bytes or more, not an image) always gets
         ``Vary: accept-encoding``; it is gzipped only when the client accepts gzip.
@@ -1181,7 +1402,7 @@ class FakeSilverBullet:
         return _Response(response.status, [*headers, ("Content-Encoding", "gzip")], body)
 
     def _list(self, req: _Request) -> _Response:
-        """``GET /.fs`` (ref §1.2); the Go flavor wants ``X-Sync-Mode`` (ref §1.1)."""
+        """``GET /.fs`` (sb §4); the Go flavor wants ``X-Sync-Mode`` (sb §2)."""
         if self.flavor == "go" and not req.headers.get("x-sync-mode"):
             return _Response(
                 307,
@@ -1197,7 +1418,7 @@ class FakeSilverBullet:
         return _Response(200, headers, body.encode())
 
     def _get(self, req: _Request, path: str) -> _Response:
-        """``handle_fs_get``: meta probe, If-Modified-Since, full read (ref §1.3)."""
+        """``handle_fs_get``: meta probe, If-Modified-Since, full read (sb §5)."""
         if "x-get-meta" in req.headers:
             try:
                 meta = self._space_meta(path)
@@ -1235,7 +1456,7 @@ class FakeSilverBullet:
         return _Response(200, headers, data)
 
     def _put(self, req: _Request, path: str) -> _Response:
-        """``handle_fs_put`` (ref §1.4): only ``X-Last-Modified`` of the request is used."""
+        """``handle_fs_put`` (sb §6): only ``X-Last-Modified`` of the request is used."""
         with self._lock:
             hook = self._probe_hooks.get(path)
             if hook is not None and not hook.armed:
@@ -1262,7 +1483,7 @@ class FakeSilverBullet:
         return _Response(200, [*_meta_headers(meta), ("Cache-Control", "no-store")], b"OK")
 
     def _delete(self, path: str) -> _Response:
-        """``handle_fs_delete`` (ref §1.5)."""
+        """``handle_fs_delete`` (sb §7)."""
         try:
             self._space_delete(path)
         except _SpaceError as exc:
@@ -1270,7 +1491,7 @@ class FakeSilverBullet:
         return _Response(200, [], b"OK")
 
     def _config(self) -> _Response:
-        """``/.config``: the boot config, the only place read-only mode shows (ref §1.8)."""
+        """``/.config``: the boot config, the only place read-only mode shows (sb §12)."""
         config = {
             "spaceFolderPath": self.space_folder_path,
             "spaceName": "SilverBullet",
@@ -1286,7 +1507,7 @@ class FakeSilverBullet:
         return _Response(200, headers, json.dumps(config).encode())
 
     def _ping(self) -> _Response:
-        """``/.ping``: open, ``OK`` plus version and space path (ref §1.8)."""
+        """``/.ping``: open, ``OK`` plus version and space path (sb §12)."""
         headers = [
             ("Content-Type", _TEXT_PLAIN),
             ("Cache-Control", "no-cache"),
@@ -1296,7 +1517,7 @@ class FakeSilverBullet:
         return _Response(200, headers, b"OK")
 
     def _auth_page(self, req: _Request) -> _Response:
-        """``/.auth``: login page, or 403 when auth is off (ref §3); login is not modelled."""
+        """``/.auth``: login page, or 403 when auth is off (sb §3); login is not modelled."""
         if req.method not in ("GET", "HEAD"):
             body = b"FakeSilverBullet does not model password login; use a Bearer token"
             return _Response(501, [("Content-Type", _TEXT_PLAIN)], body)
@@ -1306,7 +1527,7 @@ class FakeSilverBullet:
         return _Response(200, [("Content-Type", "text/html")], page)
 
     def _spa_fallback(self, req: _Request) -> _Response:
-        """Any other GET: the client's HTML shell with 200 (ref §1.8, ``bundle.rs``)."""
+        """Any other GET: the client's HTML shell with 200 (sb §2, ``bundle.rs``)."""
         rel = (req.route or "/").lstrip("/")
         if rel and not self._authorized(req):
             if rel.endswith(".md"):
