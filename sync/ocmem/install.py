@@ -24,7 +24,7 @@ from ocmem.fsio import Backups, atomic_write, log_event, read_text, run_lock
 from ocmem.journal import JOURNAL_HEADER
 from ocmem.memoryfile import MEMORY_HEADER
 from ocmem.pending import PENDING_HEADER
-from ocmem.textsafety import find_injection, find_secrets, render_safe
+from ocmem.textsafety import find_injection, find_personal_data, find_secrets, render_safe
 
 BEGIN_MARKER = "<!-- ocmem:begin -->"
 END_MARKER = "<!-- ocmem:end -->"
@@ -202,7 +202,9 @@ class Installer:
             note = _note_from_line(raw, today, self.limits.note_default_days)
             if note is None:
                 continue
-            problems = find_secrets(note.text) + find_injection(note.text)
+            problems = (
+                find_secrets(note.text) + find_personal_data(note.text) + find_injection(note.text)
+            )
             reason = None
             if problems:
                 reason = problems[0].kind  # the line itself is not echoed: it may hold a secret

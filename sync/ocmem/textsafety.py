@@ -1,4 +1,4 @@
-"""Guards on every text ocmem writes: secrets, injection markers, and safe rendering.
+"""Guards on every text ocmem writes: secrets, personal data, injection markers, and safe rendering.
 
 Memory files end up in a SilverBullet space, where ``${...}`` is live Space Lua and
 ``space-lua``/``space-style`` fences run space-wide. ``render_safe`` makes text display literally
@@ -14,6 +14,7 @@ from ocmem.credentials import find_prose_secrets
 from ocmem.errors import Refused
 from ocmem.findings import Finding as Finding  # re-exported: callers import it from here
 from ocmem.findings import line_of
+from ocmem.personal import find_personal_data as find_personal_data
 
 _SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("clé privée", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
@@ -100,13 +101,27 @@ def find_injection(text: str) -> list[Finding]:
 
 
 def check_text(field_name: str, text: str, known_secrets: Iterable[str] = ()) -> None:
-    """Refuse text that carries a secret or an injection marker (nothing is written)."""
+    """Refuse text that carries a secret, personal data or an injection marker (nothing is
+    written). Messages name what was found, masked: the value itself is never echoed."""
     secrets = find_secrets(text, known_secrets)
     if secrets:
         raise Refused(
             f"« {field_name} » contient ce qui ressemble à un secret : "
             + "; ".join(f.describe() for f in secrets),
             fix="retire le secret (aucun jeton, clé ni mot de passe dans la mémoire), puis réessaie",
+        )
+    personal = find_personal_data(text)
+    if personal:
+        several = len(personal) > 1
+        raise Refused(
+            f"« {field_name} » contient "
+            + ("des données personnelles : " if several else "une donnée personnelle : ")
+            + "; ".join(f.describe() for f in personal),
+            fix=(
+                ("retire-les" if several else "retire-la")
+                + " (la mémoire ne garde aucune donnée personnelle) ; un contact utile va dans "
+                "ton gestionnaire de mots de passe ou ton carnet d'adresses, pas dans la mémoire"
+            ),
         )
     markers = find_injection(text)
     if markers:
