@@ -20,7 +20,7 @@ from ocmem.errors import OcmemError
 from ocmem.fill import Fill
 from ocmem.fsio import Backups, atomic_write, log_event, read_text
 from ocmem.outcome import Outcome
-from ocmem.textsafety import find_injection, find_secrets
+from ocmem.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.workspace import Workspace, memory_templates
 
 BEGIN_MARKER = "<!-- ocmem:begin -->"
@@ -181,7 +181,9 @@ class Installer:
             note = _note_from_line(raw, today, self.limits.note_default_days)
             if note is None:
                 continue
-            problems = find_secrets(note.text) + find_injection(note.text)
+            problems = (
+                find_secrets(note.text) + find_personal_data(note.text) + find_injection(note.text)
+            )
             reason = None
             if problems:
                 reason = problems[0].kind  # the line itself is not echoed: it may hold a secret

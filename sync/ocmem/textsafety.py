@@ -1,4 +1,4 @@
-"""Guards on every text ocmem writes: secrets and injection markers.
+"""Guards on every text ocmem writes: secrets, personal data and injection markers.
 
 How agent text is written so that SilverBullet can only display it is ``ocmem.inert``.
 """
@@ -7,19 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
 
+from ocmem.credentials import find_prose_secrets
 from ocmem.errors import Refused
-
-
-class Finding(NamedTuple):
-    kind: str
-    line: int
-    hint: str  # never the secret itself
-
-    def describe(self) -> str:
-        return f"ligne {self.line} : {self.kind} ({self.hint})"
-
+from ocmem.findings import Finding as Finding  # re-exported: callers import it from here
+from ocmem.findings import line_of
+from ocmem.personal import find_personal_data as find_personal_data
 
 _SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("clé privée", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
@@ -33,14 +26,6 @@ _SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
     ("en-tête Bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}")),
     ("identifiants dans une URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@")),
-    (
-        "mot de passe ou jeton en clair",
-        re.compile(
-            r"(?i)\b(?:password|passwd|pwd|mot de passe|mdp|secret|token|jeton|api[_-]?key|"
-            r"apikey|access[_-]?key|private[_-]?key|client[_-]?secret)\b\s*[:=]\s*['\"]?"
-            r"(?=[^\s'\"]*\d)[A-Za-z0-9_\-+/=.]{8,}"
-        ),
-    ),
 ]
 
 _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -82,24 +67,23 @@ _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
-
-
 def _redact(value: str) -> str:
     return value[:4] + "…" if len(value) > 4 else "…"
 
 
 def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
     findings = [
-        Finding(kind, _line_of(text, match.start()), _redact(match.group(0)))
+        Finding(kind, line_of(text, match.start()), _redact(match.group(0)))
         for kind, pattern in _SECRET_PATTERNS
         for match in pattern.finditer(text)
     ]
+    # « token: ghp_… » is already named by its shape; the prose finding would repeat it.
+    shaped = {f.line for f in findings}
+    findings += [f for f in find_prose_secrets(text) if f.line not in shaped]
     for secret in known_secrets:
         if secret and len(secret) >= 8 and secret in text:
             findings.append(
-                Finding("jeton SilverBullet configuré", _line_of(text, text.index(secret)), "…")
+                Finding("jeton SilverBullet configuré", line_of(text, text.index(secret)), "…")
             )
     return sorted(findings, key=lambda f: f.line)
 
@@ -110,18 +94,32 @@ def find_injection(text: str) -> list[Finding]:
         match = pattern.search(text)
         if match:
             shown = match.group(0).encode("unicode_escape").decode("ascii")[:40]
-            findings.append(Finding(kind, _line_of(text, match.start()), shown))
+            findings.append(Finding(kind, line_of(text, match.start()), shown))
     return sorted(findings, key=lambda f: f.line)
 
 
 def check_text(field_name: str, text: str, known_secrets: Iterable[str] = ()) -> None:
-    """Refuse text that carries a secret or an injection marker (nothing is written)."""
+    """Refuse text that carries a secret, personal data or an injection marker (nothing is
+    written). Messages name what was found, masked: the value itself is never echoed."""
     secrets = find_secrets(text, known_secrets)
     if secrets:
         raise Refused(
             f"« {field_name} » contient ce qui ressemble à un secret : "
             + "; ".join(f.describe() for f in secrets),
             fix="retire le secret (aucun jeton, clé ni mot de passe dans la mémoire), puis réessaie",
+        )
+    personal = find_personal_data(text)
+    if personal:
+        several = len(personal) > 1
+        raise Refused(
+            f"« {field_name} » contient "
+            + ("des données personnelles : " if several else "une donnée personnelle : ")
+            + "; ".join(f.describe() for f in personal),
+            fix=(
+                ("retire-les" if several else "retire-la")
+                + " (la mémoire ne garde aucune donnée personnelle) ; un contact utile va dans "
+                "ton gestionnaire de mots de passe ou ton carnet d'adresses, pas dans la mémoire"
+            ),
         )
     markers = find_injection(text)
     if markers:
