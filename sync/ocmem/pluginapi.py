@@ -19,6 +19,7 @@ from ocmem import __version__, shortterm
 from ocmem.config import Settings
 from ocmem.config import section as config_section
 from ocmem.context import context_report
+from ocmem.corrections import CORRECTION_SOURCE
 from ocmem.curation import MAINTENANCE_MARKER
 from ocmem.engine import Memory, Result
 from ocmem.errors import InputError, Refused
@@ -70,6 +71,7 @@ def plugin_config(settings: Settings) -> dict[str, Any]:
         "trusted_tools": [*TRUSTED_TOOLS, *section.get("trusted_tools", [])],
         "untrusted_tools": list(section.get("untrusted_tools", ["webfetch", "websearch"])),
         "retiens": "|".join(RETIENS_PATTERNS),
+        "corrections": CORRECTION_SOURCE,
         "skill_usage_file": str(paths.state_dir / "skill-usage.jsonl"),
         "maintenance_marker": MAINTENANCE_MARKER,
     }
