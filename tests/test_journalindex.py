@@ -327,7 +327,7 @@ def test_search_finds_what_the_plain_definition_finds(tmp_path_factory: pytest.T
         if tags and tags[0] not in {t.replace("é", "e") for t in block.tags}:
             continue
         have = terms(block.text.split("- Résultat")[0].replace("- Demande :", "").replace("- Fait :", "").replace("- Piège :", "").replace("- Leçon :", ""))
-        if any(h == s or (len(s) >= 4 and h.startswith(s)) for s in stems for h in have):
+        if any(h == s or (len(s) >= 3 and h.startswith(s)) for s in stems for h in have):
             expected.add(block.ref)
     found = search(root / ".ocmem" / journalindex.INDEX_NAME, [path], " ".join(query), tags, limit=5)
     assert found.total == len(expected)

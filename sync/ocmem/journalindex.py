@@ -17,7 +17,7 @@ duplicate nor lose entries.
 Ranking: BM25 over five columns of stems (``ocmem.searchterms``), weighted
 title > tags > lesson = pitfall > the rest (request, what was done); query words are ORed, so
 a question in natural words ranks the entries sharing the most (and the rarest) of its words
-first, and a word of 4 letters or more also matches as a prefix (« certif » finds
+first, and a word of 3 letters or more also matches as a prefix (« certif » finds
 « certificat »), exact matches counting more. Ties go to the newest entry. Tags filter exactly.
 """
 
@@ -47,7 +47,7 @@ WEIGHTS = (4.0, 3.0, 2.0, 2.0, 1.0)
 _COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4}
 _FIELD = re.compile(r"- ([^:\n]{1,20}?) : ")
 _HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2} \xc2\xb7 ")
-_PREFIX_MIN = 4
+_PREFIX_MIN = 3
 _BUSY_SECONDS = 2.0
 _READ_ATTEMPTS = 3
 
@@ -320,7 +320,8 @@ def _spans(data: bytes, base: int) -> Iterator[tuple[int, int]]:
         m.start() + 1 if data[m.start()] == 0x0A else m.start()
         for m in _HEADER_START.finditer(data, max(0, base - 1))
     ]
-    yield from zip(starts, [*starts[1:], len(data)], strict=True)
+    if starts:
+        yield from zip(starts, [*starts[1:], len(data)], strict=True)
 
 
 def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None:
