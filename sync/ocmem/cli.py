@@ -141,13 +141,28 @@ def journal_add(obj: _Context, /, **fields: str | None) -> None:
 
 
 @journal_group.command(name="search")
-@click.argument("query", required=False, default="")
+@click.argument("words", nargs=-1)
 @click.option("--tag", "tags", multiple=True, help="Tag exigé (répétable).")
-@click.option("--last", type=int, help="Les N dernières entrées (5 au plus).")
+@click.option("--last", type=int, help="Nombre d'entrées (5 au plus).")
 @pass_context
-def journal_search(obj: _Context, query: str, tags: tuple[str, ...], last: int | None) -> None:
-    """Cherche dans le journal et ses archives : 5 entrées au plus, les plus récentes d'abord."""
-    _echo(obj.memory().search_journal(query, tags, last))
+def journal_search(
+    obj: _Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
+) -> None:
+    """Cherche dans le journal et ses archives : 5 entrées au plus, les plus pertinentes d'abord.
+
+    Des mots ou une question, sans guillemets : ocmem journal search certificat nginx expiré
+    """
+    _echo(obj.memory().search_journal(" ".join(words), tags, last))
+
+
+@journal_group.command(name="recent")
+@click.option(
+    "--last", type=click.IntRange(1, 20), default=20, show_default=True, help="Nombre d'entrées."
+)
+@pass_context
+def journal_recent(obj: _Context, last: int) -> None:
+    """Les dernières entrées, titres seuls (date, titre, tags), les plus récentes d'abord."""
+    _echo(obj.memory().recent_journal(last))
 
 
 @journal_group.command(name="archive")
