@@ -4,9 +4,9 @@
 Subject: ``python -m ocmem --home H journal search QUERY`` (a fresh process, as the plugin's
 ``memory_search`` tool runs it). Anchor: ``grep -ci WORD memory/journal.md``, a fresh process
 that reads the whole file once: the floor for "answer from a cold start by scanning the file".
-Queries: a common word (found in the newest entries: the search stops after 5), a word found
-only in the oldest entry, a word found nowhere (both scan all 10 000 entries: the worst case),
-and a tag found nowhere.
+Queries: a common word, a word found only in the oldest entry, a word found nowhere, and a tag
+found nowhere. The command ranks through its index in ``.ocmem/``, built by the discarded
+warm-up round: these are warm searches (``bench.journal_retrieval`` times the cold one).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ BENCHMARKS: tuple[str, ...] = (
     "pull_rss",
     "journal_add",
     "journal_search",
+    "journal_retrieval",
     "plugin_hook",
     "plugin_run",
     "session_start",

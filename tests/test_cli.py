@@ -143,6 +143,28 @@ def test_journal_search_cli(run_cli: Run) -> None:
     assert result.code == 0 and "Docker sur le VPS" in result.out
 
 
+def test_journal_search_takes_several_words_without_quotes(run_cli: Run) -> None:
+    add_entry(run_cli, titre="Certificat expiré sur nginx", lecon="renouveler avec certbot")
+    for i in range(6):
+        add_entry(run_cli, titre=f"Config nginx {i}")
+    result = run_cli("journal", "search", "comment", "renouveler", "un", "certificat", "nginx")
+    assert result.code == 0, result.err
+    assert re.findall(r"^## .* · (.*) · #", result.out, re.M)[0] == "Certificat expiré sur nginx"
+    assert result.out.splitlines()[-1] == "5 sur 7 entrées, les plus pertinentes d'abord"
+
+
+def test_journal_recent_lists_headers_only(run_cli: Run) -> None:
+    for i in range(3):
+        add_entry(run_cli, titre=f"Tâche {i}")
+    result = run_cli("journal", "recent", "--last", "2")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert [line.split(" · ")[1] for line in lines[:2]] == ["Tâche 2", "Tâche 1"]
+    assert all(line.startswith("## ") for line in lines[:2]) and "Demande" not in result.out
+    assert lines[2].startswith("2 dernière(s) entrée(s), titres seuls")
+    assert run_cli("journal", "recent", "--last", "21").code == 2
+
+
 def test_bad_config_is_named(run_cli: Run, home: Path) -> None:
     (home / "ocmem.yaml").write_text("limits:\n  short_term_chars: beaucoup\n")
     result = run_cli("status")

@@ -145,15 +145,32 @@ def journal_add(obj: _Context, /, **fields: str | None) -> Outcome:
 
 
 @journal_group.command(name="search")
-@click.argument("query", required=False, default="")
+@click.argument("words", nargs=-1)
 @click.option("--tag", "tags", multiple=True, help="Tag exigé (répétable).")
-@click.option("--last", type=int, help="Les N dernières entrées (5 au plus).")
+@click.option("--last", type=int, help="Nombre d'entrées (5 au plus).")
 @pass_context
-def journal_search(obj: _Context, query: str, tags: tuple[str, ...], last: int | None) -> Outcome:
-    """Cherche dans le journal et ses archives : 5 entrées au plus, les plus récentes d'abord."""
+def journal_search(
+    obj: _Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
+) -> Outcome:
+    """Cherche dans le journal et ses archives : 5 entrées au plus, les plus pertinentes d'abord.
+
+    Des mots ou une question, sans guillemets : ocmem journal search certificat nginx expiré
+    """
     from ocmem.memory import Memory
 
-    return Memory(obj.workspace()).search_journal(query, tags, last)
+    return Memory(obj.workspace()).search_journal(" ".join(words), tags, last)
+
+
+@journal_group.command(name="recent")
+@click.option(
+    "--last", type=click.IntRange(1, 20), default=20, show_default=True, help="Nombre d'entrées."
+)
+@pass_context
+def journal_recent(obj: _Context, last: int) -> Outcome:
+    """Les dernières entrées, titres seuls (date, titre, tags), les plus récentes d'abord."""
+    from ocmem.memory import Memory
+
+    return Memory(obj.workspace()).recent_journal(last)
 
 
 @journal_group.command(name="archive")

@@ -114,6 +114,11 @@ class Paths(NamedTuple):
         return self.state_dir / "silverbullet.token"
 
     @property
+    def journal_index(self) -> Path:
+        """The search index of the journal: a cache, rebuilt from the journal at will."""
+        return self.state_dir / "journal-index.sqlite3"
+
+    @property
     def cron_log(self) -> Path:
         return self.state_dir / "cron.log"
 

@@ -25,6 +25,7 @@ from typing import Any, TypedDict
 
 from ocmem import __version__
 from ocmem.config import Paths, Settings
+from ocmem.corrections import CORRECTION_SOURCE
 from ocmem.provenance import RETIENS_PATTERNS
 
 # Put in the first message of a maintenance run (the weekly curation): no retrospective then.
@@ -43,6 +44,7 @@ class PluginSettings(TypedDict):
     trusted_tools: list[str]
     untrusted_tools: list[str]
     retiens: str
+    corrections: str
     skill_usage_file: str
     maintenance_marker: str
 
@@ -104,6 +106,7 @@ def cold_start_settings() -> PluginSettings:
         "trusted_tools": list(TRUSTED_TOOLS),
         "untrusted_tools": ["webfetch", "websearch"],
         "retiens": "|".join(RETIENS_PATTERNS),
+        "corrections": CORRECTION_SOURCE,
         "skill_usage_file": paths.rel(paths.skill_usage),
         "maintenance_marker": MAINTENANCE_MARKER,
     }

@@ -114,19 +114,38 @@ class Memory:
     def search_journal(
         self, query: str = "", tags: Sequence[str] = (), last: int | None = None
     ) -> Outcome:
+        """The entries most relevant to ``query`` (the newest without query words), 5 at most."""
+        from ocmem import journalindex, searchterms  # sqlite3: only for searches
+
         cap = self.limits.search_results
-        limit = min(last, cap) if last else cap
         if last is not None and last < 1:
             raise InputError("--last doit être au moins 1", fix=f"par ex. --last {cap}")
-        found = journal.search(self.ws.journal_texts(), query, tags, limit)
-        lines = [journal.readable(block.text).rstrip("\n") + "\n" for block in found]
-        capped = (
-            " (plafond de 5 : affine la recherche pour aller plus loin)"
-            if len(found) == cap
-            else ""
+        limit = min(last, cap) if last else cap
+        found = journalindex.search(
+            self.paths.journal_index, self.ws.journal_files(), query, tags, limit
         )
-        lines.append(f"{len(found)} entrée(s), les plus récentes d'abord{capped}")
+        lines = [journal.readable(hit.text) for hit in found.hits]
+        order = "les plus pertinentes" if searchterms.query_terms(query) else "les plus récentes"
+        if not found.hits:
+            lines.append("0 entrée trouvée")
+        elif found.total > len(found.hits):
+            lines.append(f"{len(found.hits)} sur {found.total} entrées, {order} d'abord")
+        else:
+            lines.append(f"{found.total} entrée(s), {order} d'abord")
         return Outcome(lines)
+
+    def recent_journal(self, last: int) -> Outcome:
+        """Header lines only (date, title, tags) of the last entries: a cheap overview."""
+        from ocmem import journalindex
+
+        texts = (read_text(path) for path in self.ws.journal_files())
+        headers = [journal.readable(h) for h in journalindex.recent_headers(texts, last)]
+        return Outcome(
+            [
+                *headers,
+                f"{len(headers)} dernière(s) entrée(s), titres seuls : le détail par `ocmem journal search`",
+            ]
+        )
 
     def archive_journal(self, before: date) -> Outcome:
         """Move entries older than ``before`` into monthly ``journal-AAAA-MM.md`` archives.

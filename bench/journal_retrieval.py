@@ -1,0 +1,205 @@
+"""Does ``ocmem journal search`` answer? Top-5 hit rate on labelled queries, and its wall time.
+
+Quality: a 2 000-entry journal (``bench.journal_corpus``: 36 specific episodes among routine
+work that shares their common words), 58 queries written as a human or an agent asks them, each
+with its one relevant entry. Subject: the ranked search (``ocmem.journalindex.search``, what
+``ocmem journal search`` runs). Anchor, same journal, same queries: the search it replaces,
+newest first among the entries containing every query word (``ocmem.journal.search``).
+
+Time: a 10 000-entry journal (2 000 with --quick) from the same generator; the whole
+``python -m ocmem --home H journal search WORDS…`` command, against ``python -c pass`` with the
+same interpreter (as ``bench.journal_search``): cold (no index: it is built), warm, and right
+after an entry was appended (the index reads the new tail).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.common import (
+    PYTHON,
+    BenchResult,
+    Row,
+    Sample,
+    init_home,
+    interleave,
+    ms,
+    ocmem_cmd,
+    ocmem_env,
+    progress,
+    ratio_spread,
+    time_command,
+    verdict,
+    workdir,
+)
+from bench.journal_corpus import Query, build
+
+NAME = "journal_retrieval"
+TITLE = "ranked `ocmem journal search`: top-5 hit rate (2 000 entries), wall time (10 000)"
+TARGET_RATE = 0.90
+TARGET_MS = 150.0
+LIMIT = 5
+
+
+def _ranks(
+    home: Path, text: str, queries: list[Query]
+) -> tuple[list[int | None], list[int | None]]:
+    """Rank (1-based) of the relevant entry in each top 5, new search then anchor; None: absent."""
+    from ocmem import journal, journalindex
+    from ocmem.config import Paths
+
+    path = home / "memory" / "journal.md"
+    path.write_text(text, encoding="utf-8")
+    index = Paths(home).journal_index
+    new: list[int | None] = []
+    old: list[int | None] = []
+    for query in queries:
+        found = [h.ref for h in journalindex.search(index, [path], query.text, (), LIMIT).hits]
+        anchor = [b.ref for b in journal.search([text], query.text, (), LIMIT)]
+        new.append(found.index(query.ref) + 1 if query.ref in found else None)
+        old.append(anchor.index(query.ref) + 1 if query.ref in anchor else None)
+    return new, old
+
+
+def _rate(ranks: list[int | None], within: int = LIMIT) -> float:
+    return sum(1 for r in ranks if r is not None and r <= within) / len(ranks)
+
+
+def _mrr(ranks: list[int | None]) -> float:
+    return sum(1 / r for r in ranks if r is not None) / len(ranks)
+
+
+def _quality(result: BenchResult, root: Path) -> None:
+    text, queries = build(2_000)
+    home = init_home(root / "quality")
+    progress(f"quality: 2 000 entries, {len(queries)} labelled queries")
+    new, old = _ranks(home, text, queries)
+    rate, anchor_rate = _rate(new), _rate(old)
+    result.add(
+        Row(
+            f"relevant entry in the top 5 ({len(queries)} queries)",
+            f"{rate:.1%} ({sum(r is not None for r in new)}/{len(queries)})",
+            f"newest-first, every word: {anchor_rate:.1%} ({sum(r is not None for r in old)}/{len(queries)})",
+            f"{rate / anchor_rate:.1f}×" if anchor_rate else "—",
+            f"≥ {TARGET_RATE:.0%}",
+            verdict(rate >= TARGET_RATE),
+        ),
+        Row(
+            "relevant entry first",
+            f"{_rate(new, 1):.1%}",
+            f"{_rate(old, 1):.1%}",
+            target="reported",
+        ),
+        Row(
+            "mean reciprocal rank (top 5)",
+            f"{_mrr(new):.2f}",
+            f"{_mrr(old):.2f}",
+            target="reported",
+        ),
+    )
+    misses = [q.text for q, r in zip(queries, new, strict=True) if r is None]
+    if misses:
+        result.note("Not in the top 5: " + " | ".join(misses))
+
+
+def _append_one(path: Path, i: int) -> None:
+    from datetime import datetime, timedelta
+
+    from ocmem import journal
+
+    entry = journal.entry_from_fields(
+        {
+            "titre": f"Vérification quotidienne {i}",
+            "tags": ["vps"],
+            "demande": "contrôle de routine",
+            "fait": "df -h, docker ps, certificats",
+            "piege": "aucun",
+            "lecon": "rien à signaler",
+            "resultat": "réussi",
+        },
+        datetime(2040, 1, 1) + timedelta(hours=i),
+        10,
+    )
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("\n" + entry.render())
+
+
+def _timing(result: BenchResult, root: Path, quick: bool) -> None:
+    entries = 2_000 if quick else 10_000
+    reps = 3 if quick else 15
+    text, _ = build(entries)
+    home = init_home(root / "timing")
+    path = home / "memory" / "journal.md"
+    path.write_text(text, encoding="utf-8")
+    index = home / ".ocmem" / "journal-index.sqlite3"
+    env = ocmem_env()
+    bare = [PYTHON, "-c", "pass"]
+    question = "comment renouveler un certificat expiré sur nginx".split()
+    progress(f"timing: {entries} entries, {len(text.encode()) / 1e6:.1f} MB, {reps} repetitions")
+
+    def cold() -> float:
+        index.unlink(missing_ok=True)
+        return time_command(ocmem_cmd(home, "journal", "search", *question), env=env)
+
+    appended = [0]
+
+    def after_append() -> float:
+        appended[0] += 1
+        _append_one(path, appended[0])
+        return time_command(ocmem_cmd(home, "journal", "search", *question), env=env)
+
+    cases = [
+        ("cold: no index, built by this search", cold, max(2, reps // 5), False),
+        (
+            "warm: natural question (8 words)",
+            lambda: time_command(ocmem_cmd(home, "journal", "search", *question), env=env),
+            reps,
+            True,
+        ),
+        (
+            "warm: common word (docker)",
+            lambda: time_command(ocmem_cmd(home, "journal", "search", "docker"), env=env),
+            reps,
+            True,
+        ),
+        ("right after an append (tail indexed)", after_append, reps, True),
+        (
+            "`ocmem journal recent` (20 headers)",
+            lambda: time_command(ocmem_cmd(home, "journal", "recent"), env=env),
+            reps,
+            False,
+        ),
+    ]
+    for label, subject_fn, n, judged in cases:
+        subject, anchor = interleave(n, subject_fn, lambda: time_command(bare, env=env))
+        result.add(_timing_row(label, subject, anchor, judged))
+    size = index.stat().st_size if index.exists() else 0
+    result.note(
+        f"Timing journal: {entries} entries, {len(text.encode()) / 1e6:.2f} MB, one file; "
+        f"index {size / 1e6:.1f} MB."
+    )
+
+
+def _timing_row(label: str, subject: Sample, anchor: Sample, judged: bool) -> Row:
+    return Row(
+        f"command: {label}",
+        ms(subject),
+        f"`python -c pass` {ms(anchor)}",
+        ratio_spread(subject, anchor),
+        f"≤ {TARGET_MS:.0f} ms" if judged else "reported",
+        verdict(subject.median * 1e3 <= TARGET_MS) if judged else "INFO",
+    )
+
+
+def run(quick: bool = False) -> BenchResult:
+    result = BenchResult(NAME, TITLE)
+    with workdir(NAME) as root:
+        _quality(result, root)
+        _timing(result, root, quick)
+    return result
+
+
+if __name__ == "__main__":
+    from bench.run import main
+
+    main(["--only", NAME])

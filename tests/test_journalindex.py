@@ -1,0 +1,372 @@
+"""Ranked journal search: terms and stems, the FTS5 cache and its refresh, failures, recent headers."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ocmem import journal, journalindex
+from ocmem.config import Paths
+from ocmem.fsio import atomic_write
+from ocmem.journalindex import recent_headers, search
+from ocmem.searchterms import query_terms, stem, terms
+
+# --- terms -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "forms",
+    [
+        ["certificat", "certificats", "certificate", "certificates"],
+        ["renouveler", "renouvelé", "renouvellement", "renouvelés", "renew", "renewed"],
+        ["expiré", "expirée", "expiration", "expire", "expired", "expires"],
+        ["redémarrer", "redémarrage", "redémarré", "restart", "restarted"],
+        ["sauvegarde", "sauvegardes", "sauvegarder", "backup", "backups"],
+        ["configuration", "configurer", "configuré", "configured"],
+        ["déploiement", "déployer", "deploy", "deployment", "deployed"],
+        ["serveur", "serveurs", "server", "servers"],
+        ["installation", "installer", "install", "installed"],
+        ["journaux", "journal"],
+        ["disque", "disques", "disk", "disks"],
+        ["verrou", "verrous", "lock", "locked"],
+        ["rotation", "rotate", "rotated"],
+        ["entries", "entry"],
+    ],
+)
+def test_forms_of_a_word_share_one_stem(forms: list[str]) -> None:
+    assert len({tuple(terms(f)) for f in forms}) == 1, {f: terms(f) for f in forms}
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("port", "portail"), ("nginx", "node"), ("certbot", "certificat"), ("docker", "dossier"), ("log", "login"), ("ipv4", "ipv6"), ("502", "503")],
+)
+def test_different_words_keep_different_stems(a: str, b: str) -> None:
+    assert terms(a) != terms(b)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\\#docker \\[nginx\\] \\*important\\*", ["dock", "nginx", "import"]),
+        ("a &lt; b &amp;&amp; &eacute;cole &#35;tag", ["b", "ecol", "tag"]),
+        ("Comment renouveler un certificat expiré sur nginx ?", ["renouvel", "certificat", "expir", "nginx"]),
+        ("Œuvre CŒUR", ["oeuvr", "coeur"]),
+        ("HTTP/2 sur le port 8080", ["http", "2", "port", "8080"]),
+    ],
+)
+def test_terms_of_stored_text(text: str, expected: list[str]) -> None:
+    assert terms(text) == expected
+
+
+def test_a_query_of_stop_words_only_still_searches_them() -> None:
+    assert query_terms("le la les") == ["le", "la", "les"]
+    assert query_terms("nginx NGINX Nginx") == ["nginx"]
+
+
+@given(st.from_regex(r"[a-z]{3,14}", fullmatch=True).filter(lambda w: not w.endswith(("s", "u", "i", "x"))))
+def test_a_plural_s_never_changes_the_stem(word: str) -> None:
+    assert stem(word + "s") == stem(word)
+
+
+@given(st.from_regex(r"[a-z0-9]{1,20}", fullmatch=True))
+def test_stems_are_short_non_empty_ascii(word: str) -> None:
+    result = stem(word)
+    assert result and result.isascii() and len(result) <= len(word)
+
+
+# --- a journal on disk -------------------------------------------------------------------------
+
+
+START = datetime(2026, 1, 5, 9, 0)
+
+
+def entry(i: int, titre: str, lecon: str = "rien de spécial", tags: tuple[str, ...] = ("vps",), **fields: str) -> journal.Entry:
+    values = {"titre": titre, "tags": list(tags), "demande": "une demande", "fait": "fait", "piege": "aucun", "lecon": lecon, "resultat": "réussi", **fields}
+    return journal.entry_from_fields(values, START + timedelta(hours=i), 10)
+
+
+def write(path: Path, entries: list[journal.Entry], base: str = "") -> str:
+    text = base
+    for e in entries:
+        text = journal.append(text, e)
+    atomic_write(path, text)
+    return text
+
+
+@pytest.fixture
+def memory_dir(tmp_path: Path) -> Path:
+    (tmp_path / ".ocmem").mkdir()
+    (tmp_path / "memory").mkdir()
+    return tmp_path / "memory"
+
+
+@pytest.fixture
+def index(memory_dir: Path) -> Path:
+    return Paths(memory_dir.parent).journal_index
+
+
+ROUTINE = [entry(i, f"Redémarrage de nginx n°{i}", "vérifier la config nginx avant de redémarrer", ("nginx",)) for i in range(30)]
+EPISODE = entry(
+    40,
+    "Certificat expiré, renouvellement en échec",
+    "exclure /.well-known/acme-challenge/ de la redirection HTTPS",
+    ("certbot", "nginx"),
+    piege="le timer certbot échouait en silence",
+)
+
+
+def titles(found: journalindex.Found) -> list[str]:
+    return [h.text.split(" · ")[1] for h in found.hits]
+
+
+def test_a_question_in_natural_words_finds_the_episode_first(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE[:15], EPISODE, *ROUTINE[15:]])
+    found = search(index, [path], "comment renouveler un certificat expiré sur nginx")
+    assert titles(found)[0] == "Certificat expiré, renouvellement en échec"
+    assert len(found.hits) == 5 and found.total == 31
+
+
+def test_hits_are_the_exact_text_of_the_file(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    text = write(path, [*ROUTINE[:3], EPISODE])
+    (hit,) = search(index, [path], "certbot", limit=5).hits
+    assert hit.text == journal.blocks(text)[-1].text
+    assert hit.ref == EPISODE.ref and hit.file == path
+
+
+def test_tags_filter_exactly_and_no_words_means_newest(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE[:10], EPISODE, entry(50, "Réseau", tags=("réseau", "nginx-proxy"))])
+    assert titles(search(index, [path], "", ["#certbot"])) == ["Certificat expiré, renouvellement en échec"]
+    assert titles(search(index, [path], "", ["RESEAU"])) == ["Réseau"]
+    assert search(index, [path], "", ["nginx-pro"]).hits == []  # a tag is never a prefix
+    newest = search(index, [path], "", [], limit=3)
+    assert titles(newest) == ["Réseau", "Certificat expiré, renouvellement en échec", "Redémarrage de nginx n°9"]
+    assert newest.total == 12
+
+
+def test_partial_words_and_equal_scores_newest_first(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    write(path, ROUTINE[:8])
+    assert titles(search(index, [path], "redém", limit=3)) == [f"Redémarrage de nginx n°{i}" for i in (7, 6, 5)]
+    assert search(index, [path], "zzz").hits == []
+
+
+def test_escaped_text_is_found_by_its_words(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE[:3], entry(9, "Compose", "lancer \\#docker avec \\*sudo\\* &lt;jamais&gt; en root")])
+    assert titles(search(index, [path], "docker sudo jamais")) == ["Compose"]
+    assert search(index, [path], "lt").hits == []
+
+
+def test_archives_are_searched_and_duplicates_shown_once(memory_dir: Path, index: Path) -> None:
+    path, archive = memory_dir / "journal.md", memory_dir / "journal-2026-01.md"
+    write(path, [EPISODE])
+    write(archive, [entry(1, "Ancien certificat", "certificat renouvelé à la main"), EPISODE])
+    found = search(index, [path, archive], "certificat")
+    assert sorted(titles(found)) == ["Ancien certificat", "Certificat expiré, renouvellement en échec"]
+    assert found.total == 2
+
+
+# --- the cache and its refresh -----------------------------------------------------------------
+
+
+def indexed_ids(index: Path) -> list[int]:
+    with sqlite3.connect(index) as db:
+        return [row[0] for row in db.execute("SELECT id FROM entries ORDER BY id")]
+
+
+def test_an_append_indexes_the_tail_only(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    text = write(path, ROUTINE[:5])
+    search(index, [path], "nginx")
+    before = indexed_ids(index)
+    write(path, [EPISODE], text)
+    assert titles(search(index, [path], "certbot")) == ["Certificat expiré, renouvellement en échec"]
+    after = indexed_ids(index)
+    assert after[:4] == before[:4] and len(after) == 6  # the last entry re-read, the rest kept
+
+
+def test_a_rewritten_journal_is_reindexed(memory_dir: Path, index: Path) -> None:
+    """Archiving rewrites the journal: the moved entries are found in their archive, once."""
+    path, archive = memory_dir / "journal.md", memory_dir / "journal-2026-01.md"
+    text = write(path, [*ROUTINE[:4], EPISODE])
+    search(index, [path], "nginx")
+    kept, moved = journal.split_for_archive(text, START + timedelta(hours=2))
+    atomic_write(archive, journal.merge_archive("", moved["journal-2026-01.md"], "2026-01"))
+    atomic_write(path, kept)
+    found = search(index, [path, archive], "nginx", limit=10)
+    assert found.total == 5
+    assert {h.file.name for h in found.hits} == {"journal.md", "journal-2026-01.md"}
+    atomic_write(archive, "")
+    archive.unlink()
+    assert search(index, [path], "nginx", limit=10).total == 3
+
+
+def test_same_size_rewrite_is_noticed(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    text = write(path, [entry(1, "Alpha"), entry(2, "Gamma")])
+    search(index, [path], "alpha")
+    atomic_write(path, text.replace("Alpha", "Bravo"))
+    assert titles(search(index, [path], "bravo")) == ["Bravo"]
+    assert search(index, [path], "alpha").hits == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.write_bytes(b"not a database at all" * 100),
+        lambda p: p.write_bytes(p.read_bytes()[:2048] + b"\x00" * 5000),
+        lambda p: sqlite3.connect(p).execute("UPDATE meta SET value = '0'").connection.commit(),
+        lambda p: sqlite3.connect(p).execute("DROP TABLE entries").connection.commit(),
+        lambda p: p.write_bytes(b""),
+    ],
+    ids=["garbage", "truncated", "old-version", "foreign-schema", "empty"],
+)
+def test_a_damaged_or_old_index_is_rebuilt_silently(memory_dir: Path, index: Path, damage: object) -> None:
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE[:3], EPISODE])
+    search(index, [path], "nginx")
+    damage(index)  # type: ignore[operator]
+    assert titles(search(index, [path], "certbot")) == ["Certificat expiré, renouvellement en échec"]
+    assert len(indexed_ids(index)) == 4  # rebuilt in place, usable next time
+
+
+def test_a_locked_index_falls_back_to_memory(memory_dir: Path, index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journalindex, "_BUSY_SECONDS", 0.05)
+    path = memory_dir / "journal.md"
+    text = write(path, ROUTINE[:3])
+    search(index, [path], "nginx")
+    write(path, [EPISODE], text)
+    holder = sqlite3.connect(index, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert titles(search(index, [path], "certbot")) == ["Certificat expiré, renouvellement en échec"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(indexed_ids(index)) == 3  # the file index was left alone
+
+
+def test_an_unusable_state_folder_writes_nothing(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "home"
+    (tmp_path / "memory").mkdir(parents=True)
+    path = tmp_path / "memory" / "journal.md"
+    write(path, [EPISODE])
+    (tmp_path / ".ocmem").write_text("a file where the folder should be")
+    found = search(Paths(tmp_path).journal_index, [path], "certbot")
+    assert titles(found) == ["Certificat expiré, renouvellement en échec"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [".ocmem", "journal.md", "memory"]
+
+
+def test_the_index_stays_in_the_state_folder_and_private(memory_dir: Path, index: Path) -> None:
+    path = memory_dir / "journal.md"
+    write(path, ROUTINE[:3])
+    before = sorted(p for p in memory_dir.parent.rglob("*") if ".ocmem" not in p.parts)
+    search(index, [path], "nginx")
+    assert sorted(p for p in memory_dir.parent.rglob("*") if ".ocmem" not in p.parts) == before
+    assert index.stat().st_mode & 0o077 == 0
+
+
+def test_concurrent_appends_and_searches(memory_dir: Path, index: Path) -> None:
+    """One thread appends (atomic rewrites, as ocmem does) while two others search."""
+    path = memory_dir / "journal.md"
+    write(path, [])
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def appender() -> None:
+        text = ""
+        for i in range(40):
+            text = write(path, [entry(i, f"Tâche {i}", "docker compose")], text)
+        done.set()
+
+    def searcher() -> None:
+        try:
+            while not done.is_set():
+                for hit in search(index, [path], "docker").hits:
+                    assert hit.text.startswith("## ")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=f) for f in (appender, searcher, searcher)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert search(index, [path], "docker").total == 40
+    assert len(indexed_ids(index)) == 40
+
+
+VOCABULARY = ["nginx", "docker", "certificat", "certificats", "renouveler", "sauvegarde", "disque", "plein", "port", "8080", "\\#tag", "échec", "Leçon"]
+
+
+@given(
+    entries=st.lists(st.tuples(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5), st.sampled_from(["docker", "réseau", "vps"])), min_size=1, max_size=10),
+    query=st.lists(st.sampled_from([*VOCABULARY, "certif", "zzz"]), min_size=1, max_size=3),
+    tags=st.lists(st.sampled_from(["docker", "reseau"]), max_size=1),
+)
+def test_search_finds_what_the_plain_definition_finds(tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[list[str], str]], query: list[str], tags: list[str]) -> None:
+    """Matches are the entries having one of the query's stems (or a word starting with it)."""
+    root = tmp_path_factory.mktemp("prop")
+    (root / ".ocmem").mkdir()
+    path = root / "journal.md"
+    made = [entry(i, f"t{i}", " ".join(words), (tag,)) for i, (words, tag) in enumerate(entries)]
+    text = write(path, made)
+    stems = query_terms(" ".join(query))
+    expected = set()
+    for block in journal.blocks(text):
+        if tags and tags[0] not in {t.replace("é", "e") for t in block.tags}:
+            continue
+        have = terms(block.text.split("- Résultat")[0].replace("- Demande :", "").replace("- Fait :", "").replace("- Piège :", "").replace("- Leçon :", ""))
+        if any(h == s or (len(s) >= 3 and h.startswith(s)) for s in stems for h in have):
+            expected.add(block.ref)
+    found = search(Paths(root).journal_index, [path], " ".join(query), tags, limit=5)
+    assert found.total == len(expected)
+    assert {h.ref for h in found.hits} <= expected and len(found.hits) == min(5, len(expected))
+
+
+# --- recent headers ----------------------------------------------------------------------------
+
+
+def test_recent_headers_newest_first_across_the_archives() -> None:
+    journal_text = journal.append(journal.append("", entry(10, "Dix")), entry(11, "Onze"))
+    archive = journal.append(journal.append("", entry(1, "Un")), entry(2, "Deux"))
+    headers = recent_headers([journal_text, archive], 3)
+    assert headers == [
+        f"## {START + timedelta(hours=11):%Y-%m-%d %H:%M} · Onze · #vps",
+        f"## {START + timedelta(hours=10):%Y-%m-%d %H:%M} · Dix · #vps",
+        f"## {START + timedelta(hours=2):%Y-%m-%d %H:%M} · Deux · #vps",
+    ]
+
+
+def test_recent_headers_are_capped_and_read_archives_only_when_needed() -> None:
+    text = ""
+    for i in range(25):
+        text = journal.append(text, entry(i, f"E{i}"))
+    read: list[str] = []
+
+    def texts() -> object:
+        yield text
+        read.append("archive")
+        yield journal.append("", entry(-5, "Vieille"))
+
+    headers = recent_headers(texts(), 50)  # type: ignore[arg-type]
+    assert len(headers) == 20 and headers[0].endswith("· E24 · #vps") and headers[-1].endswith("· E5 · #vps")
+    assert read == []
+    assert [h.split(" · ")[1] for h in recent_headers(texts(), 1)] == ["E24"]  # type: ignore[arg-type]
+
+
+def test_recent_headers_skip_what_is_not_a_header() -> None:
+    text = journal.JOURNAL_HEADER + "\n## Pas une entrée\n\n" + entry(1, "Vraie").render() + "\n## 2026-13-45 99:99 · faux · #x\n"
+    assert [h.split(" · ")[1] for h in recent_headers([text], 5)] == ["Vraie"]
+    assert recent_headers([""], 5) == [] and recent_headers([text], 0) == []
