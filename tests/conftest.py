@@ -25,6 +25,10 @@ settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+HOME_ID = "maison"
+"""The id of the test home: its pages are Agents/Inbox/maison/journal.md and …/pending.md."""
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     fake_home = tmp_path / "user-home"
@@ -60,7 +64,7 @@ def clock() -> Clock:
 @pytest.fixture
 def home(tmp_path: Path, clock: Clock) -> Path:
     path = Path(os.environ["OCMEM_HOME"])
-    Installer(Workspace(load_settings(path), now=clock)).run()
+    Installer(Workspace(load_settings(path), now=clock), home_id=HOME_ID).run()
     return path
 
 
@@ -162,7 +166,13 @@ def configure_sync(home: Path, url: str, token: str | None = SB_TOKEN, **extra: 
     """Point the ocmem home at ``url`` through ocmem.yaml and a 0600 token file."""
     import yaml
 
-    section: dict[str, Any] = {"url": url, "retry_wait_seconds": 0.01, "timeout_seconds": 5}
+    section: dict[str, Any] = {
+        "url": url,
+        "retry_wait_seconds": 0.01,
+        "timeout_seconds": 5,
+        "quiet_seconds": 0.01,
+        "patience_seconds": 5,
+    }
     if token is not None:
         token_file = home / ".ocmem" / "silverbullet.token"
         token_file.parent.mkdir(parents=True, exist_ok=True)

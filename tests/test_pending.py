@@ -285,7 +285,7 @@ def test_proposals_round_trip(kind: str, title: str, content: str, sources: list
     rendered = pending.render([proposal, proposal.__class__(**{**proposal.__dict__, "id": f"P-{number + 1:05d}"})])
     parsed = pending.parse(rendered)[0]
     assert pending.render([parsed]) == pending.render([proposal])  # re-rendering never drifts
-    assert (parsed.title, parsed.contradiction) == (title, contradiction)
+    assert (parsed.title, parsed.contradiction) == (inert.clean(title), inert.clean(contradiction))
     if kind == "fait":
         assert parsed.content == "\n".join(inert.clean_lines(content))
     assert inert.active_constructs(rendered) == []

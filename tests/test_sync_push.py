@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import Clock, journal_fields
+from conftest import HOME_ID, Clock, journal_fields
 from ocmem import inert
 from ocmem.config import load_settings
 from ocmem.errors import Refused
@@ -19,8 +19,8 @@ from ocmem.sync import run as sync
 from ocmem.workspace import Workspace
 from support.faults import AfterEachResponse, Crash
 
-JOURNAL = "Agents/Inbox/journal.md"
-PENDING = "Agents/Inbox/pending.md"
+JOURNAL = f"Agents/Inbox/{HOME_ID}/journal.md"
+PENDING = f"Agents/Inbox/{HOME_ID}/pending.md"
 
 
 
@@ -65,7 +65,7 @@ def test_spec_a_write_to_agents_skills_is_refused_before_sending(synced: Path, s
             with pytest.raises(ForbiddenRequest):
                 client.put(path, b"x")
         with pytest.raises(ForbiddenRequest):
-            client._client.delete(client._url("Agents/Inbox/journal.md"))
+            client._client.delete(client._url(JOURNAL))
     assert sb.requests_matching("PUT") == [] and sb.requests_matching("DELETE") == []
 
 
@@ -226,14 +226,14 @@ def test_a_browser_conflict_fork_is_reported_and_the_copy_kept(synced: Path, sb:
     entry(memory, clock, "Deux")
     report = push(synced)
     assert report.needs_human
-    assert f"{first} ont quitté {JOURNAL} et sont dans {copy}" in report.render()
+    assert f"une autre version de {JOURNAL} dans {copy}" in report.render()
     text = sb.read(JOURNAL)
-    assert "modif faite hors ligne" in text and "· Deux ·" in text and f"## {first}" not in text
+    # The browser's version stays, and what it had not seen comes back: nothing lost, once.
+    assert "modif faite hors ligne" in text and "· Deux ·" in text and text.count(f"## {first}") == 1
     assert sb.exists(copy) and sb.requests_matching("DELETE") == []
-    # Until the human merges, every push says so; once the copy is gone, the choice is respected.
+    # Until the human has looked at the copy, every push says so.
     entry(memory, clock, "Trois")
     assert push(synced).needs_human
-    sb.write(JOURNAL, sb.read(JOURNAL) + "\n" + sb.read(copy).split("\n\n", 1)[1])
     sb.delete(copy)
     entry(memory, clock, "Quatre")
     final = push(synced)

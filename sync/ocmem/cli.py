@@ -73,14 +73,25 @@ def cli(ctx: click.Context, home: Path | None, wait: float) -> None:
 @click.option(
     "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
 )
+@click.option(
+    "--home-id",
+    metavar="NOM",
+    help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine).",
+)
 @pass_context
-def init(obj: _Context, upgrade: bool, import_file: Path | None, show_section: bool) -> Outcome:
+def init(
+    obj: _Context,
+    upgrade: bool,
+    import_file: Path | None,
+    show_section: bool,
+    home_id: str | None,
+) -> Outcome:
     """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
     from ocmem.install import Installer, shipped_section
 
     if show_section:
         return _text(shipped_section())
-    return Installer(obj.workspace(), upgrade=upgrade).run(import_file)
+    return Installer(obj.workspace(), upgrade=upgrade, home_id=home_id).run(import_file)
 
 
 @cli.command()

@@ -92,6 +92,11 @@ class Paths(NamedTuple):
         return self.state_dir / "sessions"
 
     @property
+    def home_id(self) -> Path:
+        """This home's identity (ocmem.home): the id naming its pages in SilverBullet."""
+        return self.state_dir / "home.json"
+
+    @property
     def sync_state(self) -> Path:
         return self.state_dir / "sync-state.json"
 

@@ -167,10 +167,12 @@ class Doctor:
                     f"entrée {block.ref} hors format (champs ou plus de {self.limits.journal_entry_lines} lignes)",
                     "le journal est en ajout seul : rien à corriger, l'entrée reste lisible",
                 )
-        try:
-            pending.parse(read_text(self.paths.pending))
-        except OcmemError as exc:
-            self.problem(ERROR, exc.message, exc.fix or "")
+        for problem in pending.document(read_text(self.paths.pending)).problems:
+            self.problem(
+                WARNING,
+                f"pending.md : un bloc ne se lit pas comme une proposition ({problem}) ; il est gardé tel quel",
+                "corrige-le à la main, ou laisse-le : ocmem n'y touche pas et ne réutilise pas son identifiant",
+            )
 
     def skills(self) -> None:
         installed = self.ws.skills()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from ocmem import inert, shortterm
+from ocmem import home, inert, shortterm
 from ocmem.errors import OcmemError
 from ocmem.fill import Fill
 from ocmem.fsio import Backups, atomic_write, log_event, read_text
@@ -65,21 +65,24 @@ class _Report:
 
 
 class Installer:
-    def __init__(self, workspace: Workspace, *, upgrade: bool = False):
+    def __init__(self, workspace: Workspace, *, upgrade: bool = False, home_id: str | None = None):
         self.ws = workspace
         self.paths = workspace.paths
         self.limits = workspace.limits
         self.upgrade = upgrade
+        self.home_id = home_id
         self.report = _Report()
         self.backups = Backups(self.paths)
 
     def run(self, import_file: Path | None = None) -> Outcome:
         import_lines = self._read_import(import_file) if import_file else None
+        identity = home.create(self.paths, self.home_id) if self.home_id else None
         root = data_root()
         self.paths.home.mkdir(parents=True, exist_ok=True)
         with self.ws.transaction("init"):
             for path, template in memory_templates(self.paths).items():
                 self._create(path, template)
+            self._identity(identity)
             self._shipped(
                 self.paths.skills_dir / "retrospective" / "SKILL.md",
                 root / "skills" / "retrospective" / "SKILL.md",
@@ -100,6 +103,25 @@ class Installer:
             self.report.notes.append(f"Sauvegardes : {self.backups.folder}")
         log_event(self.paths, "init", actions=self.report.done)
         return self.report.outcome()
+
+    def _identity(self, wanted: home.HomeId | None) -> None:
+        """This home's id (it names its pages in SilverBullet): kept once chosen, unless
+        ``--home-id`` gives another one (a copy of this home needs one of its own)."""
+        current = home.read(self.paths)
+        chosen = wanted or (current if current else home.create(self.paths, None))
+        if current == chosen:
+            return
+        atomic_write(self.paths.home_id, home.render(chosen), mode=0o600)
+        if current is None:
+            self.report.done.append(f"identifiant de ce dossier : {chosen.id}")
+            self.report.undo.append(f"rm {self.paths.home_id}")
+        else:
+            self.report.done.append(f"identifiant de ce dossier : {current.id} → {chosen.id}")
+            if current.id != chosen.id:
+                self.report.notes.append(
+                    f"Les prochains envois iront dans Agents/Inbox/{chosen.id}/ ; "
+                    f"les pages de Agents/Inbox/{current.id}/ restent telles quelles dans SilverBullet."
+                )
 
     def _create(self, path: Path, text: str) -> None:
         if path.exists():

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import date
+from typing import NamedTuple
 
 from ocmem import inert
 from ocmem.errors import OcmemError
@@ -44,7 +45,6 @@ STATE_MERGED = "fusionné"
 STATES = (STATE_PENDING, STATE_PROMOTED, STATE_REFUSED, STATE_MERGED)
 KINDS = ("fait", "skill")
 
-_SECTION = re.compile(r"^## (P-\d{4,}) · (fait|skill) · (.+?)[ \t]*$", re.MULTILINE)
 _FIELD = re.compile(r"^- ([^:]+?) : ?(.*)$")
 _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 
@@ -132,18 +132,148 @@ class PendingFormatError(OcmemError):
         )
 
 
-def parse(text: str) -> list[Proposal]:
-    matches = list(_SECTION.finditer(text))
-    proposals = []
+class Span(NamedTuple):
+    """One stretch of pending.md: a proposal's block, or text that belongs to no block (a
+    person's notes, a preamble, a damaged block), kept byte for byte."""
+
+    text: str
+    proposal: Proposal | None = None
+    problem: str | None = None  # why a block-like stretch is kept as text
+
+
+class Document:
+    """pending.md as written: ocmem rewrites the proposals it changes and nothing else."""
+
+    def __init__(self, spans: list[Span]):
+        self.spans = spans
+
+    @property
+    def proposals(self) -> list[Proposal]:
+        return [s.proposal for s in self.spans if s.proposal is not None]
+
+    @property
+    def problems(self) -> list[str]:
+        return [s.problem for s in self.spans if s.problem]
+
+    def ids(self) -> set[str]:
+        """Every id in use, also by damaged blocks (a new proposal never takes one)."""
+        taken = {p.id for p in self.proposals}
+        for span in self.spans:
+            taken.update(_ANY_ID.findall(span.text) if span.proposal is None else ())
+        return taken
+
+    def render(self) -> str:
+        """The file: every span as it was read, but the proposals ocmem replaced."""
+        return "".join(s.text for s in self.spans)
+
+    def replace(self, proposal: Proposal) -> Document:
+        return Document(
+            [
+                Span(_with_newline_of(s.text, proposal.render()), proposal)
+                if s.proposal is not None and s.proposal.id == proposal.id
+                else s
+                for s in self.spans
+            ]
+        )
+
+    def adopt(self, proposal: Proposal, text: str) -> Document:
+        """``proposal``'s block, written exactly as ``text`` (the human's own version of it)."""
+        return Document(
+            [
+                Span(_with_newline_of(s.text, text), proposal)
+                if s.proposal is not None and s.proposal.id == proposal.id
+                else s
+                for s in self.spans
+            ]
+        )
+
+    def append(self, proposal: Proposal) -> Document:
+        spans = list(self.spans) or [Span(PENDING_HEADER)]
+        text = "".join(s.text for s in spans)
+        if not text.endswith("\n\n"):
+            spans.append(Span("\n" if text.endswith("\n") else "\n\n"))
+        return Document([*spans, Span(proposal.render(), proposal)])
+
+
+def _with_newline_of(old: str, new: str) -> str:
+    """``new`` ending the way ``old`` did (a block at the very end may lack its last newline)."""
+    return new if old.endswith("\n") else new.removesuffix("\n")
+
+
+_HEADER_LINE = re.compile(r"^## (P-\d{4,}) · (fait|skill) · (.+?)[ \t]*$")
+_HEADER_LIKE = re.compile(r"^## P-\d{4,}\b")
+_ANY_ID = re.compile(r"^## (P-\d{4,})\b", re.MULTILINE)
+
+
+def block_ends(lines: list[str], start: int) -> int:
+    """Index of the first line after the block whose header is ``lines[start]``: after its
+    content fence (so a header-like line inside the proposed content is never a header), else
+    at the next header-like line."""
+    i = start + 1
+    while i < len(lines) and not _HEADER_LIKE.match(lines[i]):
+        if lines[i].rstrip() == f"- {_CONTENT_LABEL} :":
+            j = i + 1
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            opening = _FENCE.match(lines[j]) if j < len(lines) else None
+            if opening:
+                fence = opening.group(1)
+                for k in range(j + 1, len(lines)):
+                    stripped = lines[k].strip()
+                    if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+                        return k + 1
+            return len(lines)  # an unclosed fence holds the rest, as a renderer would show it
+        i += 1
+    return i
+
+
+def document(text: str) -> Document:
+    """Split pending.md into proposals and free text. Nothing raises: a block that does not
+    parse is kept as text, with its problem (``doctor`` and ``pending list`` show it)."""
+    lines = text.splitlines(keepends=True)
+    spans: list[Span] = []
+    free: list[str] = []
     seen: set[str] = set()
-    for i, match in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        proposal = _parse_section(match, text[match.end() : end])
-        if proposal.id in seen:
-            raise PendingFormatError(f"identifiant {proposal.id} en double")
-        seen.add(proposal.id)
-        proposals.append(proposal)
-    return proposals
+
+    def flush(problem: str | None = None) -> None:
+        if free:
+            spans.append(Span("".join(free), None, problem))
+            free.clear()
+
+    i = 0
+    bare = [line.rstrip("\r\n") for line in lines]
+    while i < len(lines):
+        if not _HEADER_LIKE.match(bare[i]):
+            free.append(lines[i])
+            i += 1
+            continue
+        end = block_ends(bare, i)
+        try:
+            proposal = _parse_block(bare[i:end])
+            if proposal.id in seen:
+                raise PendingFormatError(f"identifiant {proposal.id} en double")
+        except PendingFormatError as exc:
+            flush()
+            free.extend(lines[i:end])
+            flush(exc.message.removeprefix("memory/pending.md est illisible : "))
+        else:
+            flush()
+            seen.add(proposal.id)
+            spans.append(Span("".join(lines[i:end]), proposal))
+        i = end
+    flush()
+    return Document(spans)
+
+
+def parse(text: str) -> list[Proposal]:
+    return document(text).proposals
+
+
+def _parse_block(chunk: list[str]) -> Proposal:
+    header = _HEADER_LINE.match(chunk[0])
+    if not header:
+        raise PendingFormatError(f"en-tête incomplet {chunk[0][:60]!r}")
+    return _parse_section(header, "\n".join(chunk))
 
 
 def _parse_section(header: re.Match[str], body: str) -> Proposal:
@@ -223,8 +353,9 @@ def render(proposals: list[Proposal]) -> str:
     return PENDING_HEADER + "".join("\n" + p.render() for p in proposals)
 
 
-def next_id(proposals: list[Proposal]) -> str:
-    return f"P-{max((p.number for p in proposals), default=0) + 1:04d}"
+def next_id(taken: set[str]) -> str:
+    """The id after every id in use (``Document.ids``: damaged blocks included)."""
+    return f"P-{max((int(t.split('-')[1]) for t in taken), default=0) + 1:04d}"
 
 
 def find(proposals: list[Proposal], pid: str) -> Proposal | None:

@@ -58,7 +58,8 @@ class Proposals:
         """Fold ``other`` into ``keep`` (sources, contradictions); ``other`` stays, marked merged."""
         today = self.ws.today()
         with self.ws.transaction("pending merge") as run:
-            proposals = self.ws.proposals()
+            doc = self.ws.pending_document()
+            proposals = doc.proposals
             keep, other = self._get(proposals, keep_id), self._get(proposals, other_id)
             for proposal in (keep, other):
                 if proposal.state != pending.STATE_PENDING:
@@ -90,10 +91,9 @@ class Proposals:
             folded = other.with_status(
                 f"{pending.STATE_MERGED} dans {keep.id} ({today.isoformat()})"
             )
-            proposals = [
-                merged if p.id == keep.id else folded if p.id == other.id else p for p in proposals
-            ]
-            run.write(self.paths.pending, pending.render(proposals))
+            doc = doc.replace(merged).replace(folded)
+            proposals = doc.proposals
+            run.write(self.paths.pending, doc.render())
         return Outcome(
             [
                 f"{other.id} fusionnée dans {keep.id} (sources : {' ; '.join(sources)})",
@@ -152,7 +152,8 @@ class Proposals:
             )
         today = self.ws.today()
         with self.ws.transaction("propose") as run:
-            proposals = self.ws.proposals()
+            doc = self.ws.pending_document()
+            proposals = doc.proposals
             memory_text = self.ws.memory_text()
             existing_skills = self.ws.skills()
             draft.check_against(memory_text, existing_skills, self.limits)
@@ -172,15 +173,16 @@ class Proposals:
                 if replace(chosen, updated=twin.updated) == twin:
                     headline = f"Proposition {twin.id} déjà en attente, rien de nouveau à y ajouter"
                 else:
-                    proposals = [chosen if p.id == twin.id else p for p in proposals]
+                    doc = doc.replace(chosen)
                     headline = (
                         f"Proposition {twin.id} complétée (sources : {' ; '.join(chosen.sources)})"
                     )
             else:
-                chosen = draft.to_proposal(pending.next_id(proposals), today, neighbours)
-                proposals.append(chosen)
+                chosen = draft.to_proposal(pending.next_id(doc.ids()), today, neighbours)
+                doc = doc.append(chosen)
                 headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
-            run.write(self.paths.pending, pending.render(proposals))
+            proposals = doc.proposals
+            run.write(self.paths.pending, doc.render())
         lines = [headline]
         if neighbours:
             lines.append(_neighbour_lines(neighbours))
@@ -226,8 +228,8 @@ class Proposals:
             )
         today = self.ws.today()
         with self.ws.transaction("pending accept") as run:
-            proposals = self.ws.proposals()
-            proposal = self._get(proposals, pid)
+            doc = self.ws.pending_document()
+            proposal = self._get(doc.proposals, pid)
             if proposal.state == pending.STATE_PROMOTED:
                 raise Refused(
                     f"{proposal.id} est déjà promue ({proposal.status})", fix="rien à faire"
@@ -238,8 +240,9 @@ class Proposals:
                 target, text, notes = self._promote_skill(proposal, today)
             run.write(target, text)
             promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
-            proposals = [promoted if p.id == proposal.id else p for p in proposals]
-            run.write(self.paths.pending, pending.render(proposals))
+            doc = doc.replace(promoted)
+            proposals = doc.proposals
+            run.write(self.paths.pending, doc.render())
         return Outcome(
             [
                 f"{proposal.id} promue → {self.paths.rel(target)}",
@@ -320,8 +323,8 @@ class Proposals:
         self.ws.check("raison", reason)
         today = self.ws.today()
         with self.ws.transaction("pending reject") as run:
-            proposals = self.ws.proposals()
-            proposal = self._get(proposals, pid)
+            doc = self.ws.pending_document()
+            proposal = self._get(doc.proposals, pid)
             if proposal.state != pending.STATE_PENDING:
                 raise Refused(
                     f"{proposal.id} n'est plus en attente ({proposal.status})", fix="rien à faire"
@@ -329,8 +332,9 @@ class Proposals:
             refused = proposal.with_status(
                 f"{pending.STATE_REFUSED} ({today.isoformat()}) : {reason}"
             )
-            proposals = [refused if p.id == proposal.id else p for p in proposals]
-            run.write(self.paths.pending, pending.render(proposals))
+            doc = doc.replace(refused)
+            proposals = doc.proposals
+            run.write(self.paths.pending, doc.render())
         return Outcome([f"{proposal.id} refusée", self._pending_count_line(proposals)])
 
 

@@ -113,10 +113,13 @@ class Workspace:
     def memory_text(self) -> str:
         return read_text(self.paths.memory_md)
 
-    def proposals(self) -> list[pending.Proposal]:
+    def pending_document(self) -> pending.Document:
         from ocmem import pending
 
-        return pending.parse(read_text(self.paths.pending))
+        return pending.document(read_text(self.paths.pending))
+
+    def proposals(self) -> list[pending.Proposal]:
+        return self.pending_document().proposals
 
     def skills(self) -> list[skills.Skill]:
         from ocmem import skills

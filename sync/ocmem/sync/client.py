@@ -34,7 +34,7 @@ from tenacity import (
 from ocmem.errors import OcmemError, Refused
 from ocmem.sync.config import ENV_TOKEN, ENV_TOKEN_FILE, SyncConfig
 
-_CONFLICT_COPY = re.compile(r"\.conflicted:\d+(?:\.[^/]*)?$")
+_CONFLICT_COPY = re.compile(r"\.conflicted:\d+((?:\.[^/]*)?)$")
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _TRANSIENT_STATUS = {500, 502, 503, 504}
 
@@ -75,6 +75,11 @@ class RemoteFile:
 class Read:
     body: bytes
     meta: Meta
+
+
+def original_of(name: str) -> str:
+    """The page a conflict copy was taken from (``MEMORY.conflicted:123.md`` → ``MEMORY.md``)."""
+    return _CONFLICT_COPY.sub(lambda m: m.group(1), name)
 
 
 def is_conflict_copy(name: str) -> bool:
@@ -134,13 +139,16 @@ class SilverBullet:
     ):
         self.config = config
         base = httpx.URL(config.url)
+        # Requests carry the whole path (prefix included), so the client's base is the origin
+        # alone: httpx would otherwise add the prefix twice (/sb/sb/.fs).
         self.fs_path = base.path.rstrip("/") + "/.fs"
+        origin = str(base.copy_with(path="/", query=None, fragment=None)).rstrip("/")
         headers = {"X-Sync-Mode": "true", "User-Agent": "ocmem"}
         if config.token:
             headers["Authorization"] = f"Bearer {config.token}"
         self.requests_sent = 0
         self._client = httpx.Client(
-            base_url=config.url,
+            base_url=origin,
             # No TLS context for plain http: building one costs more than a no-op pull.
             transport=InboxGuard(
                 transport or httpx.HTTPTransport(verify=base.scheme == "https"),

@@ -28,9 +28,11 @@ DEFAULT_PULL = (
     ("Agents/Memory/MEMORY.md", "memory/MEMORY.md"),
     ("Agents/AGENTS.md", "AGENTS.md"),
 )
+# Each home writes its own pages, named by its id (ocmem.home): no two homes ever write one page.
+HOME_PLACEHOLDER = "{home}"
 DEFAULT_PUSH = (
-    ("memory/journal.md", "Agents/Inbox/journal.md"),
-    ("memory/pending.md", "Agents/Inbox/pending.md"),
+    ("memory/journal.md", "Agents/Inbox/{home}/journal.md"),
+    ("memory/pending.md", "Agents/Inbox/{home}/pending.md"),
 )
 # Files the pull may never write, whatever the mapping says.
 LOCAL_ONLY = frozenset({"memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md"})
@@ -56,7 +58,10 @@ class PullRule(NamedTuple):
 
 class PushRule(NamedTuple):
     local: str
-    remote: str
+    remote: str  # may hold {home}, the home's id
+
+    def page(self, home_id: str) -> str:
+        return self.remote.replace(HOME_PLACEHOLDER, home_id)
 
 
 class SyncConfig(NamedTuple):
@@ -69,6 +74,10 @@ class SyncConfig(NamedTuple):
     concurrency: int = 8
     timeout_seconds: float = 30.0
     retry_wait_seconds: float = 0.5
+    # A page is written only after it stayed unchanged this long (a human may be editing it).
+    quiet_seconds: float = 0.3
+    # How long a push waits for a page to become quiet before postponing it.
+    patience_seconds: float = 20.0
     expect_space_path: str | None = None
 
     def __repr__(self) -> str:
@@ -92,8 +101,10 @@ def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> b
 
 
 def configured_url(settings: Settings, env: Mapping[str, str]) -> str:
-    """The SilverBullet URL as configured (environment first), without a trailing slash."""
-    return str(env.get(ENV_URL) or sync_section(settings).get("url") or "").strip().rstrip("/")
+    """The SilverBullet URL as configured (environment first): the instance, prefix included,
+    without a trailing slash nor the ``/.fs`` of its API (which users often copy)."""
+    url = str(env.get(ENV_URL) or sync_section(settings).get("url") or "").strip().rstrip("/")
+    return url.removesuffix("/.fs").rstrip("/")
 
 
 def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -> SyncConfig:
@@ -109,6 +120,11 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
     if not url.startswith(("http://", "https://")):
         raise InputError(
             f"URL SilverBullet invalide : {url!r}", fix="elle commence par http:// ou https://"
+        )
+    if "?" in url or "#" in url:
+        raise InputError(
+            f"URL SilverBullet invalide (paramètres ou ancre) : {url!r}",
+            fix="donne l'adresse de l'instance, avec son préfixe éventuel (ex. https://notes.example.org/sb)",
         )
     if "token" in raw:
         raise InputError(
@@ -147,6 +163,8 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
         concurrency=int(_number(raw, "concurrency", 8, 1, 64)),
         timeout_seconds=_number(raw, "timeout_seconds", 30.0, 0.1, 600.0),
         retry_wait_seconds=_number(raw, "retry_wait_seconds", 0.5, 0.0, 60.0),
+        quiet_seconds=_number(raw, "quiet_seconds", 0.3, 0.0, 60.0),
+        patience_seconds=_number(raw, "patience_seconds", 20.0, 0.0, 600.0),
         expect_space_path=raw.get("expect_space_path"),
     )
 
@@ -195,7 +213,8 @@ def _push_rule(item: object, inbox: str) -> PushRule:
         raise InputError(
             f"le push ne lit que journal.md et pending.md, pas {local!r}", fix="corrige ocmem.yaml"
         )
-    if not remote.startswith(inbox) or not remote.endswith(".md"):
+    sample = PushRule(local, remote).page("home-id")
+    if not sample.startswith(inbox) or not sample.endswith(".md") or "{" in sample:
         raise InputError(
             f"le push n'écrit que des pages .md sous {inbox!r}, pas {remote!r}",
             fix="corrige ocmem.yaml",

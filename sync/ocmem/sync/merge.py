@@ -39,12 +39,40 @@ class Segment:
 
 
 def split(text: str, pattern: re.Pattern[str]) -> list[Segment]:
-    starts = [(m.start(), m.group(1)) for m in pattern.finditer(text)]
-    segments = [Segment(None, text[: starts[0][0]] if starts else text)]
-    for i, (start, block_id) in enumerate(starts):
-        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
-        segments.append(Segment(block_id, text[start:end]))
-    return segments
+    """The page as segments: text that belongs to no block (id None), and blocks.
+
+    A journal block runs from its header to the next one. A proposal's block ends with its
+    content fence (``pending.block_ends``): a header-like line inside the proposed content is not
+    a header, and a person's notes after a block are text of their own, not part of the block.
+    """
+    if pattern is not PENDING_BLOCK:
+        starts = [(m.start(), m.group(1)) for m in pattern.finditer(text)]
+        segments = [Segment(None, text[: starts[0][0]] if starts else text)]
+        for i, (start, block_id) in enumerate(starts):
+            end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+            segments.append(Segment(block_id, text[start:end]))
+        return segments
+    from ocmem.pending import block_ends
+
+    lines = text.splitlines(keepends=True)
+    bare = [line.rstrip("\r\n") for line in lines]
+    found: list[Segment] = []
+    free: list[str] = []
+    i = 0
+    while i < len(lines):
+        header = pattern.match(lines[i])
+        if header is None:
+            free.append(lines[i])
+            i += 1
+            continue
+        found.append(Segment(None, "".join(free)))
+        free = []
+        end = block_ends(bare, i)
+        found.append(Segment(header.group(1), "".join(lines[i:end])))
+        i = end
+    found.append(Segment(None, "".join(free)))
+    # The first segment is always the (possibly empty) text before any block.
+    return [found[0], *(s for s in found[1:] if s.id is not None or s.text)]
 
 
 def blocks_of(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
@@ -113,11 +141,19 @@ def merge(
             index = first_index[block_id]
             remote_digest = digest(segments[index].text)
             pushed = base.get(block_id)
-            if pushed is None or remote_digest == local_digest:
-                # Never recorded: a crash after our PUT, or identical content. Adopt, don't duplicate.
+            if remote_digest == local_digest:
+                # Identical content, never recorded (a crash after our PUT) or already known.
                 new_base[block_id] = local_digest
                 if pushed is None:
                     result.adopted.append(block_id)
+            elif pushed is None:
+                # Someone else's block under our id (written by hand, or by another home that
+                # took our id): theirs stays, ours goes right after it under a distinct id.
+                copy_id, copy_text = agent_copy(block_id, local_text)
+                if copy_id not in first_index:
+                    inserted_after.setdefault(index, []).append(copy_text)
+                new_base[block_id] = local_digest
+                result.conflicts.append(block_id)
             elif remote_digest == pushed:
                 if local_digest != pushed:
                     replaced[index] = local_text

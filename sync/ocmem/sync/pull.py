@@ -10,28 +10,32 @@ history, then the context-size report runs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocmem import inert
-from ocmem.errors import OcmemError, Refused
+from ocmem import home, inert
+from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.fill import Fill
 from ocmem.fsio import Backups, atomic_write, file_sha256, log_event, sha256
 from ocmem.outcome import Outcome
+from ocmem.sync import decisions, merge
 from ocmem.sync.client import (
     Meta,
     Read,
     RemoteFile,
     SilverBullet,
     is_conflict_copy,
+    original_of,
     remote_name_problem,
 )
 from ocmem.sync.config import LOCAL_ONLY, SyncConfig
 from ocmem.sync.history import History
+from ocmem.sync.reads import trusted_read
 from ocmem.sync.state import PulledFile, SyncState
-from ocmem.workspace import Workspace
+from ocmem.workspace import Transaction, Workspace
 
 PULLED_MODE = 0o444
 
@@ -66,11 +70,12 @@ def plan_pull(
     mapped: dict[str, tuple[str, Meta]] = {}
     taken: dict[str, str] = {}
     for item in listing:
+        if is_conflict_copy(item.name):
+            if config.local_target(original_of(item.name)) is not None:
+                plan.conflict_copies.append(item.name)  # of a pulled page: a human must merge it
+            continue
         target = config.local_target(item.name)
         if target is None:
-            continue
-        if is_conflict_copy(item.name):
-            plan.conflict_copies.append(item.name)
             continue
         problem = remote_name_problem(item.name)
         if problem is None and target in LOCAL_ONLY:
@@ -117,8 +122,16 @@ def check_removals(plan: PullPlan, tracked: int, max_ratio: float, force: bool) 
 
 
 class Puller:
-    def __init__(self, ws: Workspace, config: SyncConfig, client: SilverBullet, state: SyncState):
+    def __init__(
+        self,
+        ws: Workspace,
+        config: SyncConfig,
+        client: SilverBullet,
+        state: SyncState,
+        txn: Transaction,
+    ):
         self.ws = ws
+        self.txn = txn
         self.paths = ws.paths
         self.config = config
         self.client = client
@@ -190,6 +203,7 @@ class Puller:
         for name in unstable:
             report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
         self.changed = bool(written or removed)
+        report.lines += self._decisions()
         report.lines += self._content_warnings()
         if self.changed:
             commit = History(self.paths).commit(
@@ -283,6 +297,51 @@ class Puller:
         del self.state.pulled[name]
         self.state.save()
         return entry.local
+
+    def _decisions(self) -> list[str]:
+        """The human's decisions on this home's proposals, from its pending page (read only)."""
+        identity = home.read(self.paths)
+        rule = next((r for r in self.config.push if r.local == "memory/pending.md"), None)
+        if identity is None or rule is None:
+            return []
+        name = rule.page(identity.id)
+        pushed = self.state.pushed.get(name)
+        if pushed is None or not pushed.blocks:
+            return []
+
+        def suspicious(text: str | None) -> bool:
+            present = {i for i, _ in merge.blocks_of(text or "", merge.PENDING_BLOCK)}
+            gone = set(pushed.blocks) - present - set(pushed.deleted) - set(pushed.conflicts)
+            return text == "" or bool(gone)
+
+        deadline = time.monotonic() + self.config.patience_seconds
+        try:
+            _, text, _ = trusted_read(
+                self.client,
+                name,
+                suspicious,
+                self.config.quiet_seconds,
+                deadline,
+                lambda: Busy(f"{name} change sans cesse"),
+            )
+        except Busy:
+            return [f"⚠ {name} change sans cesse : décisions de l'humain lues au prochain pull"]
+        document = self.ws.pending_document()
+        done = decisions.reconcile(
+            document,
+            text,
+            pushed,
+            self.ws.memory_text(),
+            decisions.skill_texts(self.ws.skills()),
+            identity.id,
+            self.ws.today(),
+        )
+        if done.document.render() != document.render():
+            self.txn.write(self.paths.pending, done.document.render())
+        if done.bases:
+            pushed.blocks.update(done.bases)
+            self.state.save()
+        return [f"Décision de l'humain : {line}" for line in done.lines]
 
     def _content_warnings(self) -> list[str]:
         """Human content is installed as is; what breaks a rule is flagged loudly."""

@@ -1,44 +1,66 @@
-"""``ocmem push``: journal.md and pending.md → ``Agents/Inbox/``, losing and duplicating nothing.
+"""``ocmem push``: journal.md and pending.md → this home's pages under ``Agents/Inbox/``, losing
+and duplicating nothing, against a server with no conditional write and torn reads.
 
-SilverBullet has no conditional write, so each page goes through a read–plan–probe–write loop:
+Each home writes its own pages (``Agents/Inbox/<home-id>/…``): no two ocmem homes ever write one
+page, so the only other writer of a page is its human (a browser). For each page whose local file
+changed since the last push:
 
-1. read the page whole (torn reads are retried);
-2. plan (pure, :func:`plan_page`): merge the local blocks into it (``merge.merge``: humans' text
-   is kept byte for byte, a block already there is adopted, a block the human deleted is not
-   re-added) and decide whether anything must be written;
-3. if nothing changes, settle: record the state and explain what left the page; otherwise
-4. probe the metadata and start again if the page moved since the read;
-5. keep the remote version about to be overwritten in the backups, PUT, and loop: the next read
-   is the verification (it adopts what landed, or merges again if someone wrote meanwhile).
+1. **Read a page that can be trusted.** The client refuses a body shorter than its
+   ``X-Content-Length``. A read that lost what we know the page holds (blocks we pushed and the
+   human did not delete, our receipt line) may be a torn read — SilverBullet truncates before it
+   writes — so it is confirmed by an identical read ``quiet_seconds`` later before anything is
+   decided from it; a deletion is only ever read from such a confirmed read.
+2. **Plan** (pure, :func:`plan_page`): merge the local blocks into the page (``merge.merge``:
+   human text kept byte for byte, a block already there adopted only if identical, a block the
+   human deleted never re-added) and set the receipt line (``Envoi ocmem n° N``).
+3. If the page already holds everything: **settle** (record the state, explain what left the page).
+4. **Write-ahead**: keep the remote version in the backups, record the blocks about to be sent and
+   the receipt number in the state, so a crash or a lost answer is decided later by the receipt.
+5. **Quiet, probe, PUT.** Wait until the page has been unchanged for ``quiet_seconds`` since the
+   read (a page being edited is not written: after ``patience_seconds`` the push is postponed, exit
+   75), probe its metadata, and PUT at once: nothing local happens between the probe and the PUT.
+6. **Verify**: the next round's trusted read. If our body was cut by an overlapping write (the page
+   is someone's whole body followed by the tail of ours), that tail is removed and the page merged
+   again; blocks a concurrent write removed are sent again if our PUT did not land (receipt).
 
-Residual risk (docs/sync.md): a write by someone else that lands between the probe and the PUT,
-about one round trip, is overwritten; the server offers no way to detect it.
+A PUT refused (403) or that never left is recorded as not sent, so its blocks are sent again later,
+never taken for deletions. Residual risk (docs/sync.md): a write landing between our probe and our
+PUT — one round trip after at least ``quiet_seconds`` of calm — is overwritten.
 
 Blocks a human removed are told apart from blocks a browser conflict moved aside by looking for
-``<page>.conflicted:<ms>.md`` siblings (one listing, only when pushed blocks went missing or
-conflicts are still open). Those are reported (exit 3) and never deleted.
+``<page>.conflicted:<ms>.md`` siblings (reported, exit 3, never deleted).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
 
-from ocmem import inert, journal, pending
-from ocmem.errors import Refused
+from ocmem import home, inert, journal, pending
+from ocmem.errors import Busy, Refused
 from ocmem.fsio import Backups, log_event, read_text, sha256
 from ocmem.outcome import Outcome, Status
 from ocmem.sync import merge
-from ocmem.sync.client import Read, SilverBullet, UnknownOutcome, is_conflict_copy
+from ocmem.sync.client import (
+    Read,
+    SilverBullet,
+    SilverBulletError,
+    UnknownOutcome,
+    is_conflict_copy,
+)
 from ocmem.sync.config import PushRule, SyncConfig
+from ocmem.sync.reads import trusted_read
 from ocmem.sync.state import PushedPage, SyncState
 from ocmem.workspace import Workspace
 
-MAX_ROUNDS = 6
+MAX_ROUNDS = 12
+RECEIPT = re.compile(r"^Envoi ocmem n° (\d+) \(([a-z0-9-]+), [^)]*\)[^\n]*$", re.MULTILINE)
 
 
-class PageKeepsChanging(Refused):
-    pass
+class PageKeepsChanging(Busy):
+    """The page was being edited during the whole wait: nothing written, push later."""
 
 
 def pattern_for(rule: PushRule) -> re.Pattern[str]:
@@ -53,30 +75,90 @@ def conflict_copies_of(page: str, names: list[str]) -> list[str]:
 # --- the plan (pure) ------------------------------------------------------------------------
 
 
+def receipt_of(text: str | None) -> int | None:
+    """The number of ocmem's last write that the page shows (None: no receipt line)."""
+    found = RECEIPT.search(text or "")
+    return int(found.group(1)) if found else None
+
+
+def with_receipt(
+    text: str, number: int, home_id: str, when: datetime, pattern: re.Pattern[str]
+) -> str:
+    """``text`` whose receipt line says write ``number``: replaced where it is, else added at
+    the end of the text before the first block."""
+    line = f"Envoi ocmem n° {number} ({home_id}, {when:%Y-%m-%d %H:%M}) — ligne tenue par ocmem."
+    if RECEIPT.search(text):
+        return RECEIPT.sub(lambda _: line, text, count=1)
+    first = pattern.search(text)
+    head = (text[: first.start()] if first else text).rstrip("\n")
+    rest = text[first.start() :] if first else ""
+    return (f"{head}\n\n{line}\n" if head else f"{line}\n") + ("\n" + rest if rest else "")
+
+
+def untangle(page: str, ours: str) -> str | None:
+    """The other writer's whole body when ``page`` is it followed by the tail of ``ours``: two
+    PUTs that overlapped, the shorter first (SilverBullet writes in place). None otherwise."""
+    if page == ours or len(page) != len(ours):
+        return None
+    common = 0
+    while common < len(page) and page[-1 - common] == ours[-1 - common]:
+        common += 1
+    cut = len(page) - common
+    if 0 < cut < len(page) and page[:cut].endswith("\n") and not ours[:cut].endswith("\n"):
+        return page[:cut]
+    return None
+
+
+def lost_known_content(text: str | None, page: PushedPage, pattern: re.Pattern[str]) -> bool:
+    """Whether a read misses what the page should hold — our blocks the human did not delete, a
+    receipt at least as recent as our last write — or is an existing but empty page: what a
+    torn read looks like, so nothing is decided from it before an identical read confirms it."""
+    if text == "":
+        return True
+    if max(page.receipt, page.in_flight_receipt) > (receipt_of(text) or 0):
+        return True
+    present = {block_id for block_id, _ in merge.blocks_of(text or "", pattern)}
+    known = set(page.blocks) | set(page.in_flight)
+    return any(b not in present and b not in page.deleted for b in known)
+
+
 @dataclass(frozen=True)
 class PagePlan:
-    """What one read of a page calls for."""
+    """What one trusted read of a page calls for."""
 
     base: dict[str, str]  # the merge base this plan used (an interrupted PUT decided)
     result: merge.MergeResult
     write: str | None  # the page to PUT, or None when it already holds everything
 
 
-def merge_base(page: PushedPage, read: Read | None) -> dict[str, str]:
-    """The merge base, counting an interrupted PUT as delivered once the page has moved.
+def fold_landed(page: PushedPage, text: str | None) -> None:
+    """If the page shows the receipt of the PUT under way, its blocks were delivered by it."""
+    if page.in_flight and (receipt_of(text) or 0) >= page.in_flight_receipt:
+        page.blocks.update(page.in_flight)
+        for block_id, digest in page.in_flight.items():
+            page.sent_in[block_id] = page.in_flight_receipt
+            page.ours.setdefault(block_id, [])
+            if digest not in page.ours[block_id]:
+                page.ours[block_id].append(digest)
+        page.in_flight, page.in_flight_receipt = {}, 0
 
-    After a crash between our PUT and the state save, a block we sent and that is now
-    absent is ambiguous: never delivered, or delivered then deleted by the human. If the
-    page is exactly as we read it before that PUT (same lastModified and size), nothing
-    landed and the block is sent again; otherwise it landed and its absence is a human's
-    choice (or a conflict copy's), which the merge respects.
-    """
-    if not page.in_flight:
-        return page.blocks
-    unchanged = page.in_flight_from == (
-        [read.meta.last_modified, read.meta.size] if read else [0, 0]
-    )
-    return page.blocks if unchanged else {**page.blocks, **page.in_flight}
+
+def merge_base(page: PushedPage, text: str | None, pattern: re.Pattern[str]) -> dict[str, str]:
+    """The merge base: what we know we delivered — except blocks delivered by a write that the
+    page's version never saw (its receipt is older). Such a block was removed, or brought back
+    to an older version of ours, by a write made from an older read (a browser resolving a
+    conflict, a client that read the page while it was being written): not by a human who saw
+    it. It is sent again. A block that disappeared from a version that had it is the human's
+    deletion, and is respected."""
+    shown = receipt_of(text) or 0
+    remote = {b: merge.digest(t) for b, t in merge.blocks_of(text or "", pattern)}
+    base: dict[str, str] = {}
+    for block_id, digest in page.blocks.items():
+        if page.sent_in.get(block_id, 0) <= shown or block_id in page.deleted:
+            base[block_id] = digest
+        elif remote.get(block_id) in page.ours.get(block_id, []):
+            base[block_id] = remote[block_id]  # an older version of ours: replaced
+    return base
 
 
 def plan_page(
@@ -87,25 +169,29 @@ def plan_page(
     pattern: re.Pattern[str],
     preamble: str,
 ) -> PagePlan:
-    base = merge_base(page, read)
+    base = merge_base(page, remote_text, pattern)
     result = merge.merge(remote_text, local, base, pattern, preamble)
     unchanged = read is not None and result.text == remote_text
     return PagePlan(base, result, None if unchanged else result.text)
 
 
 def inert_blocks(
-    rule: PushRule, segments: list[merge.Segment]
+    rule: PushRule, segments: list[merge.Segment], known: dict[str, str]
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """Each local block as ocmem renders it today, and the ids of those that cannot leave.
 
     Agent text leaves the machine only in a form SilverBullet can display but never run: a
     block that cannot be read back as an entry or a proposal, or that would still carry an
-    active construct, stays here."""
+    active construct, stays here. A block that is exactly what the page holds (``known``: the
+    push base, e.g. a proposal the human edited and ``pull`` took back) is kept as it is."""
     rerender = pending.rerender if pattern_for(rule) is merge.PENDING_BLOCK else journal.rerender
     safe: list[tuple[str, str]] = []
     held: list[str] = []
     for segment in segments:
         if segment.id is None:
+            continue
+        if known.get(segment.id) == merge.digest(segment.text):
+            safe.append((segment.id, segment.text))
             continue
         text = rerender(segment.text)
         if text is None or inert.active_constructs(text):
@@ -118,18 +204,32 @@ def inert_blocks(
 # --- the executor ---------------------------------------------------------------------------
 
 
+@dataclass
+class _Sent:
+    """What this run wrote to one page, for its summary."""
+
+    appended: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    writes: int = 0
+    conflicts: list[str] = field(default_factory=list)  # blocks whose agent copy was written
+    regressed: bool = False  # a read showed an older receipt than our last write
+
+
 class Pusher:
     def __init__(self, ws: Workspace, config: SyncConfig, client: SilverBullet, state: SyncState):
+        self.ws = ws
         self.paths = ws.paths
         self.config = config
         self.client = client
         self.state = state
         self.backups = Backups(ws.paths)
+        self.windows_ms: list[float] = []  # probe → PUT answered, per write (docs/sync.md)
 
     def run(self, *, dry_run: bool = False) -> Outcome:
+        identity = home.require(self.paths)
         report = Outcome()
         for rule in self.config.push:
-            self._push_page(rule, report, dry_run)
+            self._push_page(rule, rule.page(identity.id), identity.id, report, dry_run)
         if self.backups.saved:
             report.lines.append(
                 f"Versions distantes remplacées, gardées dans : {self.backups.folder}"
@@ -139,18 +239,35 @@ class Pusher:
             "push",
             requests=self.client.requests_sent,
             needs_human=report.status is not Status.OK,
+            windows_ms=[round(w, 2) for w in self.windows_ms],
         )
         return report
 
-    def _push_page(self, rule: PushRule, report: Outcome, dry_run: bool) -> None:
+    def _postponed(self, name: str) -> PageKeepsChanging:
+        return PageKeepsChanging(
+            f"{name} change sans cesse (en cours d'édition ?) : rien n'a été écrit, rien n'est perdu",
+            fix="l'envoi se refera au prochain `ocmem push` (ou par cron)",
+        )
+
+    # --- one page -------------------------------------------------------------------------
+
+    def _push_page(
+        self, rule: PushRule, name: str, home_id: str, report: Outcome, dry_run: bool
+    ) -> None:
         local_text = read_text(self.paths.home / rule.local)
         local_digest = sha256(local_text.encode("utf-8"))
-        page = self.state.pushed.get(rule.remote, PushedPage())
-        if page.local_sha256 == local_digest and not page.conflicts and not dry_run:
+        page = self.state.pushed.get(name, PushedPage())
+        if (
+            page.local_sha256 == local_digest
+            and not page.conflicts
+            and not page.copies
+            and not page.in_flight
+            and not dry_run
+        ):
             return
         pattern = pattern_for(rule)
         segments = merge.split(local_text, pattern)
-        local, held = inert_blocks(rule, segments)
+        local, held = inert_blocks(rule, segments, page.blocks)
         for block_id in held:
             report.ask_human()
             report.lines.append(
@@ -159,75 +276,138 @@ class Pusher:
             )
         if not local and not page.blocks:
             return
-        preamble = segments[0].text if segments[0].text.strip() else f"# {rule.remote}\n"
-
+        preamble = segments[0].text if segments[0].text.strip() else f"# {name}\n"
+        sent = _Sent()
+        deadline = time.monotonic() + self.config.patience_seconds
+        ours: str | None = None  # the last body we PUT, to recognise an overlapping write
         for _round in range(MAX_ROUNDS):
-            read = self.client.read(rule.remote)
-            try:
-                remote_text = read.body.decode("utf-8") if read else None
-            except UnicodeDecodeError as exc:
-                raise Refused(
-                    f"{rule.remote} n'est pas du texte UTF-8",
-                    fix="corrige la page dans SilverBullet",
-                ) from exc
-            plan = plan_page(remote_text, read, local, page, pattern, preamble)
+            read, text, read_at = trusted_read(
+                self.client,
+                name,
+                lambda text: lost_known_content(text, page, pattern),
+                self.config.quiet_seconds,
+                deadline,
+                lambda: self._postponed(name),
+            )
+            actual = text
+            sent.regressed |= (receipt_of(text) or 0) < page.receipt
+            page.receipt = max(page.receipt, receipt_of(text) or 0)
+            fold_landed(page, text)
+            if ours is not None and text is not None:
+                other = untangle(text, ours)
+                if other is not None:
+                    text = other  # drop the tail of our own body another write left behind
+            ours = None
+            plan = plan_page(text, read, local, page, pattern, preamble)
             result = plan.result
             if dry_run:
                 report.lines.append(
-                    f"{rule.remote} (simulation) : {len(result.appended)} à ajouter, {len(result.updated)} à mettre à jour, "
+                    f"{name} (simulation) : {len(result.appended)} à ajouter, {len(result.updated)} à mettre à jour, "
                     f"{len(result.conflicts)} en conflit, {len(result.missing)} absent(s) de la page"
                 )
                 return
-            if plan.write is None:
-                self._settle(rule, page, result, local_digest, report)
+            if plan.write is None and text == actual:
+                for block_id in result.adopted:  # already there as ours: as of this version
+                    page.sent_in.setdefault(block_id, receipt_of(text) or 0)
+                    page.ours.setdefault(block_id, [result.base[block_id]])
+                self._settle(name, pattern, page, result, local_digest, sent, report)
                 return
-            probe = self.client.meta(rule.remote)
-            if probe != (read.meta if read else None):
-                continue  # the page moved since our read: merge again from a fresh read
-            if read is not None:
-                self.backups.save_bytes(f"remote/{rule.remote}", read.body)
-            page.blocks = plan.base  # what an earlier interrupted PUT did is now decided
-            page.in_flight = {i: result.base[i] for i in result.appended + result.updated}
-            page.in_flight_from = [read.meta.last_modified, read.meta.size] if read else [0, 0]
-            self.state.pushed[rule.remote] = page
-            self.state.save()
-            try:
-                self.client.put(rule.remote, plan.write.encode("utf-8"))
-            except UnknownOutcome:
-                continue  # the next read shows whether it landed; the merge adopts it if so
-            log_event(
-                self.paths,
-                "push-write",
-                page=rule.remote,
-                appended=result.appended,
-                updated=result.updated,
-                conflicts=result.conflicts,
+            body = with_receipt(
+                plan.write if plan.write is not None else text or preamble,
+                page.receipt + 1,
+                home_id,
+                self.ws.now(),
+                pattern,
             )
-        raise PageKeepsChanging(
-            f"{rule.remote} a changé à chaque tentative ({MAX_ROUNDS}) : rien n'est perdu, l'envoi est reporté",
-            fix="relance `ocmem push` un peu plus tard",
-        )
+            self._write_ahead(name, page, plan, result, read)
+            wait = self.config.quiet_seconds - (time.monotonic() - read_at)
+            if wait > 0:
+                time.sleep(wait)
+            if time.monotonic() > deadline:
+                raise self._postponed(name)  # the receipt decides later: this PUT never left
+            if not self._put_if_unchanged(name, read, body.encode("utf-8"), page):
+                continue  # the page moved since our read: decide again from a fresh read
+            ours = body
+            sent.appended += [i for i in result.appended if i not in sent.appended]
+            sent.updated += [i for i in result.updated if i not in sent.updated]
+            sent.conflicts += [i for i in result.conflicts if i not in sent.conflicts]
+            sent.writes += 1
+        raise self._postponed(name)
+
+    def _write_ahead(
+        self,
+        name: str,
+        page: PushedPage,
+        plan: PagePlan,
+        result: merge.MergeResult,
+        read: Read | None,
+    ) -> None:
+        """Before the PUT: the version it replaces in the backups, and what it carries in the
+        state, so whatever happens to the PUT is decided at the next read (by its receipt)."""
+        if read is not None:
+            self.backups.save_bytes(f"remote/{name}", read.body)
+        page.blocks = plan.base
+        page.in_flight = {i: result.base[i] for i in result.appended + result.updated}
+        page.in_flight_receipt = page.receipt + 1
+        for block_id in result.conflicts:  # the agent's copy, delivered with this write
+            page.in_flight[block_id] = result.base[block_id]
+        self.state.pushed[name] = page
+        self.state.save()
+
+    def _abandon(self, name: str, page: PushedPage) -> None:
+        """No PUT left with these blocks: they are still to send, not delivered."""
+        page.in_flight, page.in_flight_receipt = {}, 0
+        self.state.pushed[name] = page
+        self.state.save()
+
+    def _put_if_unchanged(
+        self, name: str, read: Read | None, body: bytes, page: PushedPage
+    ) -> bool:
+        """Probe, and PUT at once if the page is still as read. False: it moved."""
+        started = time.perf_counter()
+        if self.client.meta(name) != (read.meta if read else None):
+            self._abandon(name, page)  # never sent
+            return False
+        try:
+            self.client.put(name, body)
+        except UnknownOutcome:
+            pass  # sent, answer lost: the receipt on the next read says whether it landed
+        except (Refused, SilverBulletError):
+            self._abandon(name, page)  # refused, or never left: nothing was delivered
+            raise
+        else:
+            page.receipt = page.in_flight_receipt
+            self.state.pushed[name] = page
+            self.state.save()
+        self.windows_ms.append((time.perf_counter() - started) * 1000)
+        log_event(self.paths, "push-write", page=name, receipt=page.in_flight_receipt)
+        return True
 
     def _settle(
         self,
-        rule: PushRule,
+        name: str,
+        pattern: re.Pattern[str],
         page: PushedPage,
         result: merge.MergeResult,
         local_digest: str,
+        sent: _Sent,
         report: Outcome,
     ) -> None:
         """The page holds everything it should: record it, and explain what left the page."""
         open_ids = [i for i in result.missing if i not in page.deleted]
         conflicts: dict[str, str] = {}
         deleted: list[str] = []
-        if open_ids:
-            names = [f.name for f in self.client.list()]
+        copies: list[str] = []
+        if open_ids or sent.regressed or page.copies:
+            # A browser that resolves a conflict keeps its version and moves the server's to
+            # <page>.conflicted:<ms>.md: look for such copies (one listing, only then).
+            copies = conflict_copies_of(name, [f.name for f in self.client.list()])
             moved: dict[str, str] = {}
-            for copy in conflict_copies_of(rule.remote, names):
+            for copy in copies:
                 read = self.client.read(copy)
                 if read is not None:
                     for block_id, _ in merge.blocks_of(
-                        read.body.decode("utf-8", errors="replace"), pattern_for(rule)
+                        read.body.decode("utf-8", errors="replace"), pattern
                     ):
                         moved.setdefault(block_id, copy)
             for block_id in open_ids:
@@ -236,21 +416,26 @@ class Pusher:
                 else:
                     deleted.append(block_id)
         page.blocks = result.base
-        page.in_flight, page.in_flight_from = {}, None
+        page.in_flight, page.in_flight_receipt = {}, 0
         page.deleted = sorted(set(page.deleted) | set(deleted))
         page.conflicts = conflicts
+        page.copies = copies
         page.local_sha256 = local_digest
-        self.state.pushed[rule.remote] = page
+        self.state.pushed[name] = page
         self.state.save()
 
         done = []
-        if result.appended:
-            done.append(f"{len(result.appended)} ajouté(s)")
-        if result.updated:
-            done.append(f"{len(result.updated)} mis à jour")
+        if sent.appended:
+            done.append(f"{len(sent.appended)} ajouté(s)")
+        if sent.updated:
+            done.append(f"{len(sent.updated)} mis à jour")
+        if sent.conflicts:
+            done.append(f"{len(sent.conflicts)} en conflit")
         if result.adopted:
-            done.append(f"{len(result.adopted)} déjà présent(s)")
-        report.lines.append(f"{rule.remote} : " + (", ".join(done) or "à jour"))
+            done.append(f"{len(result.adopted)} déjà présent(s) à l'identique")
+        summary = ", ".join(done) if done else "rien à envoyer, la page est à jour"
+        writes = f" ({sent.writes} écriture(s))" if sent.writes > 1 else ""
+        report.lines.append(f"{name} : {summary}{writes}")
         if deleted:
             report.lines.append(
                 f"  {len(deleted)} bloc(s) supprimé(s) dans SilverBullet : respecté(s), jamais renvoyé(s) ({', '.join(deleted)})"
@@ -259,7 +444,7 @@ class Pusher:
             report.lines.append(
                 f"  {block_id} a changé localement mais a été supprimé dans SilverBullet : non renvoyé"
             )
-        for block_id in result.conflicts:
+        for block_id in sent.conflicts:
             report.lines.append(
                 f"  ⚠ {block_id} modifié des deux côtés : version de l'humain gardée, celle de l'agent insérée juste après"
             )
@@ -267,11 +452,12 @@ class Pusher:
             report.lines.append(
                 f"  ⚠ bloc(s) en double dans la page : {', '.join(sorted(set(result.duplicates)))}"
             )
-        if conflicts:
+        for copy in copies:
             report.ask_human()
-            for copy in sorted(set(conflicts.values())):
-                ids = ", ".join(sorted(i for i, c in conflicts.items() if c == copy))
-                report.lines.append(
-                    f"  ⚠ conflit d'édition : {ids} ont quitté {rule.remote} et sont dans {copy} ; "
-                    "recopie-les dans la page puis supprime la copie (ocmem ne la supprime jamais)"
-                )
+            ids = ", ".join(sorted(i for i, c in conflicts.items() if c == copy))
+            gone = f" ; {ids} ne sont plus que dans la copie" if ids else ""
+            report.lines.append(
+                f"  ⚠ conflit d'édition : SilverBullet a mis une autre version de {name} dans {copy}{gone} ; "
+                "ocmem a remis dans la page les blocs qu'une ancienne version avait effacés. "
+                "Recopie dans la page ce qui te manque, puis supprime la copie (ocmem ne la supprime jamais)"
+            )

@@ -14,16 +14,19 @@ from ocmem.sync.config import SyncConfig, load_sync_config
 from ocmem.sync.pull import Puller
 from ocmem.sync.push import Pusher
 from ocmem.sync.state import SyncState
-from ocmem.workspace import Workspace
+from ocmem.workspace import Transaction, Workspace
 
 
 @contextmanager
 def _session(
-    ws: Workspace, transport: httpx.BaseTransport | None, env: Mapping[str, str] | None
-) -> Iterator[tuple[SyncConfig, SilverBullet, SyncState]]:
+    ws: Workspace,
+    command: str,
+    transport: httpx.BaseTransport | None,
+    env: Mapping[str, str] | None,
+) -> Iterator[tuple[SyncConfig, SilverBullet, SyncState, Transaction]]:
     config = load_sync_config(ws.settings, env)
-    with ws.transaction("sync"), SilverBullet(config, transport=transport) as client:
-        yield config, client, SyncState.load(ws.paths.sync_state, config.url)
+    with ws.transaction(command) as txn, SilverBullet(config, transport=transport) as client:
+        yield config, client, SyncState.load(ws.paths.sync_state, config.url), txn
 
 
 def pull(
@@ -36,8 +39,8 @@ def pull(
     transport: httpx.BaseTransport | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Outcome:
-    with _session(ws, transport, env) as (config, client, state):
-        puller = Puller(ws, config, client, state)
+    with _session(ws, "pull", transport, env) as (config, client, state, txn):
+        puller = Puller(ws, config, client, state, txn)
         outcome = puller.run(
             dry_run=dry_run, force_delete=force_delete, full=full, accept_active=accept_active
         )
@@ -57,7 +60,7 @@ def push(
     transport: httpx.BaseTransport | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Outcome:
-    with _session(ws, transport, env) as (config, client, state):
+    with _session(ws, "push", transport, env) as (config, client, state, _):
         outcome = Pusher(ws, config, client, state).run(dry_run=dry_run)
     if not outcome.lines:
         outcome.lines.append("Push : rien de nouveau")

@@ -32,12 +32,27 @@ class PulledFile:
 class PushedPage:
     blocks: dict[str, str] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
-    conflicts: dict[str, str] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)  # block id → the copy holding it
+    copies: list[str] = field(default_factory=list)  # conflict copies of the page, still there
     local_sha256: str | None = None
-    # Write-ahead record of a PUT under way: the blocks it carries and the page's
-    # [lastModified, size] when we read it. Cleared once the page is settled.
+    # Write-ahead record of a PUT under way: the blocks it carries. Cleared once the page is
+    # settled, or when the PUT surely did not leave.
     in_flight: dict[str, str] = field(default_factory=dict)
-    in_flight_from: list[int] | None = None
+    # The receipt number (« Envoi ocmem n° N » on the page) of our last write that landed, and
+    # of the write under way: a read showing it proves that write landed.
+    receipt: int = 0
+    in_flight_receipt: int = 0
+    # Per block: the receipt of the write that delivered its current version, and every
+    # version of it we ever delivered (digests), to tell our older versions from a human's edit.
+    sent_in: dict[str, int] = field(default_factory=dict)
+    ours: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _pushed_page(raw: dict[str, Any]) -> PushedPage:
+    # Older states also recorded the page's metadata before a PUT (in_flight_from): the
+    # receipt line replaced it.
+    known = set(PushedPage.__dataclass_fields__)
+    return PushedPage(**{k: v for k, v in raw.items() if k in known})
 
 
 @dataclass
@@ -58,7 +73,7 @@ class SyncState:
             state = cls(
                 space=raw["space"],
                 pulled={k: PulledFile(**v) for k, v in raw.get("pulled", {}).items()},
-                pushed={k: PushedPage(**v) for k, v in raw.get("pushed", {}).items()},
+                pushed={k: _pushed_page(v) for k, v in raw.get("pushed", {}).items()},
                 path=path,
             )
         except (ValueError, KeyError, TypeError) as exc:

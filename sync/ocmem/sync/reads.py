@@ -1,0 +1,53 @@
+"""Reads of a SilverBullet page that a decision can rest on.
+
+SilverBullet truncates a page before writing it, so a read during a save can answer an empty (or
+short) page under its previous metadata, looking perfectly consistent. A read that misses what the
+caller knows the page holds is therefore confirmed by an identical read ``quiet`` seconds later
+before anything — a merge, a deletion, a human's decision — is decided from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ocmem.errors import Refused
+from ocmem.sync.client import Read, SilverBullet
+
+
+def text_of(name: str, read: Read | None) -> str | None:
+    if read is None:
+        return None
+    try:
+        return read.body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            f"{name} n'est pas du texte UTF-8", fix="corrige la page dans SilverBullet"
+        ) from exc
+
+
+def trusted_read(
+    client: SilverBullet,
+    name: str,
+    suspicious: Callable[[str | None], bool],
+    quiet: float,
+    deadline: float,
+    on_timeout: Callable[[], Exception],
+) -> tuple[Read | None, str | None, float]:
+    """A read to decide from, its text, and when it was made (``time.monotonic()``).
+
+    While ``suspicious(text)``, read again after ``quiet`` seconds: two identical reads in a row
+    are the page as it is. Past ``deadline`` (the page never settled), ``on_timeout()`` is raised.
+    """
+    read = client.read(name)
+    at = time.monotonic()
+    text = text_of(name, read)
+    while suspicious(text):
+        if time.monotonic() > deadline:
+            raise on_timeout()
+        time.sleep(quiet)
+        again = client.read(name)
+        if again == read:
+            break  # stable: what is missing is really gone
+        read, text, at = again, text_of(name, again), time.monotonic()
+    return read, text, at
