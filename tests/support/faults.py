@@ -16,7 +16,9 @@ class AfterEachResponse(httpx.BaseTransport):
     place to inject a concurrent human write right after a read, or a crash after a write."""
 
     def __init__(self, after: Callable[[httpx.Request], None]):
-        self.inner = httpx.HTTPTransport()
+        # The test servers are plain http on loopback: no TLS context (building one costs
+        # ~30 ms, more than a whole push against the fake).
+        self.inner = httpx.HTTPTransport(verify=False)
         self.after = after
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:

@@ -21,7 +21,7 @@ from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.fill import Fill
 from ocmem.fsio import Backups, atomic_write, file_sha256, log_event, sha256
 from ocmem.outcome import Outcome
-from ocmem.sync import decisions, merge
+from ocmem.sync import decisions, merge, reads
 from ocmem.sync.client import (
     Meta,
     Read,
@@ -33,7 +33,6 @@ from ocmem.sync.client import (
 )
 from ocmem.sync.config import LOCAL_ONLY, SyncConfig
 from ocmem.sync.history import History
-from ocmem.sync.reads import trusted_read
 from ocmem.sync.state import PulledFile, SyncState
 from ocmem.workspace import Transaction, Workspace
 
@@ -316,7 +315,7 @@ class Puller:
 
         deadline = time.monotonic() + self.config.patience_seconds
         try:
-            _, text, _ = trusted_read(
+            _, text, _ = reads.trusted_read(
                 self.client,
                 name,
                 suspicious,

@@ -42,7 +42,7 @@ from ocmem import home, inert, journal, pending
 from ocmem.errors import Busy, Refused
 from ocmem.fsio import Backups, log_event, read_text, sha256
 from ocmem.outcome import Outcome, Status
-from ocmem.sync import merge
+from ocmem.sync import merge, reads
 from ocmem.sync.client import (
     Read,
     SilverBullet,
@@ -51,7 +51,6 @@ from ocmem.sync.client import (
     is_conflict_copy,
 )
 from ocmem.sync.config import PushRule, SyncConfig
-from ocmem.sync.reads import trusted_read
 from ocmem.sync.state import PushedPage, SyncState
 from ocmem.workspace import Workspace
 
@@ -223,7 +222,9 @@ class Pusher:
         self.client = client
         self.state = state
         self.backups = Backups(ws.paths)
-        self.windows_ms: list[float] = []  # probe → PUT answered, per write (docs/sync.md)
+        # Per write: probe sent → PUT about to be sent (ms), and the local part of it (µs).
+        self.windows_ms: list[float] = []
+        self.gaps_us: list[float] = []
 
     def run(self, *, dry_run: bool = False) -> Outcome:
         identity = home.require(self.paths)
@@ -240,6 +241,7 @@ class Pusher:
             requests=self.client.requests_sent,
             needs_human=report.status is not Status.OK,
             windows_ms=[round(w, 2) for w in self.windows_ms],
+            gaps_us=[round(g, 1) for g in self.gaps_us],
         )
         return report
 
@@ -281,7 +283,7 @@ class Pusher:
         deadline = time.monotonic() + self.config.patience_seconds
         ours: str | None = None  # the last body we PUT, to recognise an overlapping write
         for _round in range(MAX_ROUNDS):
-            read, text, read_at = trusted_read(
+            read, text, read_at = reads.trusted_read(
                 self.client,
                 name,
                 lambda text: lost_known_content(text, page, pattern),
@@ -363,11 +365,19 @@ class Pusher:
     def _put_if_unchanged(
         self, name: str, read: Read | None, body: bytes, page: PushedPage
     ) -> bool:
-        """Probe, and PUT at once if the page is still as read. False: it moved."""
+        """Probe, and PUT at once if the page is still as read. False: it moved.
+
+        The window in which another write would be overwritten unseen runs from the server's
+        stat for the probe to its truncation for the PUT: at most the probe's round trip plus
+        the local gap before the PUT is sent, both recorded (``windows_ms`` in the log)."""
         started = time.perf_counter()
-        if self.client.meta(name) != (read.meta if read else None):
+        probe = self.client.meta(name)
+        probed = time.perf_counter()
+        if probe != (read.meta if read else None):
             self._abandon(name, page)  # never sent
             return False
+        self.windows_ms.append((time.perf_counter() - started) * 1000)
+        self.gaps_us.append((time.perf_counter() - probed) * 1e6)
         try:
             self.client.put(name, body)
         except UnknownOutcome:
@@ -379,7 +389,6 @@ class Pusher:
             page.receipt = page.in_flight_receipt
             self.state.pushed[name] = page
             self.state.save()
-        self.windows_ms.append((time.perf_counter() - started) * 1000)
         log_event(self.paths, "push-write", page=name, receipt=page.in_flight_receipt)
         return True
 

@@ -14,6 +14,11 @@ from collections.abc import Callable
 from ocmem.errors import Refused
 from ocmem.sync.client import Read, SilverBullet
 
+# An existing page read empty is what a save in progress looks like; a human emptying a whole
+# page is rare, so that reading is confirmed over a span longer than any save (sb §10: the
+# truncated state lasts well under 10 ms; 1 s leaves room for a slow disk).
+EMPTY_CONFIRM_SECONDS = 1.0
+
 
 def text_of(name: str, read: Read | None) -> str | None:
     if read is None:
@@ -45,7 +50,7 @@ def trusted_read(
     while suspicious(text):
         if time.monotonic() > deadline:
             raise on_timeout()
-        time.sleep(quiet)
+        time.sleep(max(quiet, EMPTY_CONFIRM_SECONDS) if text == "" else quiet)
         again = client.read(name)
         if again == read:
             break  # stable: what is missing is really gone

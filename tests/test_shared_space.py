@@ -1,0 +1,445 @@
+"""The shared space (issue 10): several homes, a human in SilverBullet, a server that tears reads
+and interleaves writes — nothing lost, nothing doubled, the human's decisions read back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conftest import HOME_ID, SB_TOKEN, CliResult, Clock, configure_sync, journal_fields
+from ocmem import home, pending
+from ocmem.config import load_settings
+from ocmem.errors import Busy, Refused
+from ocmem.install import Installer
+from ocmem.memory import Memory
+from ocmem.outcome import Outcome
+from ocmem.proposals import Proposals
+from ocmem.sync import run as sync
+from ocmem.sync.client import SilverBulletError
+from ocmem.sync.push import RECEIPT, untangle, with_receipt
+from ocmem.workspace import Workspace
+from support.faults import AfterEachResponse
+from support.sbserver import RealServerFaults
+
+JOURNAL = f"Agents/Inbox/{HOME_ID}/journal.md"
+PENDING = f"Agents/Inbox/{HOME_ID}/pending.md"
+
+
+def workspace(path: Path, clock: Clock) -> Workspace:
+    return Workspace(load_settings(path), now=clock, sync_mode=True)
+
+
+def push(path: Path, **kwargs: Any) -> Outcome:
+    return sync.push(Workspace(load_settings(path)), **kwargs)
+
+
+def pull(path: Path, clock: Clock, **kwargs: Any) -> Outcome:
+    return sync.pull(workspace(path, clock), **kwargs)
+
+
+def new_home(root: Path, home_id: str, url: str, clock: Clock) -> Path:
+    path = root / home_id
+    Installer(Workspace(load_settings(path), now=clock), home_id=home_id).run()
+    configure_sync(path, url)
+    return path
+
+
+def fact(
+    refs: list[str], title: str = "Ports", content: str = "Vérifier les ports libres."
+) -> dict[str, Any]:
+    return {
+        "type": "fait",
+        "titre": title,
+        "contenu": content,
+        "sources": refs,
+        "contradiction": "aucune",
+        "remplace": "rien",
+        "retiens_ca": True,
+    }
+
+
+def entry(memory: Memory, title: str) -> str:
+    """The new entry's reference (« journal AAAA-MM-JJ HH:MM »)."""
+    added = memory.add_journal(journal_fields(titre=title))
+    return added.lines[0].removeprefix("Entrée ajoutée : ")
+
+
+def minute(ref: str) -> str:
+    """The block id of an entry, from its reference."""
+    return ref.removeprefix("journal ")
+
+
+# --- identity -------------------------------------------------------------------------------
+
+
+def test_two_homes_writing_in_the_same_minute_lose_nothing(
+    tmp_path: Path, sb: Any, clock: Clock
+) -> None:
+    homes = [new_home(tmp_path, name, sb.url, clock) for name in ("vps-prod", "vps-dev")]
+    for path in homes:
+        memory = Memory(Workspace(load_settings(path), now=clock))
+        ref = entry(memory, f"Tâche de {path.name}")
+        Proposals(Workspace(load_settings(path), now=clock)).propose(
+            fact([ref], title=f"Ports {path.name}")
+        )
+    for path in homes:
+        assert not push(path).needs_human
+    for path in homes:
+        journal_page = sb.read(f"Agents/Inbox/{path.name}/journal.md")
+        pending_page = sb.read(f"Agents/Inbox/{path.name}/pending.md")
+        assert (
+            journal_page.count("## 2026-11-29 10:00 · ") == 1
+            and f"Tâche de {path.name}" in journal_page
+        )
+        assert pending_page.count("## P-0001 · ") == 1 and f"Ports {path.name}" in pending_page
+    for path in homes:  # and once more: nothing doubled
+        push(path)
+        assert sb.read(f"Agents/Inbox/{path.name}/journal.md").count("## 2026-11-29 10:00 · ") == 1
+
+
+def test_a_copied_home_must_take_an_id_of_its_own(tmp_path: Path, sb: Any, clock: Clock) -> None:
+    original = new_home(tmp_path, "vps-prod", sb.url, clock)
+    copy = tmp_path / "copie"
+    import shutil
+
+    shutil.copytree(original, copy)
+    with pytest.raises(Refused, match="créé ailleurs") as refused:
+        push(copy)
+    assert "--home-id" in refused.value.render()
+    Installer(Workspace(load_settings(copy), now=clock), home_id="vps-copie").run()
+    assert home.require(load_settings(copy).paths).id == "vps-copie"
+    push(copy)
+    assert not sb.exists("Agents/Inbox/vps-prod/journal.md")
+
+
+def test_a_block_under_our_id_that_we_never_wrote_is_not_adopted(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    minute_id = minute(entry(memory, "La nôtre"))
+    sb.write(
+        JOURNAL,
+        f"# Journal\n\n## {minute_id} · Écrite par quelqu'un d'autre · #x\n- Demande : autre\n",
+    )
+    report = push(synced)
+    text = sb.read(JOURNAL)
+    assert "Écrite par quelqu'un d'autre" in text and "La nôtre" in text
+    assert "déjà présent" not in report.render()
+
+
+# --- reads that cannot be trusted ------------------------------------------------------------
+
+
+def test_an_empty_read_during_a_save_never_wipes_the_page(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    import threading
+    import time
+
+    human = "# Journal\n\n" + "".join(f"ligne humaine {i}\n" for i in range(65))
+    sb.write(JOURNAL, human)
+    entry(memory, "Un")
+    push(synced)
+    entry(memory, "Deux")
+    # The human's browser saves while ocmem pushes: the page stays truncated (empty, previous
+    # mtime) for 200 ms, far longer than on a real disk, and ocmem reads it then.
+    sb.faults = RealServerFaults(truncate_ms=200)
+    saved = sb.read(JOURNAL) + "ligne pendant la sauvegarde\n"
+    saving = threading.Thread(
+        target=httpx.put,
+        args=(f"{sb.url}/.fs/{JOURNAL}",),
+        kwargs={"content": saved.encode(), "headers": {"Authorization": f"Bearer {SB_TOKEN}"}},
+    )
+    saving.start()
+    time.sleep(0.05)
+    push(synced)
+    saving.join()
+    sb.faults = None
+    text = sb.read(JOURNAL)
+    assert all(f"ligne humaine {i}\n" in text for i in range(65))
+    assert "ligne pendant la sauvegarde" in text
+    assert "· Un ·" in text and "· Deux ·" in text
+    empty_reads = [r for r in sb.requests if r.method == "GET" and r.path.endswith("journal.md")]
+    assert empty_reads  # the push did read during the save
+
+
+def test_overlapping_writes_are_untangled(synced: Path, sb: Any, memory: Memory) -> None:
+    ours = "# J\n\nEnvoi ocmem n° 1 (maison, x) — ligne tenue par ocmem.\n\n## 2026-11-29 10:00 · Un · #a\n- Demande : d\n"
+    theirs = "# J\n\nune ligne humaine\n"
+    page = theirs + ours[len(theirs) :]
+    assert untangle(page, ours) == theirs
+    assert untangle(ours, ours) is None
+    assert untangle(theirs, ours) is None
+
+
+def test_a_write_from_an_older_read_does_not_delete_our_blocks(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    entry(memory, "Un")
+    push(synced)
+    old = sb.read(JOURNAL)
+    entry(memory, "Deux")
+    push(synced)
+    # A client that read the page before our last write saves its version with one more line.
+    sb.write(JOURNAL, old + "\nligne d'un client en retard\n")
+    entry(memory, "Trois")
+    push(synced)
+    text = sb.read(JOURNAL)
+    for title in ("Un", "Deux", "Trois"):
+        assert text.count(f"· {title} ·") == 1, title
+    assert "ligne d'un client en retard" in text
+
+
+def test_a_deletion_by_a_human_who_saw_the_block_is_respected(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    minute_id = minute(entry(memory, "À supprimer"))
+    push(synced)
+    text = sb.read(JOURNAL)
+    start = text.index(f"## {minute_id}")
+    sb.write(JOURNAL, text[:start])  # the receipt line stays: the human saw our last write
+    entry(memory, "Autre")
+    report = push(synced)
+    assert f"## {minute_id}" not in sb.read(JOURNAL) and "respecté" in report.render()
+
+
+# --- writes that fail ------------------------------------------------------------------------
+
+
+def test_a_refused_write_is_sent_again_never_taken_for_a_deletion(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    minute_id = minute(entry(memory, "Un"))
+    sb.read_only = True
+    with pytest.raises(Refused, match="lecture seule"):
+        push(synced)
+    sb.read_only = False
+    sb.write(JOURNAL, "# Journal\n\nla page a changé entre-temps\n")
+    push(synced)
+    assert f"## {minute_id}" in sb.read(JOURNAL)
+
+
+def test_a_write_that_never_left_is_sent_again(synced: Path, sb: Any, memory: Memory) -> None:
+    minute_id = minute(entry(memory, "Un"))
+    calls = {"n": 0}
+
+    class Refusing(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if request.method == "PUT":
+                calls["n"] += 1
+                raise httpx.ConnectError("refused", request=request)
+            return httpx.HTTPTransport().handle_request(request)
+
+    with pytest.raises(SilverBulletError, match="injoignable"):
+        push(synced, transport=Refusing())
+    sb.write(JOURNAL, "# Journal\n\nchangée par l'humain\n")
+    push(synced)
+    assert f"## {minute_id}" in sb.read(JOURNAL) and calls["n"] >= 1
+
+
+def test_a_lost_answer_is_decided_by_the_receipt(synced: Path, sb: Any, memory: Memory) -> None:
+    minute_id = minute(entry(memory, "Un"))
+    sb.reset_next(method="PUT", after_apply=True)
+    push(synced)
+    text = sb.read(JOURNAL)
+    assert text.count(f"## {minute_id}") == 1 and RECEIPT.search(text)
+
+
+def test_a_page_being_edited_is_not_written(synced: Path, sb: Any, memory: Memory) -> None:
+    import yaml
+
+    config = yaml.safe_load((synced / "ocmem.yaml").read_text())
+    config["silverbullet"].update(quiet_seconds=0.2, patience_seconds=0.6)
+    (synced / "ocmem.yaml").write_text(yaml.safe_dump(config))
+    entry(memory, "Un")
+    sb.write(JOURNAL, "# Journal\n")
+    count = {"n": 0}
+
+    def keep_typing(request: httpx.Request) -> None:
+        if request.method == "GET":
+            count["n"] += 1
+            sb.clock.advance(1)
+            sb.write(JOURNAL, f"# Journal\n\nfrappe {count['n']}\n")
+
+    with pytest.raises(Busy, match="change sans cesse"):
+        push(synced, transport=AfterEachResponse(keep_typing))
+    assert sb.requests_matching("PUT") == []
+    push(synced)
+    assert "· Un ·" in sb.read(JOURNAL)
+
+
+def test_with_receipt_adds_then_replaces_one_line() -> None:
+    from datetime import datetime
+
+    from ocmem.sync.merge import JOURNAL_BLOCK
+
+    when = datetime(2026, 11, 30, 10, 0)
+    once = with_receipt(
+        "# J\n\nnote\n\n## 2026-11-29 10:00 · x · #a\n", 1, "h", when, JOURNAL_BLOCK
+    )
+    assert once.count("Envoi ocmem") == 1 and once.index("Envoi") < once.index("## 2026")
+    twice = with_receipt(once, 2, "h", when, JOURNAL_BLOCK)
+    assert twice.count("Envoi ocmem") == 1 and "n° 2 (h," in twice
+    assert with_receipt("", 1, "h", when, JOURNAL_BLOCK).startswith("Envoi ocmem n° 1")
+
+
+# --- the human's decisions come back -----------------------------------------------------------
+
+
+def decide(sb: Any, pid: str, status: str) -> None:
+    text = sb.read(PENDING)
+    start = text.index(f"## {pid} · ")
+    line = text.index("- Statut : en attente", start)
+    sb.write(
+        PENDING, text[:line] + f"- Statut : {status}" + text[line + len("- Statut : en attente") :]
+    )
+
+
+def test_decisions_made_in_silverbullet_come_back_at_pull(
+    synced: Path, sb: Any, memory: Memory, clock: Clock, run_cli: Callable[..., CliResult]
+) -> None:
+    proposals = Proposals(workspace(synced, clock))
+    refs = [entry(memory, "A"), entry(memory, "B")]
+    proposals.propose(fact(refs, "Ports", "Vérifier les ports libres."))
+    proposals.propose(fact(refs, "Podman", "Le VPS utilise Podman, pas Docker."))
+    push(synced)
+    decide(sb, "P-0001", "promu (2026-11-30)")
+    decide(sb, "P-0002", "refusé (2026-11-30) : on garde Docker")
+    report = pull(synced, clock)
+    assert "P-0001 : promu (2026-11-30)" in report.render()
+    assert "P-0002 refusée dans SilverBullet" in report.render()
+    listing = run_cli("pending", "list", "--all").out
+    assert "P-0001 · fait · Ports — promu (2026-11-30)" in listing
+    assert "P-0002 · fait · Podman — refusé (2026-11-30) : on garde Docker" in listing
+    with pytest.raises(Refused, match="on garde Docker"):
+        proposals.propose(
+            {**fact(refs, "Podman", "Le VPS utilise Podman, pas Docker."), "retiens_ca": False}
+        )
+    with pytest.raises(Refused, match="déjà été promue"):
+        proposals.propose(fact(refs, "Ports", "Vérifier les ports libres."))
+    push(synced)
+    page = sb.read(PENDING)
+    assert "~agent" not in page and "- Statut : refusé (2026-11-30) : on garde Docker" in page
+    assert run_cli("status").out.count("1 promue(s), 1 refusée(s)") == 1
+
+
+def test_a_proposal_deleted_or_promoted_by_hand_comes_back(
+    synced: Path, sb: Any, memory: Memory, clock: Clock
+) -> None:
+    proposals = Proposals(workspace(synced, clock))
+    refs = [entry(memory, "A")]
+    proposals.propose(fact(refs, "Ports", "Vérifier les ports libres."))
+    proposals.propose(fact(refs, "Sauvegardes", "Sauvegarder avant une migration."))
+    push(synced)
+    text = sb.read(PENDING)
+    sb.write(PENDING, text[: text.index("## P-0002")])  # deleted by the human
+    sb.write(
+        "Agents/Memory/MEMORY.md",
+        "# Mémoire\n\n- Vérifier les ports libres. (2026-11-30, Source : maison/P-0001)\n",
+    )
+    pull(synced, clock)
+    found = {p.id: p for p in pending.parse((synced / "memory/pending.md").read_text())}
+    assert found["P-0001"].state == pending.STATE_PROMOTED
+    assert found["P-0002"].state == pending.STATE_REFUSED and "supprimée" in found["P-0002"].status
+    push(synced)
+    page = sb.read(PENDING)
+    assert "## P-0002" not in page and "- Statut : promu (" in page
+
+
+# --- the local pending.md keeps every byte a person writes --------------------------------------
+
+
+def test_hand_notes_truncated_headers_and_header_like_content_survive(
+    home: Path, memory: Memory, clock: Clock, run_cli: Callable[..., CliResult]
+) -> None:
+    proposals = Proposals(Workspace(load_settings(home), now=clock))
+    refs = [entry(memory, "A")]
+    skill = {
+        "type": "skill",
+        "titre": "Déployer",
+        "name": "deployer",
+        "description": "Déploie le service.",
+        "contenu": "# Déployer\n\n## P-0099 · fait · faux en-tête\n\n```bash\nmake deploy\n```",
+        "sources": refs,
+        "contradiction": "aucune",
+        "remplace": "rien",
+        "retiens_ca": True,
+    }
+    proposals.propose(skill)
+    path = home / "memory/pending.md"
+    notes = "\nNote à la main entre deux blocs.\n\n## P-0002 · fa\n"
+    path.write_text(path.read_text() + notes + "Dernière note, sans fin de ligne")
+    before = path.read_text()
+    proposals.propose(fact(refs, "Ports", "Vérifier les ports libres."))
+    after = path.read_text()
+    assert notes in after and "Dernière note, sans fin de ligne" in after
+    assert after.startswith(before.rsplit("Dernière note", 1)[0])
+    ids = [p.id for p in pending.parse(after)]
+    assert ids == ["P-0001", "P-0003"]  # P-0002 is taken by the damaged block, P-0099 is content
+    for args in (
+        ("pending", "list", "--all"),
+        ("pending", "show", "P-0001"),
+        ("status",),
+        ("doctor",),
+    ):
+        result = run_cli(*args)
+        assert "Traceback" not in result.err and result.code in (0, 1), (args, result.err)
+    assert "ne se lit pas comme une proposition" in run_cli("doctor").out
+    proposals.reject("P-0003", "pas utile")
+    final = path.read_text()
+    assert notes in final and "Dernière note, sans fin de ligne" in final
+
+
+# --- URLs ------------------------------------------------------------------------------------
+
+
+def test_a_server_under_a_url_prefix_works(home: Path, tmp_path: Path, memory: Memory) -> None:
+    from support.sbserver import FakeSilverBullet
+
+    with FakeSilverBullet(token=SB_TOKEN, url_prefix="/sb") as server:
+        configure_sync(home, server.url + "/.fs")  # a copied API URL is accepted too
+        server.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait\n")
+        entry(memory, "Un")
+        sync.pull(Workspace(load_settings(home)))
+        assert (home / "memory/MEMORY.md").read_text() == "# Mémoire\n\n- fait\n"
+        push(home)
+        assert "· Un ·" in server.read(JOURNAL)
+
+
+def test_pull_reports_a_conflict_copy_of_any_pulled_page(
+    synced: Path, sb: Any, clock: Clock
+) -> None:
+    sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n")
+    sb.write("Agents/Memory/MEMORY.conflicted:1754000012345.md", "# Mémoire\n\n- autre version\n")
+    report = pull(synced, clock)
+    assert "MEMORY.conflicted:1754000012345.md" in report.render()
+
+
+def test_the_push_summary_says_what_was_written(synced: Path, sb: Any, memory: Memory) -> None:
+    entry(memory, "Un")
+    entry(memory, "Deux")
+    assert f"{JOURNAL} : 2 ajouté(s)" in push(synced).render()
+    assert "Push : rien de nouveau" in push(synced).render()
+
+
+def test_the_state_file_of_an_older_ocmem_still_loads(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    state = synced / ".ocmem/sync-state.json"
+    state.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "space": sb.url,
+                "pulled": {},
+                "pushed": {JOURNAL: {"blocks": {}, "in_flight_from": [1, 2]}},
+            }
+        )
+    )
+    entry(memory, "Un")
+    push(synced)
+    assert "· Un ·" in sb.read(JOURNAL)
