@@ -73,13 +73,24 @@ def cli(ctx: click.Context, home: Path | None, wait: float) -> None:
 @click.option(
     "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
 )
+@click.option(
+    "--show-library",
+    is_flag=True,
+    help="Affiche la page SilverBullet de revue des propositions (à coller dans Library/ocmem).",
+)
 @pass_context
-def init(obj: _Context, upgrade: bool, import_file: Path | None, show_section: bool) -> Outcome:
+def init(
+    obj: _Context, upgrade: bool, import_file: Path | None, show_section: bool, show_library: bool
+) -> Outcome:
     """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
     from ocmem.install import Installer, shipped_section
 
     if show_section:
         return _text(shipped_section())
+    if show_library:
+        from ocmem.sbpage import library_page
+
+        return _text(library_page())
     return Installer(obj.workspace(), upgrade=upgrade).run(import_file)
 
 
