@@ -20,25 +20,17 @@ PAGE_NAME = "Library/ocmem"
 _INTRO = """\
 # ocmem : revue des propositions de l'agent
 
-Cette page ajoute à SilverBullet la revue des propositions qu'ocmem pousse dans
-`Agents/Inbox/` : une page de revue et deux commandes, qui appliquent les mêmes règles
-qu'ocmem (plafond de MEMORY.md, règles des skills, source de chaque ajout).
+Cette page ajoute à SilverBullet la revue des propositions qu'ocmem pousse dans `Agents/Inbox/` : une page de revue et deux commandes, qui appliquent les mêmes règles qu'ocmem (plafond de MEMORY.md, règles des skills, source de chaque ajout).
 
-- **ocmem: Revue des propositions** ouvre la page `ocmem:Revue` : les propositions en attente
-  de tous les VPS, avec leurs champs, le remplissage de MEMORY.md et le nombre de skills, et
-  deux boutons par proposition.
-- **ocmem: Promouvoir une proposition** : un fait est ajouté à `Agents/Memory/MEMORY.md` avec
-  sa date et sa source ; un skill devient `Agents/Skills/<nom>/SKILL.md`. Refusé, sans rien
-  écrire, si un plafond ou une règle serait dépassé. La proposition est marquée
-  « promu (date) ».
+- **ocmem: Revue des propositions** ouvre la page `ocmem:Revue` : les propositions en attente de tous les VPS, avec leurs champs, le remplissage de MEMORY.md et le nombre de skills, et deux boutons par proposition.
+- **ocmem: Promouvoir une proposition** : un fait est ajouté à `Agents/Memory/MEMORY.md` avec sa date et sa source ; un skill devient `Agents/Skills/<nom>/SKILL.md`. Refusé, sans rien écrire, si un plafond ou une règle serait dépassé. La proposition est marquée « promu (date) ».
 - **ocmem: Refuser une proposition** demande une raison et marque « refusé (date) : raison ».
 
-Le texte des propositions est traité comme une donnée : rien n'y est évalué. Installation :
-collez cette page telle quelle dans `Library/ocmem`, puis lancez « System: Reload ». Pour des
-plafonds autres que ceux d'ocmem par défaut, ajoutez par exemple
-`ocmem.limits.memoryChars = 3000` dans un bloc `space-lua` de votre configuration.
+Le texte des propositions est traité comme une donnée : rien n'y est évalué.
 
-Version générée par ocmem : ne la modifiez pas, réinstallez-la (`ocmem init --show-library`).
+Installation : collez cette page telle quelle dans `Library/ocmem`, puis lancez « System: Reload ». Pour des plafonds autres que ceux d'ocmem par défaut, ajoutez par exemple `ocmem.limits.memoryChars = 3000` dans un bloc `space-lua` de votre configuration.
+
+Page générée par ocmem : ne la modifiez pas, réinstallez-la (`ocmem init --show-library`).
 
 ## Logique (Lua standard, testée par ocmem)
 

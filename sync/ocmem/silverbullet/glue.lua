@@ -32,9 +32,7 @@ end
 
 local function report(result)
   editor.flashNotification(result.message, result.ok and "info" or "error")
-  if editor.getCurrentPage() == "ocmem:Revue" then
-    editor.navigate("ocmem:Revue", true)
-  end
+  codeWidget.refreshAll() -- the review, if shown, reads the pages again
 end
 
 function sb.promote(gid)
@@ -80,10 +78,11 @@ function sb.reviewWidget()
     local gid = p.gid
     children[#children + 1] = dom.div {
       class = "ocmem-proposal",
+      style = "border-top: 1px solid; margin-top: 1em",
       dom.h3 { __rawText = gid .. " · " .. p.kind .. " · " .. p.title },
       dom.p { __rawText = p.problem and ("⚠ illisible : " .. p.problem) or ("page " .. p.page) },
       dom.ul(fields),
-      dom.pre { __rawText = p.content or "" },
+      dom.pre { style = "white-space: pre-wrap", __rawText = ocmem.shownContent(p) },
       widgets.button("Promouvoir", function()
         sb.promote(gid)
       end),

@@ -1350,6 +1350,15 @@ function M.refuse(store, gid, reason, today)
   return M.apply(store, M.planRefuse(M.snapshot(store), gid, reason, today))
 end
 
+--- A proposal's content as the review shows it (a text node): a fact as it reads, a skill draft
+--- as the Markdown it will be written as.
+function M.shownContent(p)
+  if not p.content then
+    return ""
+  end
+  return p.kind == "fait" and M.unlines(p.content) or p.content
+end
+
 --- The review: proposals waiting (every field as plain text, for text nodes) and the budgets.
 function M.review(store)
   local snap = M.snapshot(store)
