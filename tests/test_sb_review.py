@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ import yaml
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from conftest import journal_fields
 from ocmem import inert, memoryfile, pending, sbpage, skills
 from ocmem.config import Limits
 from ocmem.fill import Fill
@@ -721,3 +723,297 @@ def test_the_status_is_set_on_the_page_as_it_is_when_writing(
     space.pages[HOME_PAGE] += "\n" + fact("P-0003", "Un autre fait.").render()
     assert oc.apply(space.store(), plan).ok is True
     assert statuses(space) == {"P-0001": "refusé (2026-12-01) : non", "P-0003": "en attente"}
+
+
+# --- the page -------------------------------------------------------------------------------
+
+REPO_PAGE = Path(__file__).resolve().parents[1] / "silverbullet" / "Library" / "ocmem.md"
+
+
+def test_the_repository_copy_is_the_generated_page() -> None:
+    assert REPO_PAGE.read_text(encoding="utf-8") == sbpage.library_page(), (
+        "regenerate: python -m ocmem.sbpage --write silverbullet/Library/ocmem.md"
+    )
+
+
+def test_the_page_embeds_exactly_the_tested_lua(lua: Any) -> None:
+    blocks = re.findall(
+        r"^```space-lua\n(.*?)^```$", sbpage.library_page(), re.MULTILINE | re.DOTALL
+    )
+    assert blocks == [sbpage.logic_source(), sbpage.glue_source()]
+    # Both are plain Lua 5.4 syntax (Space Lua's extensions would not load here).
+    for block in blocks:
+        assert lua.eval("function(code) local f, err = load(code); return err end")(block) is None
+
+
+def test_the_library_is_printed_by_init(run_cli: Callable[..., Any]) -> None:
+    result = run_cli("init", "--show-library")
+    assert result.code == 0
+    assert result.out == sbpage.library_page()
+
+
+# --- the glue, with SilverBullet's APIs stubbed -----------------------------------------------
+
+SB_STUBS = """
+PAGES, FLASHES, COMMANDS, OPTIONS = {}, {}, {}, nil
+space = {
+  listPages = function()
+    local out = {}
+    for name in pairs(PAGES) do out[#out + 1] = { name = name } end
+    return out
+  end,
+  pageExists = function(name) return PAGES[name] ~= nil end,
+  readPage = function(name) return PAGES[name] end,
+  writePage = function(name, text) PAGES[name] = text end,
+}
+editor = {
+  flashNotification = function(message, kind) FLASHES[#FLASHES + 1] = { message = message, kind = kind } end,
+  filterBox = function(label, options) OPTIONS = options; return options[PICK] end,
+  prompt = function() return ANSWER end,
+  navigate = function(page) NAVIGATED = page end,
+}
+command = { define = function(def) COMMANDS[def.name] = def end }
+virtualPage = { define = function(def) VIRTUAL = def end }
+codeWidget = { refreshAll = function() REFRESHED = (REFRESHED or 0) + 1 end }
+dom = setmetatable({}, { __index = function(_, tag) return function(spec) return { tag = tag, spec = spec } end end })
+widget = { htmlBlock = function(node) return { block = node } end }
+widgets = { button = function(text, run) return { button = text, run = run } end }
+"""
+
+
+@pytest.fixture
+def sbui() -> Any:
+    """A fresh Lua with the page loaded over stubs of the SilverBullet APIs the glue calls."""
+    runtime = lupa.LuaRuntime(unpack_returned_tuples=True)
+    runtime.execute(SB_STUBS)
+    runtime.execute(sbpage.logic_source())
+    runtime.execute(sbpage.glue_source())
+    return runtime.globals()
+
+
+def run_command(ui: Any, name: str) -> None:
+    ui.COMMANDS[name].run()
+
+
+def walk(node: Any) -> Iterator[Any]:
+    yield node
+    if lupa.lua_type(node) == "table":
+        for value in node.values():
+            yield from walk(value)
+
+
+def test_the_commands_promote_and_refuse_the_picked_proposal(sbui: Any) -> None:
+    sbui.PAGES[HOME_PAGE] = pending.render([fact(), skill(), fact("P-0003", "Un troisième fait.")])
+    assert sorted(sbui.COMMANDS.keys()) == [
+        "ocmem: Promouvoir une proposition",
+        "ocmem: Refuser une proposition",
+        "ocmem: Revue des propositions",
+    ]
+    sbui.PICK = 2
+    run_command(sbui, "ocmem: Promouvoir une proposition")
+    assert [o.name for o in sbui.OPTIONS.values()] == [
+        "vps-prod/P-0001 · fait · Debian",
+        "vps-prod/P-0002 · skill · Déployer un service",
+        "vps-prod/P-0003 · fait · Debian",
+    ]
+    assert "Agents/Skills/deploy-vps/SKILL" in sbui.PAGES
+    sbui.PICK, sbui.ANSWER = 2, "doublon de P-0001"
+    run_command(sbui, "ocmem: Refuser une proposition")  # P-0002 is gone from the list: P-0003
+    flashes = [(f.message, f.kind) for f in sbui.FLASHES.values()]
+    assert flashes[0][1] == "info" and flashes[0][0].startswith("vps-prod/P-0002 promue")
+    assert flashes[1] == ("vps-prod/P-0003 refusée", "info")
+    parsed = {p.id: p.status for p in pending.parse(sbui.PAGES[HOME_PAGE])}
+    assert parsed == {
+        "P-0001": "en attente",
+        "P-0002": f"promu ({date.today().isoformat()})",
+        "P-0003": f"refusé ({date.today().isoformat()}) : doublon de P-0001",
+    }
+    assert sbui.REFRESHED == 2
+
+
+def test_a_dismissed_prompt_or_picker_changes_nothing(sbui: Any) -> None:
+    sbui.PAGES[HOME_PAGE] = before = pending.render([fact()])
+    sbui.PICK = 5  # dismissed: the picker returns nil
+    run_command(sbui, "ocmem: Promouvoir une proposition")
+    sbui.PICK, sbui.ANSWER = 1, None
+    run_command(sbui, "ocmem: Refuser une proposition")
+    assert sbui.PAGES[HOME_PAGE] == before and len(sbui.FLASHES) == 0
+
+
+def test_a_refusal_is_flashed_as_an_error(sbui: Any) -> None:
+    sbui.PAGES[HOME_PAGE] = pending.render([skill(description="Une. Deux. Trois.")])
+    sbui.PICK = 1
+    run_command(sbui, "ocmem: Promouvoir une proposition")
+    (flash,) = sbui.FLASHES.values()
+    assert (
+        flash.kind == "error" and "3 phrases" in flash.message and "Correction : " in flash.message
+    )
+
+
+def test_the_review_shows_proposal_text_only_as_text_nodes(sbui: Any) -> None:
+    hostile = "Lancer ${os.execute('x')} <img src=x onerror=y> [[Lien]]"
+    sbui.PAGES[HOME_PAGE] = pending.render([fact(content=hostile, title="<b>titre</b>")])
+    sbui.PAGES[LEGACY_PAGE] = pending.render([skill()])
+    assert sbui.VIRTUAL.run() == "# Propositions de l'agent\n\n${ocmem.sb.reviewWidget()}\n"
+    tree = sbui.ocmem.sb.reviewWidget()
+    nodes = [n for n in walk(tree) if lupa.lua_type(n) == "table" and n.tag]
+    # No string is ever given to dom as a child (those would be rendered as Markdown).
+    for node in nodes:
+        assert all(lupa.lua_type(v) == "table" for k, v in node.spec.items() if isinstance(k, int))
+    texts = [n.spec["__rawText"] for n in nodes if n.spec["__rawText"] is not None]
+    assert texts[0] == "2 proposition(s) en attente · MEMORY.md 0/2 000 (0 %) · skills 0/15"
+    assert "P-0002 · skill · Déployer un service" in texts
+    assert "vps-prod/P-0001 · fait · <b>titre</b>" in texts
+    assert hostile in texts
+    buttons = [n for n in walk(tree) if lupa.lua_type(n) == "table" and n.button]
+    assert [b.button for b in buttons] == ["Promouvoir", "Refuser"] * 2
+    buttons[2].run()  # pages are sorted: the legacy page's P-0002 first, then vps-prod/P-0001
+    assert "- Lancer \\$\\{os.execute('x')\\} &lt;img" in sbui.PAGES[MEMORY]
+    assert inert.active_constructs(sbui.PAGES[MEMORY]) == []
+    buttons[0].run()
+    assert "Agents/Skills/deploy-vps/SKILL" in sbui.PAGES
+
+
+def test_the_glue_calls_only_functions_the_logic_defines(oc: Any) -> None:
+    called = set(re.findall(r"\bocmem\.(\w+)\(", sbpage.glue_source()))
+    assert called and all(lupa.lua_type(oc[name]) == "function" for name in called)
+
+
+# --- round trip: ocmem push → the page's logic in the space → ocmem pull --------------------
+
+
+@dataclass
+class ServerSpace:
+    """The test server's files seen as SilverBullet pages (name without .md), as the glue does."""
+
+    lua: Any
+    sb: Any
+
+    def store(self) -> Any:
+        return self.lua.table_from(
+            {
+                "list": lambda: self.lua.table_from(
+                    [f.name[:-3] for f in self.sb.listing() if f.name.endswith(".md")]
+                ),
+                "read": lambda name: (
+                    self.sb.read(name + ".md") if self.sb.exists(name + ".md") else None
+                ),
+                "write": lambda name, text: self.sb.write(name + ".md", text),
+            }
+        )
+
+
+def _propose_three(memory: Any, proposals: Any, clock: Any) -> None:
+    refs = []
+    for title in ("Ports", "Déploiement"):
+        clock.advance(minutes=1)
+        added = memory.add_journal(journal_fields(titre=title)).lines[0]
+        refs.append(added.removeprefix("Entrée ajoutée : "))
+    common = {"sources": refs, "contradiction": "aucune", "remplace": "rien"}
+    proposals.propose(
+        {
+            "type": "fait",
+            "titre": "Ports",
+            "contenu": "Le port 8080 est pris par Traefik ; vérifier `ss -ltn` avant ${deploy}.",
+            **common,
+        }
+    )
+    proposals.propose(
+        {
+            "type": "skill",
+            "titre": "Déployer",
+            "name": "deploy-vps",
+            "description": DESCRIPTION,
+            "contenu": DRAFT,
+            **common,
+        }
+    )
+    proposals.propose(
+        {
+            "type": "fait",
+            "titre": "Sauvegardes",
+            "contenu": "Les sauvegardes tournent à 3 h.",
+            **common,
+        }
+    )
+
+
+def _decide_in_silverbullet(lua: Any, oc: Any, sb: Any) -> dict[str, str]:
+    """The human's three gestures, through the page's functions, on the pushed pages."""
+    space = ServerSpace(lua, sb)
+    gids = {entry.title: entry.gid for entry in oc.review(space.store()).entries.values()}
+    assert set(gids) == {"Ports", "Déployer", "Sauvegardes"}
+    today = date.today().isoformat()
+    for result in (
+        oc.promote(space.store(), gids["Ports"], today),
+        oc.promote(space.store(), gids["Déployer"], today),
+        oc.refuse(space.store(), gids["Sauvegardes"], "déjà noté ailleurs <b>${x}</b>", today),
+    ):
+        assert result.ok is True, result.message
+    return gids
+
+
+def _workspace(home: Path, clock: Any) -> Any:
+    from ocmem.config import load_settings
+    from ocmem.workspace import Workspace
+
+    return Workspace(load_settings(home), now=clock)
+
+
+def test_round_trip_push_promote_in_silverbullet_then_pull(
+    synced: Path, sb: Any, memory: Any, proposals: Any, clock: Any, lua: Any, oc: Any
+) -> None:
+    from ocmem.sync import run as sync
+
+    _propose_three(memory, proposals, clock)
+    sync.push(_workspace(synced, clock))
+    gids = _decide_in_silverbullet(lua, oc, sb)
+    for name in [
+        f.name for f in sb.listing() if f.name.startswith(("Agents/Memory/", "Agents/Skills/"))
+    ]:
+        assert inert.active_constructs(sb.read(name)) == [], name
+    report = sync.pull(_workspace(synced, clock)).render()  # no --accept-active
+    assert "⚠" not in report, report
+    fact_line = memoryfile.fact_lines((synced / "memory/MEMORY.md").read_text())[-1]
+    assert fact_line.startswith(
+        "Le port 8080 est pris par Traefik ; vérifier `ss -ltn` avant \\$\\{deploy\\}. ("
+    )
+    assert fact_line.endswith(f"; {gids['Ports']})")
+    skill_text = (synced / "skills/deploy-vps/SKILL.md").read_text()
+    assert skills.check_skill_text("deploy-vps", skill_text, Limits().skill_lines) == (
+        DESCRIPTION,
+        [],
+    )
+    # The next push keeps the human's decisions in the page.
+    sync.push(_workspace(synced, clock))
+    pages = [
+        f.name
+        for f in sb.listing()
+        if f.name.startswith("Agents/Inbox/") and f.name.endswith("pending.md")
+    ]
+    decided = {p.title: p.status for page in pages for p in pending.parse(sb.read(page))}
+    today = date.today().isoformat()
+    assert decided == {
+        "Ports": f"promu ({today})",
+        "Déployer": f"promu ({today})",
+        "Sauvegardes": f"refusé ({today}) : déjà noté ailleurs <b>${{x}}</b>",
+    }
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 10: the pull reads the human's decisions back into memory/pending.md"
+)
+def test_round_trip_decisions_flow_back_to_the_home(
+    synced: Path, sb: Any, memory: Any, proposals: Any, clock: Any, lua: Any, oc: Any
+) -> None:
+    from ocmem.proposals import Proposals
+    from ocmem.sync import run as sync
+
+    _propose_three(memory, proposals, clock)
+    sync.push(_workspace(synced, clock))
+    _decide_in_silverbullet(lua, oc, sb)
+    sync.pull(_workspace(synced, clock))
+    listed = Proposals(_workspace(synced, clock)).list_pending(show_all=True).render()
+    assert "Ports — promu (" in listed
+    assert "Déployer — promu (" in listed
+    assert "Sauvegardes — refusé (" in listed
