@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import lupa.lua54 as lupa
 import pytest
 import yaml
 from hypothesis import assume, example, given
@@ -27,8 +28,6 @@ from conftest import journal_fields
 from ocmem import inert, memoryfile, pending, sbpage, skills
 from ocmem.config import Limits
 from ocmem.fill import Fill
-
-lupa = pytest.importorskip("lupa.lua54")
 
 TODAY = "2026-12-01"
 
