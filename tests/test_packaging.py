@@ -17,6 +17,6 @@ def test_wheel_contains_the_shipped_files(tmp_path: Path) -> None:
     )
     (wheel,) = tmp_path.glob("ocmem-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for expected in ["ocmem/cli.py", "ocmem/_data/AGENTS.md", "ocmem/_data/skills/retrospective/SKILL.md", "ocmem/_data/plugin/ocmem.ts"]:
+    for expected in ["ocmem/cli.py", "ocmem/_data/AGENTS.md", "ocmem/_data/skills/retrospective/SKILL.md", "ocmem/_data/plugin/ocmem.ts", "ocmem/silverbullet/ocmem.lua", "ocmem/silverbullet/glue.lua"]:
         assert expected in names
     assert any(n.endswith("entry_points.txt") for n in names)

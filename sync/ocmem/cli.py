@@ -74,6 +74,11 @@ def cli(ctx: click.Context, home: Path | None, wait: float) -> None:
     "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
 )
 @click.option(
+    "--show-library",
+    is_flag=True,
+    help="Affiche la page SilverBullet de revue des propositions (à coller dans Library/ocmem).",
+)
+@click.option(
     "--home-id",
     metavar="NOM",
     help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine).",
@@ -84,6 +89,7 @@ def init(
     upgrade: bool,
     import_file: Path | None,
     show_section: bool,
+    show_library: bool,
     home_id: str | None,
 ) -> Outcome:
     """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
@@ -91,6 +97,10 @@ def init(
 
     if show_section:
         return _text(shipped_section())
+    if show_library:
+        from ocmem.sbpage import library_page
+
+        return _text(library_page())
     return Installer(obj.workspace(), upgrade=upgrade, home_id=home_id).run(import_file)
 
 

@@ -69,7 +69,8 @@ _PLAIN = frozenset("\\`*_[]<>#${}|~=^&")
 # A draft keeps emphasis and tables (harmless formatting) and escapes the rest.
 _DRAFT = frozenset("\\`[]<>#${}~=^&")
 _NOT_IN_SPAN = frozenset("<[]#{}")
-_ORDERED_MARKER = re.compile(r"\d{1,9}[.)]")
+# ASCII digits only, as CommonMark (and the Lua port in silverbullet/ocmem.lua) reads them.
+_ORDERED_MARKER = re.compile(r"[0-9]{1,9}[.)]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
@@ -221,9 +222,9 @@ def fence(content: str, info: str = "text") -> str:
 # --- drafts -------------------------------------------------------------------------------
 
 # A fence opening anywhere a parser could see one: after spaces, list markers or quote marks.
-_FENCE_OPEN = re.compile(r"^((?:[ ]*(?:[-*+]|\d{1,9}[.)]|>)[ ]+|[ ]*>)*[ ]*)(`{3,}|~{3,})(.*)$")
+_FENCE_OPEN = re.compile(r"^((?:[ ]*(?:[-*+]|[0-9]{1,9}[.)]|>)[ ]+|[ ]*>)*[ ]*)(`{3,}|~{3,})(.*)$")
 _HEADING = re.compile(r"#{1,6}(?: |$)")
-_BULLET = re.compile(r"(?:[-*+]|\d{1,9}[.)]) ")
+_BULLET = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)]) ")
 _RULE_LIKE = re.compile(r"^[ ]*[-*_=]+[ \-*_=]*$")
 
 

@@ -222,8 +222,8 @@ class Proposals:
                 "avec SilverBullet, la promotion se fait dans SilverBullet : MEMORY.md et skills/ "
                 "y sont tirés, une promotion locale serait écrasée au prochain pull",
                 fix=(
-                    "copie le fait dans Agents/Memory/MEMORY.md, ou le brouillon dans "
-                    "Agents/Skills/<nom>/SKILL.md, puis lance `ocmem pull` (voir docs/guide.md)"
+                    "promeus-la dans SilverBullet (commande « ocmem: Promouvoir une proposition » "
+                    "de la page Library/ocmem, voir docs/guide.md), puis lance `ocmem pull`"
                 ),
             )
         today = self.ws.today()

@@ -1,0 +1,1379 @@
+-- priority: 20
+-- ocmem review: the logic of promoting or refusing the agent's proposals inside SilverBullet.
+--
+-- Plain Lua 5.4, none of Space Lua's extensions: CI runs these functions in a standard Lua
+-- (tests/test_sb_review.py) and checks them against ocmem's Python (same escaping, same
+-- rules). The SilverBullet glue (commands, the review page, buttons) is the next block.
+--
+-- Strings: real Lua strings are UTF-8 bytes, Space Lua strings are JavaScript strings (UTF-16
+-- units), and Space Lua's patterns see each unit through `& 0xff` (so "ģ" matches "#"). Hence
+-- no Lua pattern ever runs on page text here: only plain `find`, `sub` and `byte`, comparing
+-- ASCII codes (the same in both representations), and `decode`/`encode` below where code
+-- points matter (cleaning, trimming, counting characters).
+
+ocmem = ocmem or {}
+local M = ocmem
+
+M.limits = M.limits or {
+  memoryChars = 2000,
+  skillsMax = 15,
+  skillLines = 60,
+  descriptionChars = 1024,
+  descriptionSentences = 2,
+}
+M.pages = M.pages or {
+  inbox = "Agents/Inbox/",
+  memory = "Agents/Memory/MEMORY",
+  skills = "Agents/Skills/",
+}
+
+M.MEMORY_HEADER = "# Mémoire\n\nFaits stables validés par l'humain (2000 caractères au plus).\n"
+local SEP = " · "
+local CONTENT_LABEL = "Contenu proposé"
+local PENDING, PROMOTED, REFUSED, MERGED = "en attente", "promu", "refusé", "fusionné"
+
+-- --- code points -------------------------------------------------------------------------
+
+local byte, sub, find, char = string.byte, string.sub, string.find, string.char
+local WIDE = pcall(char, 256) -- true in Space Lua (UTF-16 units), false in a real Lua
+
+local function decode(s)
+  local cps, i, n = {}, 1, #s
+  while i <= n do
+    local c = byte(s, i)
+    local cp, size = c, 1
+    if WIDE then
+      if c >= 0xD800 and c <= 0xDBFF and i < n then
+        local d = byte(s, i + 1)
+        if d >= 0xDC00 and d <= 0xDFFF then
+          cp, size = 0x10000 + (c - 0xD800) * 0x400 + (d - 0xDC00), 2
+        end
+      end
+    elseif c >= 0xC0 then
+      local extra = (c >= 0xF0 and 3) or (c >= 0xE0 and 2) or 1
+      local base = (extra == 3 and 0xF0) or (extra == 2 and 0xE0) or 0xC0
+      cp = c - base
+      for k = 1, extra do
+        cp = cp * 64 + ((byte(s, i + k) or 0x80) - 0x80)
+      end
+      size = extra + 1
+    end
+    cps[#cps + 1] = cp
+    i = i + size
+  end
+  return cps
+end
+
+local function encode(cp)
+  if WIDE then
+    if cp < 0x10000 then
+      return char(cp)
+    end
+    local v = cp - 0x10000
+    return char(0xD800 + v // 0x400, 0xDC00 + v % 0x400)
+  end
+  if cp < 0x80 then
+    return char(cp)
+  elseif cp < 0x800 then
+    return char(0xC0 + cp // 64, 0x80 + cp % 64)
+  elseif cp < 0x10000 then
+    return char(0xE0 + cp // 4096, 0x80 + (cp // 64) % 64, 0x80 + cp % 64)
+  end
+  return char(0xF0 + cp // 262144, 0x80 + (cp // 4096) % 64, 0x80 + (cp // 64) % 64, 0x80 + cp % 64)
+end
+
+local function encodeAll(cps, first, last)
+  local out = {}
+  for k = first or 1, last or #cps do
+    out[#out + 1] = encode(cps[k])
+  end
+  return table.concat(out)
+end
+
+--- Characters (code points) in s, as Python's len() counts them.
+function M.length(s)
+  local count = 0
+  for i = 1, #s do
+    local c = byte(s, i)
+    if WIDE then
+      if not (c >= 0xDC00 and c <= 0xDFFF and i > 1 and byte(s, i - 1) >= 0xD800 and byte(s, i - 1) <= 0xDBFF) then
+        count = count + 1
+      end
+    elseif c < 0x80 or c >= 0xC0 then
+      count = count + 1
+    end
+  end
+  return count
+end
+
+-- What Python's str.isspace() calls whitespace (str.strip() and re's \s use it).
+local SPACES = {
+  [9] = true, [10] = true, [11] = true, [12] = true, [13] = true, [28] = true, [29] = true,
+  [30] = true, [31] = true, [32] = true, [0x85] = true, [0xA0] = true, [0x1680] = true,
+  [0x2028] = true, [0x2029] = true, [0x202F] = true, [0x205F] = true, [0x3000] = true,
+}
+for cp = 0x2000, 0x200A do
+  SPACES[cp] = true
+end
+
+function M.isSpace(cp)
+  return SPACES[cp] == true
+end
+
+--- Python's str.strip(): whitespace off both ends.
+function M.strip(s)
+  local n = #s
+  if n == 0 then
+    return s
+  end
+  local first, last = byte(s, 1), byte(s, n)
+  if first < 0x80 and not SPACES[first] and last < 0x80 and not SPACES[last] then
+    return s -- the common case, without decoding
+  end
+  local cps = decode(s)
+  local i, j = 1, #cps
+  while i <= j and SPACES[cps[i]] do
+    i = i + 1
+  end
+  while j >= i and SPACES[cps[j]] do
+    j = j - 1
+  end
+  return encodeAll(cps, i, j)
+end
+
+local function rstrip(s)
+  local n = #s
+  if n == 0 or (byte(s, n) < 0x80 and not SPACES[byte(s, n)]) then
+    return s
+  end
+  local cps = decode(s)
+  local j = #cps
+  while j >= 1 and SPACES[cps[j]] do
+    j = j - 1
+  end
+  return encodeAll(cps, 1, j)
+end
+
+-- ocmem.inert.clean: \n line ends, no control characters, tabs as spaces unless kept.
+-- (No NFC normalisation: plain Lua has no Unicode tables. It changes no escaping decision,
+-- since every character that is escaped is ASCII and NFC never composes an ASCII character.)
+local NEWLINES = { [13] = true, [0x2028] = true, [0x2029] = true, [0x85] = true, [11] = true, [12] = true }
+
+local function isControl(cp)
+  return (cp <= 8) or (cp >= 0x0E and cp <= 0x1F) or (cp >= 0x7F and cp <= 0x84) or (cp >= 0x86 and cp <= 0x9F)
+end
+
+function M.clean(s, keepTabs)
+  local cps, out = decode(s), {}
+  local k = 1
+  while k <= #cps do
+    local cp = cps[k]
+    if cp == 13 and cps[k + 1] == 10 then
+      k = k + 1
+      cp = 10
+    elseif NEWLINES[cp] then
+      cp = 10
+    end
+    if not isControl(cp) then
+      if cp == 9 and not keepTabs then
+        cp = 32
+      end
+      out[#out + 1] = encode(cp)
+    end
+    k = k + 1
+  end
+  return table.concat(out)
+end
+
+local function splitLines(text)
+  local lines, start = {}, 1
+  while true do
+    local nl = find(text, "\n", start, true)
+    if not nl then
+      lines[#lines + 1] = sub(text, start)
+      return lines
+    end
+    lines[#lines + 1] = sub(text, start, nl - 1)
+    start = nl + 1
+  end
+end
+
+-- --- escaping (a port of ocmem.inert) ---------------------------------------------------------
+
+local function set(chars)
+  local t = {}
+  for i = 1, #chars do
+    t[byte(chars, i)] = true
+  end
+  return t
+end
+
+local PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+local PLAIN = set("\\`*_[]<>#${}|~=^&")
+local DRAFT = set("\\`[]<>#${}~=^&")
+local NOT_IN_SPAN = set("<[]#{}")
+
+local function isDigit(c)
+  return c ~= nil and c >= 48 and c <= 57
+end
+
+local function isAlpha(c)
+  return c ~= nil and ((c >= 65 and c <= 90) or (c >= 97 and c <= 122))
+end
+
+local function isHex(c)
+  return isDigit(c) or (c ~= nil and ((c >= 65 and c <= 70) or (c >= 97 and c <= 102)))
+end
+
+local function backtickRuns(line, start)
+  local runs, i, n = {}, start, #line
+  while i <= n do
+    if byte(line, i) == 96 then
+      local j = i
+      while j <= n and byte(line, j) == 96 do
+        j = j + 1
+      end
+      runs[#runs + 1] = { i, j - i }
+      i = j
+    else
+      i = i + 1
+    end
+  end
+  return runs
+end
+
+-- Code spans kept as written, as {start = end + 1}: an opening run closes at the next run of
+-- the same length, and only if nothing inside could be active whatever the parser.
+local function codeSpans(line)
+  local runs, spans, i = backtickRuns(line, 1), {}, 1
+  while i <= #runs do
+    local start, len = runs[i][1], runs[i][2]
+    local close
+    for k = i + 1, #runs do
+      if runs[k][2] == len then
+        close = k
+        break
+      end
+    end
+    local inert = close ~= nil
+    if close then
+      for p = start + len, runs[close][1] - 1 do
+        if NOT_IN_SPAN[byte(line, p)] then
+          inert = false
+          break
+        end
+      end
+    end
+    if inert then
+      spans[start] = runs[close][1] + len
+      i = close + 1
+    else
+      i = i + 1
+    end
+  end
+  return spans
+end
+
+-- "1." to "999999999)" at the start of a line: an ordered list marker.
+local function orderedMarker(line, from)
+  local i = from
+  while isDigit(byte(line, i)) do
+    i = i + 1
+  end
+  local digits = i - from
+  local c = byte(line, i)
+  if digits >= 1 and digits <= 9 and (c == 46 or c == 41) then
+    return i -- position of the "." or ")"
+  end
+  return nil
+end
+
+local function escapeLine(line, escaped, lineStart)
+  local out, spans, i, n = {}, codeSpans(line), 1, #line
+  if lineStart then
+    local marker = orderedMarker(line, 1)
+    local first = byte(line, 1)
+    if marker then
+      out[1] = sub(line, 1, marker - 1) .. "\\" .. sub(line, marker, marker)
+      i = marker + 1
+    elseif first == 45 or first == 43 then
+      out[1] = "\\" .. sub(line, 1, 1)
+      i = 2
+    end
+  end
+  local plainFrom = i
+  while i <= n do
+    local c = byte(line, i)
+    if spans[i] then
+      i = spans[i]
+    elseif escaped[c] then
+      out[#out + 1] = sub(line, plainFrom, i - 1)
+      out[#out + 1] = (c == 60) and "&lt;" or ("\\" .. sub(line, i, i))
+      i = i + 1
+      plainFrom = i
+    else
+      i = i + 1
+    end
+  end
+  out[#out + 1] = sub(line, plainFrom, n)
+  return table.concat(out)
+end
+
+--- ocmem.inert.inline: one line of text, inert wherever SilverBullet parses inline Markdown.
+function M.inline(text)
+  local t = M.strip(M.clean(text))
+  if find(t, "\n", 1, true) then
+    error("inline() takes one line")
+  end
+  return escapeLine(t, PLAIN, true)
+end
+
+-- Numeric references decoded the way Python's html.unescape does for ordinary characters;
+-- the rare ones it maps specially (controls, C1, noncharacters) and named references other
+-- than these six stay as written (shown literally, which is inert too).
+local NAMED = { lt = "<", gt = ">", amp = "&", quot = '"', apos = "'", nbsp = encode(0xA0) }
+
+local function entityAt(text, i)
+  local n = #text
+  local j = i + 1
+  if byte(text, j) == 35 then -- "#"
+    local hex = byte(text, j + 1) == 120 or byte(text, j + 1) == 88
+    local k = hex and j + 2 or j + 1
+    local from = k
+    while k <= n and (hex and isHex(byte(text, k)) or (not hex and isDigit(byte(text, k)))) do
+      k = k + 1
+    end
+    local digits = k - from
+    if digits < 1 or digits > (hex and 6 or 7) or byte(text, k) ~= 59 then
+      return nil
+    end
+    local num = tonumber(sub(text, from, k - 1), hex and 16 or 10)
+    local plain = num >= 0x20 and not (num >= 0x7F and num <= 0x9F) and not (num >= 0xD800 and num <= 0xDFFF)
+      and num <= 0x10FFFF and not (num >= 0xFDD0 and num <= 0xFDEF) and (num % 0x10000) < 0xFFFE
+    return k + 1, plain and encode(num) or sub(text, i, k)
+  end
+  if not isAlpha(byte(text, j)) then
+    return nil
+  end
+  local k = j + 1
+  while k <= n and (isAlpha(byte(text, k)) or isDigit(byte(text, k))) do
+    k = k + 1
+  end
+  if k - j - 1 < 1 or k - j - 1 > 31 or byte(text, k) ~= 59 then
+    return nil
+  end
+  return k + 1, NAMED[sub(text, j, k - 1)] or sub(text, i, k)
+end
+
+--- ocmem.inert.unescape: rendered text back to what a reader sees (code spans as written).
+function M.unescape(text)
+  local out, i, n = {}, 1, #text
+  while i <= n do
+    local c = byte(text, i)
+    if c == 92 and i < n and PUNCTUATION[byte(text, i + 1)] then
+      out[#out + 1] = sub(text, i + 1, i + 1)
+      i = i + 2
+    elseif c == 96 then
+      local j = i
+      while j <= n and byte(text, j) == 96 do
+        j = j + 1
+      end
+      local len, stop = j - i, j
+      for _, run in ipairs(backtickRuns(text, j)) do
+        if run[2] == len then
+          stop = run[1] + len
+          break
+        end
+      end
+      out[#out + 1] = sub(text, i, stop - 1)
+      i = stop
+    else
+      local after, value
+      if c == 38 then
+        after, value = entityAt(text, i)
+      end
+      if after then
+        out[#out + 1] = value
+        i = after
+      else
+        out[#out + 1] = sub(text, i, i)
+        i = i + 1
+      end
+    end
+  end
+  return table.concat(out)
+end
+
+--- ocmem.inert.unlines: a multi-line field back to its text.
+function M.unlines(text)
+  local out = {}
+  for _, line in ipairs(splitLines(text)) do
+    out[#out + 1] = M.unescape(M.strip(line))
+  end
+  return table.concat(out, "\n")
+end
+
+-- --- drafts (skill bodies) --------------------------------------------------------------------
+
+M.PLAIN_LANGUAGES = {}
+for word in string.gmatch([[text txt plaintext markdown md bash sh shell zsh console powershell
+    python py javascript js typescript ts json yaml yml toml ini conf sql diff patch dockerfile
+    nginx lua css html xml go rust c cpp java php ruby makefile log csv]], "%a+") do
+  M.PLAIN_LANGUAGES[word] = true
+end
+
+local function spacesAt(s, i)
+  while byte(s, i) == 32 do
+    i = i + 1
+  end
+  return i
+end
+
+-- A fence opening after optional container markers (list items, quotes), as
+-- ocmem.inert._FENCE_OPEN: returns the prefix length, the marker and the info string.
+local function fenceOpen(line)
+  local i = 1
+  while true do
+    local j = spacesAt(line, i)
+    local c = byte(line, j)
+    local after
+    if c == 45 or c == 42 or c == 43 then
+      after = j + 1
+    elseif c == 62 then
+      after = j + 1
+    else
+      local marker = orderedMarker(line, j)
+      after = marker and marker + 1
+    end
+    if after and (c == 62 or byte(line, after) == 32) then
+      i = spacesAt(line, after)
+    else
+      break
+    end
+  end
+  local j = spacesAt(line, i)
+  local c = byte(line, j)
+  if c ~= 96 and c ~= 126 then
+    return nil
+  end
+  local k = j
+  while byte(line, k) == c do
+    k = k + 1
+  end
+  if k - j < 3 then
+    return nil
+  end
+  return j - 1, sub(line, j, k - 1), sub(line, k)
+end
+
+local function detab(s)
+  local out, from = {}, 1
+  while true do
+    local t = find(s, "\t", from, true)
+    if not t then
+      out[#out + 1] = sub(s, from)
+      return table.concat(out)
+    end
+    out[#out + 1] = sub(s, from, t - 1) .. "    "
+    from = t + 1
+  end
+end
+
+local function allSame(s, c)
+  for i = 1, #s do
+    if byte(s, i) ~= c then
+      return false
+    end
+  end
+  return #s > 0
+end
+
+local function infoWord(info)
+  local stripped = M.strip(info)
+  if stripped == "" then
+    return "text"
+  end
+  local space = find(stripped, " ", 1, true)
+  local word = space and sub(stripped, 1, space - 1) or stripped
+  local kelvin = encode(0x212A) -- the one non-ASCII letter Python lowercases to ASCII ("k")
+  local lowered, from = {}, 1
+  while true do
+    local k = find(word, kelvin, from, true)
+    if not k then
+      lowered[#lowered + 1] = string.lower(sub(word, from))
+      break
+    end
+    lowered[#lowered + 1] = string.lower(sub(word, from, k - 1)) .. "k"
+    from = k + #kelvin
+  end
+  word = table.concat(lowered)
+  return M.PLAIN_LANGUAGES[word] and word or "text"
+end
+
+--- ocmem.inert.fence: content verbatim in a tilde fence that nothing inside can close.
+function M.fence(content, info)
+  local longest, run = 0, 0
+  for i = 1, #content do
+    if byte(content, i) == 126 then
+      run = run + 1
+      if run > longest then
+        longest = run
+      end
+    else
+      run = 0
+    end
+  end
+  local marker = string.rep("~", math.max(3, longest + 1))
+  local body = content
+  while #body > 0 and byte(body, #body) == 10 do
+    body = sub(body, 1, #body - 1)
+  end
+  if body == "" then
+    return marker .. info .. "\n" .. marker
+  end
+  return marker .. info .. "\n" .. body .. "\n" .. marker
+end
+
+local function ruleLike(body)
+  local c = byte(body, 1)
+  if not (c == 45 or c == 42 or c == 95 or c == 61) then
+    return false
+  end
+  for i = 2, #body do
+    local d = byte(body, i)
+    if not (d == 32 or d == 45 or d == 42 or d == 95 or d == 61) then
+      return false
+    end
+  end
+  return true
+end
+
+local function draftTextLine(line)
+  local indent = spacesAt(line, 1) - 1
+  local body = sub(line, indent + 1)
+  local pad = string.rep(" ", indent)
+  if body ~= "" and ruleLike(body) then
+    return pad .. "\\" .. sub(body, 1, 1) .. escapeLine(sub(body, 2), DRAFT, false)
+  end
+  local prefix = ""
+  local hashes = 0
+  while byte(body, hashes + 1) == 35 do
+    hashes = hashes + 1
+  end
+  if hashes >= 1 and hashes <= 6 and (byte(body, hashes + 1) == 32 or hashes == #body) then
+    local stop = byte(body, hashes + 1) == 32 and hashes + 1 or hashes
+    prefix, body = sub(body, 1, stop), sub(body, stop + 1)
+  else
+    while true do
+      local c = byte(body, 1)
+      local after
+      if c == 45 or c == 42 or c == 43 then
+        after = 2
+      else
+        local marker = orderedMarker(body, 1)
+        after = marker and marker + 1
+      end
+      if not (after and byte(body, after) == 32) then
+        break
+      end
+      prefix, body = prefix .. sub(body, 1, after), sub(body, after + 1)
+    end
+  end
+  return pad .. prefix .. escapeLine(body, DRAFT, true)
+end
+
+--- ocmem.inert.draft: a Markdown draft kept to an inert subset (headings, lists, emphasis,
+--- safe code spans, fences rewritten by us); everything else escaped, visibly.
+function M.draft(markdown)
+  local source = splitLines(M.clean(markdown, true))
+  local out, i = {}, 1
+  while i <= #source do
+    local prefixLen, marker, info = fenceOpen(detab(source[i]))
+    if marker and not (byte(marker, 1) == 96 and find(info, "`", 1, true)) then
+      local content = {}
+      i = i + 1
+      while i <= #source do
+        local stripped = M.strip(source[i])
+        if #stripped >= #marker and allSame(stripped, byte(marker, 1)) then
+          i = i + 1
+          break
+        end
+        local line = source[i]
+        local strip = math.min(prefixLen, spacesAt(line, 1) - 1)
+        content[#content + 1] = sub(line, strip + 1)
+        i = i + 1
+      end
+      out[#out + 1] = M.fence(table.concat(content, "\n"), infoWord(info))
+    else
+      out[#out + 1] = draftTextLine(rstrip(detab(source[i])))
+      i = i + 1
+    end
+  end
+  while #out > 0 and M.strip(out[#out]) == "" do
+    out[#out] = nil
+  end
+  return table.concat(out, "\n")
+end
+
+local function ocmemFence(line)
+  local k = 1
+  while byte(line, k) == 126 do
+    k = k + 1
+  end
+  if k - 1 < 3 then
+    return nil
+  end
+  for p = k, #line do
+    local c = byte(line, p)
+    if c < 97 or c > 122 then
+      return nil
+    end
+  end
+  return sub(line, 1, k - 1)
+end
+
+--- ocmem.inert.undraft: inverse of draft (our fences kept as written, other lines unescaped).
+function M.undraft(rendered)
+  local lines, out, i = splitLines(rendered), {}, 1
+  while i <= #lines do
+    local marker = ocmemFence(lines[i])
+    if marker then
+      out[#out + 1] = lines[i]
+      i = i + 1
+      while i <= #lines and lines[i] ~= marker do
+        out[#out + 1] = lines[i]
+        i = i + 1
+      end
+      if i <= #lines then
+        out[#out + 1] = lines[i]
+        i = i + 1
+      end
+    else
+      out[#out + 1] = M.unescape(lines[i])
+      i = i + 1
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- --- pending pages ----------------------------------------------------------------------------
+
+local function isWordDash(c)
+  return isAlpha(c) or isDigit(c) or c == 95 or c == 45
+end
+
+local function parseHeader(line)
+  if sub(line, 1, 5) ~= "## P-" then
+    return nil
+  end
+  local i = 6
+  while isDigit(byte(line, i)) do
+    i = i + 1
+  end
+  if i - 6 < 4 then
+    return nil
+  end
+  if byte(line, i) == 126 then
+    local j = i + 1
+    while isWordDash(byte(line, j)) do
+      j = j + 1
+    end
+    if j == i + 1 then
+      return nil
+    end
+    i = j
+  end
+  if sub(line, i, i + #SEP - 1) ~= SEP then
+    return nil
+  end
+  local id, rest = sub(line, 4, i - 1), sub(line, i + #SEP)
+  local k = find(rest, SEP, 1, true)
+  local kind = k and sub(rest, 1, k - 1) or rest
+  local title = k and sub(rest, k + #SEP) or ""
+  while #title > 0 and (byte(title, #title) == 32 or byte(title, #title) == 9) do
+    title = sub(title, 1, #title - 1)
+  end
+  return id, kind, title
+end
+
+-- "- Label : value", as ocmem.pending._FIELD reads it.
+local function parseField(line)
+  if sub(line, 1, 2) ~= "- " then
+    return nil
+  end
+  local colon = find(line, ":", 3, true)
+  if not colon or colon < 5 or byte(line, colon - 1) ~= 32 then
+    return nil
+  end
+  local value = sub(line, colon + 1)
+  if byte(value, 1) == 32 then
+    value = sub(value, 2)
+  end
+  return M.strip(sub(line, 3, colon - 2)), M.strip(value)
+end
+
+local function fencedContent(lines, from, to)
+  local i = from
+  while i <= to and M.strip(lines[i]) == "" do
+    i = i + 1
+  end
+  local c = i <= to and byte(lines[i], 1)
+  if not (c == 96 or c == 126) then
+    return nil, "pas de bloc de code après « " .. CONTENT_LABEL .. " »"
+  end
+  local k = 1
+  while byte(lines[i], k) == c do
+    k = k + 1
+  end
+  if k - 1 < 3 then
+    return nil, "pas de bloc de code après « " .. CONTENT_LABEL .. " »"
+  end
+  local len = k - 1
+  for j = i + 1, to do
+    local stripped = M.strip(lines[j])
+    if #stripped >= len and allSame(stripped, c) then
+      local body = {}
+      for m = i + 1, j - 1 do
+        body[#body + 1] = lines[m]
+      end
+      return table.concat(body, "\n"), sub(lines[i], k)
+    end
+  end
+  return nil, "bloc de code non refermé"
+end
+
+local function stateOf(status)
+  for _, state in ipairs({ PROMOTED, REFUSED, MERGED, PENDING }) do
+    if sub(status, 1, #state) == state then
+      return state
+    end
+  end
+  return nil
+end
+
+--- The proposals of one pending page. Lenient: the human may write anything between them;
+--- a block that cannot be read is returned with `problem` set (and can only be refused).
+function M.parsePending(text)
+  local lines = splitLines(text)
+  local proposals, current = {}, nil
+  for index, raw in ipairs(lines) do
+    local line = raw
+    if byte(line, #line) == 13 then
+      line = sub(line, 1, #line - 1)
+      lines[index] = line
+    end
+    local id, kind, title = parseHeader(line)
+    if id then
+      current = { id = id, kind = kind, title = M.unescape(title), header = index, last = index }
+      proposals[#proposals + 1] = current
+    elseif current then
+      current.last = index
+    end
+  end
+  for _, p in ipairs(proposals) do
+    p.fields, p.field = {}, {}
+    local contentAt
+    for index = p.header + 1, p.last do
+      local label, value = parseField(lines[index])
+      if label == CONTENT_LABEL then
+        contentAt = index
+        break
+      elseif label and label ~= "" then
+        p.fields[#p.fields + 1] = { label = label, value = M.unescape(value), line = index }
+        if p.field[label] == nil then
+          p.field[label] = M.unescape(value)
+          if label == "Statut" then
+            p.statusLine = index
+          end
+        end
+      end
+    end
+    p.status = p.field["Statut"] or ""
+    p.state = stateOf(p.status)
+    if p.kind ~= "fait" and p.kind ~= "skill" then
+      p.problem = "type « " .. p.kind .. " » inconnu (fait ou skill)"
+    elseif not p.statusLine then
+      p.problem = "ligne « - Statut : » absente"
+    elseif not contentAt then
+      p.problem = "« - " .. CONTENT_LABEL .. " : » absent"
+    else
+      local content, info = fencedContent(lines, contentAt + 1, p.last)
+      if content then
+        p.content, p.info = content, info
+      else
+        p.problem = info
+      end
+    end
+    p.sources = {}
+    local sources, from = p.field["Sources"] or "", 1
+    while from <= #sources + 1 do
+      local semicolon = find(sources, ";", from, true) or #sources + 1
+      local source = M.strip(sub(sources, from, semicolon - 1))
+      if source ~= "" then
+        p.sources[#p.sources + 1] = source
+      end
+      from = semicolon + 1
+    end
+  end
+  return proposals
+end
+
+local function validHome(home)
+  if #home < 2 or #home > 24 then
+    return false
+  end
+  for i = 1, #home do
+    local c = byte(home, i)
+    local ok = isDigit(c) or (c >= 97 and c <= 122) or (c == 45 and i > 1)
+    if not ok then
+      return false
+    end
+  end
+  return true
+end
+
+--- The pending pages among page names: "<inbox><home>/pending" for each home, and the legacy
+--- "<inbox>pending" (home unknown). Returns {name = ..., home = ... or nil}, sorted by name.
+function M.pendingPages(names)
+  local inbox, found = M.pages.inbox, {}
+  for _, name in ipairs(names) do
+    if sub(name, 1, #inbox) == inbox then
+      local rest = sub(name, #inbox + 1)
+      if rest == "pending" then
+        found[#found + 1] = { name = name }
+      else
+        local slash = find(rest, "/", 1, true)
+        if slash and sub(rest, slash + 1) == "pending" and validHome(sub(rest, 1, slash - 1)) then
+          found[#found + 1] = { name = name, home = sub(rest, 1, slash - 1) }
+        end
+      end
+    end
+  end
+  table.sort(found, function(a, b)
+    return a.name < b.name
+  end)
+  return found
+end
+
+--- Names of the skills (folders holding a SKILL page) among page names.
+function M.skillNames(names)
+  local prefix, found = M.pages.skills, {}
+  for _, name in ipairs(names) do
+    if sub(name, 1, #prefix) == prefix then
+      local rest = sub(name, #prefix + 1)
+      local slash = find(rest, "/", 1, true)
+      if slash and slash > 1 and sub(rest, slash + 1) == "SKILL" then
+        found[#found + 1] = sub(rest, 1, slash - 1)
+      end
+    end
+  end
+  table.sort(found)
+  return found
+end
+
+-- --- MEMORY.md --------------------------------------------------------------------------------
+
+-- "1 474/2 000 (74 %)", as ocmem.fill.Fill prints it (round half to even, as Python does).
+local function group(n)
+  local s, out = tostring(math.floor(n)), {}
+  local head = #s % 3
+  if head > 0 then
+    out[1] = sub(s, 1, head)
+  end
+  for i = head + 1, #s, 3 do
+    out[#out + 1] = sub(s, i, i + 2)
+  end
+  return table.concat(out, " ")
+end
+
+function M.fill(used, cap)
+  local percent = 100
+  if cap > 0 then
+    local q, r = (100 * used) // cap, (100 * used) % cap
+    percent = (2 * r > cap or (2 * r == cap and q % 2 == 1)) and q + 1 or q
+  end
+  return group(used) .. "/" .. group(cap) .. " (" .. percent .. " %)"
+end
+
+local function isDate(s, i)
+  for k = 0, 9 do
+    local c = byte(s, i + k)
+    if k == 4 or k == 7 then
+      if c ~= 45 then
+        return false
+      end
+    elseif not isDigit(c) then
+      return false
+    end
+  end
+  return true
+end
+
+--- ocmem.memoryfile.fact_statement: a fact line without its "(date, Source : …)" tail.
+function M.factStatement(line)
+  local stripped = rstrip(line)
+  if byte(stripped, #stripped) ~= 41 then
+    return line
+  end
+  local open
+  for i = #stripped - 1, 1, -1 do
+    local c = byte(stripped, i)
+    if c == 41 then
+      return line
+    elseif c == 40 then
+      open = i
+      break
+    end
+  end
+  if not open or not isDate(stripped, open + 1) then
+    return line
+  end
+  return rstrip(sub(stripped, 1, open - 1))
+end
+
+--- The fact lines of MEMORY.md (list items), without "- ".
+function M.factLines(text)
+  local found = {}
+  for _, line in ipairs(splitLines(text)) do
+    if sub(line, 1, 2) == "- " then
+      found[#found + 1] = M.strip(sub(line, 3))
+    end
+  end
+  return found
+end
+
+--- ocmem.memoryfile.with_fact: MEMORY.md with one more fact line.
+function M.withFact(text, line)
+  local base = M.strip(text) ~= "" and text or M.MEMORY_HEADER
+  local body = base
+  while #body > 0 and byte(body, #body) == 10 do
+    body = sub(body, 1, #body - 1)
+  end
+  local lines = splitLines(body)
+  local separator = sub(lines[#lines], 1, 2) == "- " and "\n" or "\n\n"
+  return body .. separator .. "- " .. line .. "\n"
+end
+
+-- --- skills -----------------------------------------------------------------------------------
+
+--- ocmem.skills.name_problems: a valid skill (folder) name, or why not.
+function M.nameProblem(name)
+  local ok = #name >= 1 and #name <= 64
+  for i = 1, #name do
+    local c = byte(name, i)
+    local alnum = isDigit(c) or (c >= 97 and c <= 122)
+    if not alnum and not (c == 45 and i > 1 and i < #name and byte(name, i - 1) ~= 45) then
+      ok = false
+    end
+  end
+  if ok then
+    return nil
+  end
+  return "nom « " .. name .. " » invalide : 1 à 64 caractères, minuscules, chiffres et tirets simples"
+end
+
+local ELLIPSIS = 0x2026
+
+--- ocmem.skills.sentence_count: sentences end with . ! ? or … followed by whitespace.
+function M.sentenceCount(text)
+  local cps = decode(M.strip(text))
+  if #cps == 0 then
+    return 0
+  end
+  local count, k = 1, 1
+  while k <= #cps do
+    local cp = cps[k]
+    if (cp == 46 or cp == 33 or cp == 63 or cp == ELLIPSIS) and SPACES[cps[k + 1]] then
+      local j = k + 1
+      while SPACES[cps[j]] do
+        j = j + 1
+      end
+      if j <= #cps then
+        count = count + 1
+      end
+      k = j
+    else
+      k = k + 1
+    end
+  end
+  return count
+end
+
+function M.descriptionProblems(description)
+  local problems = {}
+  if M.strip(description) == "" then
+    problems[1] = "description absente : OpenCode n'annonce pas un skill sans description"
+    return problems
+  end
+  local length = M.length(description)
+  if length > M.limits.descriptionChars then
+    problems[#problems + 1] = "description de " .. length .. " caractères (maximum " .. M.limits.descriptionChars .. ")"
+  end
+  local sentences = M.sentenceCount(description)
+  if sentences > M.limits.descriptionSentences then
+    problems[#problems + 1] = "description de " .. sentences .. " phrases (maximum " .. M.limits.descriptionSentences .. ")"
+  end
+  return problems
+end
+
+-- YAML scalars: plain when nothing in them can be read as another type or as YAML syntax,
+-- else double-quoted with every character that could start a SilverBullet construct written
+-- as an escape (so the frontmatter, too, holds no "${", "<", "#", "[" or "{").
+local YAML_WORDS = { yes = true, no = true, ["true"] = true, ["false"] = true, on = true, off = true, null = true, y = true, n = true }
+local YAML_PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'()/-")
+local YAML_ESCAPED = set("\\\"$<#[{")
+
+function M.yamlScalar(s)
+  local cps = decode(s)
+  local plain = #cps > 0 and isAlpha(cps[1]) and cps[#cps] ~= 32 and not YAML_WORDS[string.lower(s)]
+  for _, cp in ipairs(cps) do
+    if cp < 0x80 then
+      plain = plain and YAML_PLAIN[cp] == true
+    else
+      plain = plain and cp >= 0xA1 and not SPACES[cp] and cp ~= 0xFEFF and cp < 0xFFF0
+    end
+  end
+  if plain then
+    return s
+  end
+  local out = { '"' }
+  for _, cp in ipairs(cps) do
+    if YAML_ESCAPED[cp] or cp < 0x20 or (cp >= 0x7F and cp <= 0x9F) then
+      out[#out + 1] = (cp == 92 and "\\\\") or (cp == 34 and '\\"') or string.format("\\x%02X", cp)
+    elseif cp == 0x2028 then
+      out[#out + 1] = "\\L"
+    elseif cp == 0x2029 then
+      out[#out + 1] = "\\P"
+    elseif cp == 0xFEFF or (cp >= 0xD800 and cp <= 0xDFFF) or cp == 0xFFFE or cp == 0xFFFF then
+      out[#out + 1] = string.format("\\u%04X", cp)
+    else
+      out[#out + 1] = encode(cp)
+    end
+  end
+  out[#out + 1] = '"'
+  return table.concat(out)
+end
+
+--- A SKILL.md with the frontmatter ocmem.skills.render_skill writes (same YAML values).
+function M.renderSkill(name, description, body, metadata)
+  return "---\nname: " .. M.yamlScalar(name) .. "\ndescription: " .. M.yamlScalar(description)
+    .. "\nmetadata:\n  source: " .. M.yamlScalar(metadata.source)
+    .. "\n  promu: " .. M.yamlScalar(metadata.promu)
+    .. "\n  proposition: " .. M.yamlScalar(metadata.proposition)
+    .. "\n---\n\n" .. M.strip(body) .. "\n"
+end
+
+local function lineCount(text)
+  local count, from = 0, 1
+  while true do
+    local nl = find(text, "\n", from, true)
+    if not nl then
+      return count + ((from <= #text) and 1 or 0)
+    end
+    count = count + 1
+    from = nl + 1
+  end
+end
+M.lineCount = lineCount
+
+-- A name as a whole word of the « Remplace » text.
+local function mentions(text, name)
+  local from = 1
+  while true do
+    local at = find(text, name, from, true)
+    if not at then
+      return false
+    end
+    local before, after = byte(text, at - 1), byte(text, at + #name)
+    local function wordChar(c)
+      return c ~= nil and (isDigit(c) or (c >= 97 and c <= 122) or c == 45)
+    end
+    if not wordChar(before) and not wordChar(after) then
+      return true
+    end
+    from = at + 1
+  end
+end
+
+-- --- decisions --------------------------------------------------------------------------------
+
+local function refusal(message, fix)
+  return { ok = false, message = message .. ". Correction : " .. fix }
+end
+
+--- The status line's new value for a refusal (the reason written inert), or nil and why.
+function M.refusedStatus(today, reason)
+  local cleaned = M.strip(M.clean(reason or ""))
+  if cleaned == "" then
+    return nil, "donne une raison"
+  end
+  if find(cleaned, "\n", 1, true) then
+    return nil, "la raison tient sur une ligne"
+  end
+  return REFUSED .. " (" .. today .. ") : " .. M.inline(cleaned)
+end
+
+--- The page text with proposal `id`'s status line set to `status`, or nil and why.
+function M.markStatus(text, id, status)
+  for _, p in ipairs(M.parsePending(text)) do
+    if p.id == id then
+      if not p.statusLine then
+        return nil, "ligne « - Statut : » absente dans " .. id
+      end
+      if p.state ~= PENDING then
+        return nil, id .. " n'est plus en attente (" .. p.status .. ")"
+      end
+      local lines = splitLines(text)
+      local original = lines[p.statusLine]
+      local crlf = byte(original, #original) == 13 and "\r" or ""
+      lines[p.statusLine] = "- Statut : " .. status .. crlf
+      return table.concat(lines, "\n")
+    end
+  end
+  return nil, "proposition " .. id .. " introuvable"
+end
+
+--- Everything a decision reads, from a store {list(), read(name)} (SilverBullet's space, or a
+--- stand-in): page names, the pending pages parsed, MEMORY.md, the skills.
+function M.snapshot(store)
+  local names = store.list()
+  local snap = { names = names, pages = {}, proposals = {}, byId = {}, read = store.read }
+  for _, page in ipairs(M.pendingPages(names)) do
+    page.text = store.read(page.name) or ""
+    snap.pages[#snap.pages + 1] = page
+    for _, p in ipairs(M.parsePending(page.text)) do
+      p.page, p.home = page.name, page.home
+      p.gid = page.home and (page.home .. "/" .. p.id) or p.id
+      snap.proposals[#snap.proposals + 1] = p
+      if snap.byId[p.gid] == nil then
+        snap.byId[p.gid] = p
+      else
+        snap.byId[p.gid] = false -- the same id twice: ambiguous, refused
+      end
+    end
+  end
+  snap.memory = store.read(M.pages.memory) or ""
+  snap.skills = M.skillNames(names)
+  return snap
+end
+
+local function sourceText(p)
+  local joined = table.concat(p.sources, " ; ")
+  return p.home and (p.home .. " " .. joined) or joined
+end
+
+--- The MEMORY.md line a fact proposal becomes, or nil and why.
+function M.factLine(p, today)
+  local fact = M.strip(M.unlines(p.content or ""))
+  if fact == "" or find(fact, "\n", 1, true) then
+    return nil, "un fait tient sur une ligne non vide"
+  end
+  if #p.sources == 0 then
+    return nil, "la proposition ne cite aucune source"
+  end
+  return M.inline(fact) .. " (" .. today .. ", Source : " .. M.inline(sourceText(p)) .. " ; "
+    .. M.inline(p.gid) .. ")"
+end
+
+local function lookup(snap, gid, readable)
+  local p = snap.byId[gid]
+  if p == false then
+    return nil, refusal("l'identifiant " .. gid .. " apparaît deux fois", "renumérote ou supprime le doublon dans " .. M.pages.inbox)
+  end
+  if not p then
+    return nil, refusal("pas de proposition " .. gid, "la revue des propositions montre les identifiants")
+  end
+  if p.state ~= PENDING then
+    return nil, refusal(gid .. " n'est plus en attente (« " .. p.status .. " »)", "rien à faire")
+  end
+  if p.problem and (readable or not p.statusLine) then
+    return nil, refusal(gid .. " est illisible : " .. p.problem, "corrige le bloc dans " .. p.page .. " ou refuse la proposition")
+  end
+  return p
+end
+
+local function markWrite(p, today)
+  return { page = p.page, id = p.id, status = PROMOTED .. " (" .. today .. ")" }
+end
+
+local function planFact(snap, p, today)
+  local line, why = M.factLine(p, today)
+  if not line then
+    return refusal(p.gid .. " : " .. why, "corrige la proposition dans " .. p.page .. " ou refuse-la")
+  end
+  local tail = "; " .. M.inline(p.gid) .. ")"
+  local wanted = M.unescape(M.factStatement(line))
+  for _, existing in ipairs(M.factLines(snap.memory)) do
+    if sub(existing, -#tail) == tail then
+      -- promoted before, but the status was not marked (interrupted): only mark it now
+      return { ok = true, writes = { markWrite(p, today) }, message = p.gid .. " était déjà dans MEMORY.md : marquée « promu »" }
+    end
+    if M.unescape(M.factStatement(existing)) == wanted then
+      return refusal("ce fait est déjà dans MEMORY.md : « " .. existing .. " »", "refuse la proposition (« déjà présent »)")
+    end
+  end
+  local text = M.withFact(snap.memory, line)
+  local used = M.length(text)
+  if used > M.limits.memoryChars then
+    return refusal(
+      "MEMORY.md dépasserait son plafond : " .. M.fill(used, M.limits.memoryChars) .. ", rien n'a été écrit",
+      "consolide MEMORY.md (fusionne ou retire des faits dépassés), puis relance la promotion"
+    )
+  end
+  local message = p.gid .. " promue dans MEMORY.md (" .. M.fill(used, M.limits.memoryChars) .. ")"
+  local replaces = p.field["Remplace"]
+  if replaces and replaces ~= "rien" then
+    message = message .. ". Elle remplace : " .. replaces .. " — retire l'ancienne ligne de MEMORY.md à la main"
+  end
+  return { ok = true, writes = { { page = M.pages.memory, text = text }, markWrite(p, today) }, message = message }
+end
+
+--- The SKILL.md a skill proposal becomes, its problems (empty when it may be written) and name.
+function M.skillText(p, today)
+  local name = M.strip(p.field["Skill"] or "")
+  local description = M.strip(M.clean(p.field["Description"] or ""))
+  local problems = {}
+  local nameProblem = M.nameProblem(name)
+  if nameProblem then
+    problems[#problems + 1] = nameProblem
+  end
+  if find(description, "\n", 1, true) then
+    problems[#problems + 1] = "la description tient sur une ligne"
+  end
+  for _, problem in ipairs(M.descriptionProblems(description)) do
+    problems[#problems + 1] = problem
+  end
+  if #p.sources == 0 then
+    problems[#problems + 1] = "la proposition ne cite aucune source"
+  end
+  local source = sourceText(p)
+  local body = M.draft(M.undraft(p.content or "")) .. "\n\nSource : " .. M.inline(source)
+    .. " (promu le " .. today .. ", " .. M.inline(p.gid) .. ")"
+  local text = M.renderSkill(name, description, body, { source = source, promu = today, proposition = p.gid })
+  local lines = lineCount(text)
+  if lines > M.limits.skillLines then
+    problems[#problems + 1] = lines .. " lignes (maximum " .. M.limits.skillLines .. ")"
+  end
+  return text, problems, name
+end
+
+local function planSkill(snap, p, today)
+  local text, problems, name = M.skillText(p, today)
+  if #problems > 0 then
+    return refusal(
+      "le skill ne respecterait pas les règles : " .. table.concat(problems, " ; "),
+      "refuse la proposition et demande une version corrigée"
+    )
+  end
+  local page = M.pages.skills .. name .. "/SKILL"
+  local exists = false
+  for _, known in ipairs(snap.skills) do
+    exists = exists or known == name
+  end
+  if exists then
+    local current = snap.read(page) or ""
+    if find(current, "\n  proposition: " .. M.yamlScalar(p.gid) .. "\n", 1, true) then
+      -- promoted before, but the status was not marked (interrupted): only mark it now
+      return { ok = true, writes = { markWrite(p, today) }, message = p.gid .. " était déjà dans " .. page .. " : marquée « promu »" }
+    end
+    if not mentions(p.field["Remplace"] or "", name) then
+      return refusal(
+        "le skill " .. name .. " existe déjà et la proposition ne dit pas le remplacer",
+        "refuse la proposition, ou modifie le skill à la main"
+      )
+    end
+  elseif #snap.skills >= M.limits.skillsMax then
+    return refusal(
+      #snap.skills .. " skills déjà installés (maximum " .. M.limits.skillsMax .. ")",
+      "fusionne ou retire un skill avant d'en créer un nouveau"
+    )
+  end
+  return {
+    ok = true,
+    writes = { { page = page, text = text }, markWrite(p, today) },
+    message = p.gid .. " promue : " .. page .. " (" .. lineCount(text) .. "/" .. M.limits.skillLines
+      .. " lignes, " .. (exists and #snap.skills or #snap.skills + 1) .. "/" .. M.limits.skillsMax .. " skills)",
+  }
+end
+
+--- What promoting `gid` writes ({ok, writes, message}); nothing is written here.
+function M.planPromote(snap, gid, today)
+  local p, refused = lookup(snap, gid, true)
+  if not p then
+    return refused
+  end
+  if p.kind == "fait" then
+    return planFact(snap, p, today)
+  end
+  return planSkill(snap, p, today)
+end
+
+--- What refusing `gid` with `reason` writes (a block that cannot be read may be refused).
+function M.planRefuse(snap, gid, reason, today)
+  local p, refused = lookup(snap, gid, false)
+  if not p then
+    return refused
+  end
+  local status, why = M.refusedStatus(today, reason)
+  if not status then
+    return refusal(why, "relance la commande avec une raison sur une ligne")
+  end
+  return { ok = true, writes = { { page = p.page, id = p.id, status = status } }, message = gid .. " refusée" }
+end
+
+--- Carries out a plan on a store {read(name), write(name, text)}: target pages first, the
+--- status last, set on the page as read just before writing it (a push may have added blocks).
+function M.apply(store, plan)
+  if not plan.ok then
+    return plan
+  end
+  for _, write in ipairs(plan.writes) do
+    if write.status then
+      local text, why = M.markStatus(store.read(write.page) or "", write.id, write.status)
+      if not text then
+        return { ok = false, message = plan.message .. ", mais le statut n'a pas pu être marqué : " .. why
+          .. ". Correction : écris « - Statut : " .. write.status .. " » dans " .. write.page }
+      end
+      store.write(write.page, text)
+    else
+      store.write(write.page, write.text)
+    end
+  end
+  return plan
+end
+
+function M.promote(store, gid, today)
+  return M.apply(store, M.planPromote(M.snapshot(store), gid, today))
+end
+
+function M.refuse(store, gid, reason, today)
+  return M.apply(store, M.planRefuse(M.snapshot(store), gid, reason, today))
+end
+
+--- A proposal's content as the review shows it (a text node): a fact as it reads, a skill draft
+--- as the Markdown it will be written as.
+function M.shownContent(p)
+  if not p.content then
+    return ""
+  end
+  return p.kind == "fait" and M.unlines(p.content) or p.content
+end
+
+--- The review: proposals waiting (every field as plain text, for text nodes) and the budgets.
+function M.review(store)
+  local snap = M.snapshot(store)
+  local entries, decided = {}, 0
+  for _, p in ipairs(snap.proposals) do
+    if p.state == PENDING then
+      entries[#entries + 1] = p
+    else
+      decided = decided + 1
+    end
+  end
+  return {
+    entries = entries,
+    decided = decided,
+    memory = "MEMORY.md " .. M.fill(M.length(snap.memory), M.limits.memoryChars),
+    skills = "skills " .. #snap.skills .. "/" .. M.limits.skillsMax,
+  }
+end
