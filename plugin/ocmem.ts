@@ -603,6 +603,10 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
           contradiction: z.string().describe("« aucune » ou ce que la proposition contredit"),
           remplace: z.string().describe("« rien » ou le fait/skill remplacé ou modifié"),
           retiens_ca: z.boolean().optional().describe("L'utilisateur a dit « retiens ça » dans cette session"),
+          note_recurrente: z
+            .boolean()
+            .optional()
+            .describe("Fait tiré d'une note que ocmem a signalée comme récurrente (sources peut alors être vide)"),
           name: z.string().optional().describe("Nom du skill proposé"),
           description: z.string().optional().describe("Description du skill, 2 phrases au plus"),
         },

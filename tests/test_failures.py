@@ -68,6 +68,11 @@ CORRUPT_STATE: dict[str, tuple[str, str, set[str]]] = {
     ),
     "plugin.json": (".ocmem/plugin.json", "\x00\x01 not json", {"ocmem doctor"}),
     "ses_1.json": (".ocmem/sessions/ses_1.json", '{"journal": 5}', {"ocmem prompt-context"}),
+    "note-recurrence.json": (
+        ".ocmem/note-recurrence.json",
+        '{"notes": 3}',
+        {"ocmem note", "ocmem review", "ocmem tool"},
+    ),
 }
 
 

@@ -232,6 +232,11 @@ def journal_archive(obj: _Context, before: datetime | None, older_than: int | No
 @click.option(
     "--retiens-ca", is_flag=True, help="L'utilisateur a demandé explicitement de retenir."
 )
+@click.option(
+    "--note-recurrente",
+    is_flag=True,
+    help="Fait tiré d'une note signalée comme récurrente (écrite 3 jours différents).",
+)
 @click.option("--name", help="Nom du skill proposé.")
 @click.option("--description", help="Description du skill (2 phrases au plus).")
 @pass_context
@@ -241,6 +246,7 @@ def propose(
     kind: str | None,
     sources: tuple[str, ...],
     retiens_ca: bool,
+    note_recurrente: bool,
     **rest: str | None,
 ) -> Outcome:
     """Propose un fait ou un skill (options, ou objet JSON sur l'entrée standard)."""
@@ -249,7 +255,12 @@ def propose(
     if kind is None:
         data = read_json("propose")
     else:
-        data = {"type": kind, "sources": list(sources), "retiens_ca": retiens_ca}
+        data = {
+            "type": kind,
+            "sources": list(sources),
+            "retiens_ca": retiens_ca,
+            "note_recurrente": note_recurrente,
+        }
         data.update({k: v for k, v in rest.items() if v is not None})
     return Proposals(obj.workspace()).propose(data)
 
@@ -518,7 +529,7 @@ def curate(obj: _Context, print_: bool) -> Outcome:
 @click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
 @pass_context
 def review(obj: _Context, as_json: bool) -> Outcome:
-    """Revue : skills peu utilisés, contradictions possibles, faits à revalider (suggestions)."""
+    """Revue : skills peu utilisés, contradictions possibles, faits à revalider, notes récurrentes (suggestions)."""
     from ocmem.review import review as run_review
 
     report = run_review(obj.workspace())

@@ -101,6 +101,11 @@ class Paths(NamedTuple):
         return self.state_dir / "sync-state.json"
 
     @property
+    def note_recurrence(self) -> Path:
+        """The days on which each short-term note was written (ocmem.recurrence)."""
+        return self.state_dir / "note-recurrence.json"
+
+    @property
     def skill_usage(self) -> Path:
         """One JSON line per skill the plugin saw loaded (for ``ocmem review``)."""
         return self.state_dir / "skill-usage.jsonl"

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from ocmem import inert, journal, shortterm
+from ocmem import inert, journal, memoryfile, recurrence, shortterm
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.fill import Fill
-from ocmem.fsio import read_text
+from ocmem.fsio import atomic_write, read_text
 from ocmem.outcome import Outcome
 from ocmem.similarity import fold
 from ocmem.workspace import Workspace
@@ -51,6 +51,7 @@ class Memory:
         self.ws.check("note", note.text)
         note = note._replace(text=inert.inline(note.text))
         with self.ws.transaction("note") as run:
+            seen = recurrence.load(self.paths)
             kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
             same = [n for n in kept if fold(n.text) == fold(note.text)]
             candidate = [n for n in kept if n not in same] + [note]
@@ -68,11 +69,26 @@ class Memory:
                     ),
                 )
             run.write(self.paths.short_term, rendered)
+            seen, this_note = recurrence.record(seen, note.text, self.ws.today())
+            atomic_write(self.paths.note_recurrence, recurrence.render(seen), mode=0o600)
         lines = ["Note mise à jour" if same else "Note ajoutée", note.shown()]
         if dropped:
             lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
         lines.append(self._short_term_fill(rendered))
+        if this_note.recurring:
+            lines.append(self._recurring_hint(this_note))
         return Outcome(lines)
+
+    def _recurring_hint(self, note: recurrence.NoteRecord) -> str:
+        proposals = [(p.id, p.status, f"{p.title} {p.content}") for p in self.ws.proposals()]
+        facts = [memoryfile.fact_statement(f) for f in memoryfile.fact_lines(self.ws.memory_text())]
+        covered = recurrence.covered_by(note, proposals, facts)
+        if covered:
+            return f"Note récurrente ({note.describe()}), {covered}"
+        return (
+            f"Note récurrente ({note.describe()}) : si elle reste vraie, propose-la comme fait "
+            '(memory_propose / `ocmem propose` avec "note_recurrente": true) ; l\'humain décidera'
+        )
 
     def remove_note(self, number: int) -> Outcome:
         with self.ws.transaction("note --remove") as run:

@@ -11,7 +11,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ocmem import inert, journal, memoryfile, pending, skills
+from ocmem import inert, journal, memoryfile, pending, recurrence, skills
 from ocmem.config import Limits
 from ocmem.errors import InputError, Refused
 from ocmem.fill import Fill
@@ -72,7 +72,7 @@ class Proposals:
                     "fusion impossible : même proposition, ou types différents",
                     fix="fusionne deux propositions distinctes du même type",
                 )
-            sources = tuple(sorted(set(keep.sources) | set(other.sources), key=journal.parse_ref))
+            sources = _sources(keep.sources, other.sources)
             contradiction = keep.contradiction
             if other.contradiction != NO_CONTRADICTION and other.contradiction not in contradiction:
                 contradiction = (
@@ -85,7 +85,7 @@ class Proposals:
                 keep,
                 sources=sources,
                 updated=today,
-                origin=_origin(retiens, len(sources)),
+                origin=_origin(retiens, sources),
                 contradiction=contradiction,
             )
             folded = other.with_status(
@@ -139,13 +139,14 @@ class Proposals:
                 f"source(s) introuvable(s) dans le journal : {', '.join(missing)}",
                 fix="cite des entrées existantes (`ocmem journal search` pour les retrouver)",
             )
-        if not draft.retiens_ca and len(found) < 2:
+        note = self._recurring_note(draft) if draft.from_note else None
+        if not draft.retiens_ca and note is None and len(found) < 2:
             raise Refused(
                 "une leçon vue une seule fois reste dans le journal : il faut 2 épisodes distincts "
                 f"(cités : {len(found)}) ou une demande explicite de l'utilisateur (« retiens ça »)",
                 fix="n'écris pas de proposition ; si la leçon revient, cite les deux entrées",
             )
-        if not found:
+        if not found and note is None:
             raise Refused(
                 "même sur « retiens ça », une proposition cite l'entrée de journal qui la justifie",
                 fix="consigne d'abord l'épisode (`ocmem journal add`), puis cite-le dans sources",
@@ -169,7 +170,7 @@ class Proposals:
                     fix="ne la repropose pas, sauf demande explicite de l'utilisateur",
                 )
             if twin is not None and twin.state == pending.STATE_PENDING:
-                chosen = _complete(twin, draft, today)
+                chosen = _complete(twin, draft, today, note)
                 if replace(chosen, updated=twin.updated) == twin:
                     headline = f"Proposition {twin.id} déjà en attente, rien de nouveau à y ajouter"
                 else:
@@ -178,7 +179,7 @@ class Proposals:
                         f"Proposition {twin.id} complétée (sources : {' ; '.join(chosen.sources)})"
                     )
             else:
-                chosen = draft.to_proposal(pending.next_id(doc.ids()), today, neighbours)
+                chosen = draft.to_proposal(pending.next_id(doc.ids()), today, neighbours, note)
                 doc = doc.append(chosen)
                 headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
             proposals = doc.proposals
@@ -192,6 +193,28 @@ class Proposals:
             lines.append(f"À vérifier : {chosen.check}")
         lines.append(self._pending_count_line(proposals))
         return Outcome(lines)
+
+    def _recurring_note(self, draft: _Draft) -> str:
+        """The source naming the recurring note this fact restates (ocmem.recurrence), or why
+        it cannot stand in for journal episodes."""
+        if draft.kind != "fait":
+            raise Refused(
+                "une note récurrente ne justifie qu'un fait ; une procédure (skill) s'appuie sur des épisodes du journal",
+                fix='retire "note_recurrente" et cite au moins deux entrées du journal',
+            )
+        records = recurrence.load(self.paths)
+        note = recurrence.find_close(records, draft.content)
+        if note is None or not note.recurring:
+            seen = (
+                f"elle a été écrite {len(note.days)} jour(s) seulement"
+                if note
+                else "aucune note de SHORT_TERM.md ne lui ressemble"
+            )
+            raise Refused(
+                f"pas une note récurrente : {seen} (il en faut {recurrence.RECURRING_DAYS} jours différents)",
+                fix="garde-la en note ; ocmem signale lui-même une note devenue récurrente",
+            )
+        return recurrence.source_of(note)
 
     def list_pending(self, show_all: bool = False) -> Outcome:
         proposals = self.ws.proposals()
@@ -361,6 +384,7 @@ class _Draft:
     contradiction: str | None
     replaces: str | None
     retiens_ca: bool
+    from_note: bool
     skill_name: str | None
     description: str | None
 
@@ -377,6 +401,7 @@ class _Draft:
             "contradiction",
             "remplace",
             "retiens_ca",
+            "note_recurrente",
             "name",
             "description",
         }
@@ -403,6 +428,9 @@ class _Draft:
         retiens = values.get("retiens_ca", False)
         if not isinstance(retiens, bool):
             raise InputError("« retiens_ca » doit valoir true ou false", fix=_PROPOSE_HINT)
+        from_note = values.get("note_recurrente", False)
+        if not isinstance(from_note, bool):
+            raise InputError("« note_recurrente » doit valoir true ou false", fix=_PROPOSE_HINT)
         skill_name = description = None
         if kind == "fait":
             if "\n" in content or len(content) > MAX_FACT_CHARS:
@@ -428,6 +456,7 @@ class _Draft:
             contradiction=_optional_line(values, "contradiction"),
             replaces=_optional_line(values, "remplace"),
             retiens_ca=retiens,
+            from_note=from_note,
             skill_name=skill_name,
             description=description,
         )
@@ -482,7 +511,9 @@ class _Draft:
                 fix="garde l'essentiel dans SKILL.md ; les détails iront dans des fichiers annexes",
             )
 
-    def to_proposal(self, pid: str, today: date, neighbours: Sequence[Match]) -> pending.Proposal:
+    def to_proposal(
+        self, pid: str, today: date, neighbours: Sequence[Match], note: str | None
+    ) -> pending.Proposal:
         contradiction = (
             NO_CONTRADICTION
             if _is_none_word(self.contradiction or "")
@@ -498,8 +529,8 @@ class _Draft:
             title=self.title,
             status=pending.STATE_PENDING,
             created=today,
-            sources=self.sources,
-            origin=_origin(self.retiens_ca, len(self.sources)),
+            sources=_sources(self.sources, (note,) if note else ()),
+            origin=_origin(self.retiens_ca, _sources(self.sources, (note,) if note else ())),
             replaces=replaces,
             contradiction=contradiction,
             content=self.content,
@@ -516,10 +547,25 @@ _PROPOSE_HINT = (
 )
 
 
-def _origin(retiens_ca: bool, count: int) -> str:
+def _sources(earlier: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:
+    """Journal references in time order, then the latest recurring-note source, if any."""
+    every = [*earlier, *added]
+    notes = [s for s in every if recurrence.is_note_source(s)]
+    episodes = sorted({s for s in every if s not in notes}, key=journal.parse_ref)
+    return (*episodes, *notes[-1:])
+
+
+def _origin(retiens_ca: bool, sources: Sequence[str]) -> str:
+    episodes = sum(not recurrence.is_note_source(s) for s in sources)
+    from_note = len(sources) > episodes
+    parts = []
     if retiens_ca:
-        return "demande explicite de l'utilisateur (« retiens ça »)"
-    return f"récurrence ({count} épisodes)"
+        parts.append("demande explicite de l'utilisateur (« retiens ça »)")
+    elif episodes >= 2 or not from_note:
+        parts.append(f"récurrence ({episodes} épisodes)")
+    if from_note:
+        parts.append("note récurrente")
+    return " ; ".join(parts)
 
 
 def _required_line(values: Mapping[str, Any], key: str, max_chars: int) -> str:
@@ -567,8 +613,10 @@ def _similar_proposal(
     return best[1] if best else None
 
 
-def _complete(proposal: pending.Proposal, draft: _Draft, today: date) -> pending.Proposal:
-    sources = tuple(sorted(set(proposal.sources) | set(draft.sources), key=journal.parse_ref))
+def _complete(
+    proposal: pending.Proposal, draft: _Draft, today: date, note: str | None
+) -> pending.Proposal:
+    sources = _sources(proposal.sources, draft.sources + ((note,) if note else ()))
     contradiction = proposal.contradiction
     new = draft.contradiction or ""
     if not _is_none_word(new) and fold(new) not in fold(contradiction):
@@ -578,6 +626,6 @@ def _complete(proposal: pending.Proposal, draft: _Draft, today: date) -> pending
         proposal,
         sources=sources,
         updated=today,
-        origin=_origin(retiens, len(sources)),
+        origin=_origin(retiens, sources),
         contradiction=contradiction,
     )

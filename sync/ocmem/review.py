@@ -3,7 +3,9 @@
 - skills never or rarely used, from the plugin's record of ``skill`` tool calls and the journal;
 - possible contradictions between MEMORY.md facts, and between facts and skills: statements
   about the same thing (shared words) that differ in negation or in their numbers;
-- facts to revalidate: no source, an old source episode, or a later proposal that replaces them.
+- facts to revalidate: no source, an old source episode, or a later proposal that replaces them;
+- short-term notes written on 3 distinct days or more (ocmem.recurrence) that no proposal or fact
+  carries yet: candidates for a proposal, which still goes through the agent and the human.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ocmem import journal, memoryfile, pending
+from ocmem import inert, journal, memoryfile, pending, recurrence
 from ocmem.fsio import read_text
 from ocmem.similarity import fold, similarity
 from ocmem.workspace import Workspace
@@ -29,11 +31,18 @@ _NEGATION = re.compile(
 )
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
 _DATED = re.compile(r"\((\d{4}-\d{2}-\d{2})[^()]*\)\s*$")
+# Each kind of suggestion, with its heading in the report.
+KINDS = {
+    "skill peu utilisé": "Skills peu utilisés",
+    "contradiction possible": "Contradictions possibles",
+    "fait à revalider": "Faits à revalider",
+    "note récurrente": "Notes récurrentes",
+}
 
 
 @dataclass(frozen=True)
 class Suggestion:
-    kind: str  # "skill peu utilisé", "contradiction possible", "fait à revalider"
+    kind: str  # one of KINDS
     subject: str
     detail: str
     action: str
@@ -46,9 +55,9 @@ class Review:
 
     def render(self) -> str:
         lines = [f"# Revue de la mémoire ({self.date})", ""]
-        for kind in ("skill peu utilisé", "contradiction possible", "fait à revalider"):
+        for kind, heading in KINDS.items():
             found = [s for s in self.suggestions if s.kind == kind]
-            lines.append(f"## {kind[0].upper()}{kind[1:]}s ({len(found)})")
+            lines.append(f"## {heading} ({len(found)})")
             lines += [f"- {s.subject} : {s.detail}. {s.action}" for s in found] or [
                 "- rien à signaler"
             ]
@@ -170,4 +179,16 @@ def review(ws: Workspace) -> Review:
                             "Mettre à jour MEMORY.md si la nouvelle proposition est promue.",
                         )
                     )
+    carried = [(p.id, p.status, f"{p.title} {p.content}") for p in proposals]
+    statements_only = [memoryfile.fact_statement(f) for f in facts]
+    for note in recurrence.recurring(recurrence.load(ws.paths)):
+        if recurrence.covered_by(note, carried, statements_only) is None:
+            found.append(
+                Suggestion(
+                    "note récurrente",
+                    inert.unescape(note.text),
+                    note.describe(),
+                    "Un fait durable ? L'agent peut le proposer (« note_recurrente ») ; à valider.",
+                )
+            )
     return Review(found, today.strftime("%Y-%m-%d"))
