@@ -12,7 +12,7 @@ import pytest
 
 from conftest import Clock, journal_fields
 from ocmem import journal, pending
-from ocmem.errors import InputError, Refused
+from ocmem.errors import InputError, Refused, StorageError
 from ocmem.memory import Memory
 from ocmem.proposals import Proposals
 
@@ -76,10 +76,11 @@ def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Cloc
         real(self, path, text, **kw)
 
     monkeypatch.setattr(Transaction, "write", crash_on_journal)
-    with pytest.raises(OSError):
+    with pytest.raises(StorageError, match="rien n'a été modifié"):
         memory.archive_journal(date(2026, 9, 1))
     monkeypatch.setattr(Transaction, "write", real)
     assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place
+    assert not (home / "memory/journal-2026-07.md").exists()  # the archive written first was undone
     memory.archive_journal(date(2026, 9, 1))
     assert len(journal.blocks((home / "memory/journal-2026-07.md").read_text())) == 1
     assert "Tâche 2026-07" not in (home / "memory/journal.md").read_text()
@@ -131,6 +132,6 @@ def test_curate_print_schedules_nothing(run_cli: Callable[..., Any], home: Path)
         assert needle in text
 
 
-def test_journal_archive_cli_needs_one_bound(run_cli: Callable[..., Any]) -> None:
+def test_journal_archive_cli_needs_one_bound(home: Path, run_cli: Callable[..., Any]) -> None:
     assert run_cli("journal", "archive").code == 2
     assert run_cli("journal", "archive", "--before", "2026-01-01").code == 0

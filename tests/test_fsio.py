@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -8,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import journal_fields
 from ocmem.config import Paths
 from ocmem.entry import exit_code
-from ocmem.errors import Busy
+from ocmem.errors import Busy, StorageError
 from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
 from ocmem.memory import Memory
 
@@ -41,17 +43,19 @@ def test_atomic_write_keeps_permissions(tmp_path: Path) -> None:
 def test_a_crash_during_an_engine_write_leaves_memory_intact(memory: Memory, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     memory.add_note("première note")
     before = (home / "memory/SHORT_TERM.md").read_bytes()
+    backups = sorted((home / ".ocmem/backups").rglob("*"))
     real_fsync = os.fsync
 
     def failing_fsync(fd: int) -> None:
         raise OSError("disque retiré")
 
     monkeypatch.setattr(os, "fsync", failing_fsync)
-    with pytest.raises(OSError):
+    with pytest.raises(StorageError, match="rien n'a été modifié"):
         memory.add_note("seconde note")
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert (home / "memory/SHORT_TERM.md").read_bytes() == before
     assert not list((home / "memory").glob(f"*{TEMP_SUFFIX}"))
+    assert sorted((home / ".ocmem/backups").rglob("*")) == backups  # the run's copy was discarded
 
 
 def test_backups_are_byte_identical_and_first_copy_wins(tmp_path: Path) -> None:
@@ -92,9 +96,12 @@ def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     env = {**os.environ, "OCMEM_HOME": str(home)}
-    busy = subprocess.run([sys.executable, "-m", "ocmem", "note", "x"], env=env, capture_output=True, text=True)
-    assert busy.returncode == 75, busy.stderr
-    assert "--wait" in busy.stderr
-    waited = subprocess.run([sys.executable, "-m", "ocmem", "--wait", "10", "note", "x"], env=env, capture_output=True, text=True)
+    for args in (["--wait", "0", "note", "x"], ["note", "x", "--wait", "0"], ["journal", "add", "--wait", "0"]):
+        busy = subprocess.run([sys.executable, "-m", "ocmem", *args], env=env, input=json.dumps(journal_fields()), capture_output=True, text=True)
+        assert busy.returncode == 75, (args, busy.stderr)
+        assert "--wait" in busy.stderr and "rien n'a été modifié" in busy.stderr
+    # Without --wait, a direct run waits (saying so after a second) and succeeds.
+    waited = subprocess.run([sys.executable, "-m", "ocmem", "note", "x"], env=env, capture_output=True, text=True)
     assert waited.returncode == 0, waited.stderr
+    assert "j'attends" in waited.stderr
     holder.wait(5)

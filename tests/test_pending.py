@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem import inert, pending, skills
-from ocmem.errors import InputError, Refused
+from ocmem.errors import InputError, Refused, StorageError
 from ocmem.memory import Memory
 from ocmem.proposals import Proposals
 from ocmem.status import status
@@ -235,10 +235,13 @@ def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memo
             raise OSError("disque plein")
         real_write(self, path, text, **kw)
 
+    memory_before = (home / "memory/MEMORY.md").read_bytes()
     monkeypatch.setattr(Transaction, "write", crash_on_pending)
-    with pytest.raises(OSError):
+    with pytest.raises(StorageError, match="rien n'a été modifié"):
         proposals.accept("P-0001")
     monkeypatch.setattr(Transaction, "write", real_write)
+    assert (home / "memory/MEMORY.md").read_bytes() == memory_before  # the first write was undone
+    assert not list((home / ".ocmem/backups").rglob("MEMORY.md"))  # and its backup discarded
     proposals.accept("P-0001")
     assert (home / "memory/MEMORY.md").read_text().count("P-0001)") == 1
 
