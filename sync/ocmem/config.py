@@ -142,6 +142,10 @@ class Limits(NamedTuple):
     note_default_days: int = 7
     note_max_days: int = 30
     journal_entry_lines: int = 10
+    # Size caps (characters): each journal value, a whole rendered entry, one short-term note.
+    journal_field_chars: int = 500
+    journal_entry_chars: int = 2000
+    note_chars: int = 300
     search_results: int = 5
     skills_max: int = 15
     skill_lines: int = 60

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -439,7 +439,7 @@ class _Draft:
                 found.append((name, value))
         return found
 
-    def source_minutes(self) -> list[datetime]:
+    def source_minutes(self) -> list[journal.Ref]:
         return [journal.parse_ref(s) for s in self.sources]
 
     def check_against(self, memory_text: str, existing: list[skills.Skill], limits: Limits) -> None:

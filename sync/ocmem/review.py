@@ -133,7 +133,7 @@ def review(ws: Workspace) -> Review:
     proposals = ws.proposals()
     for fact in facts:
         dated = _DATED.search(fact)
-        refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2})", fact)
+        refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?)", fact)
         if not dated and not refs:
             found.append(
                 Suggestion(
@@ -143,7 +143,7 @@ def review(ws: Workspace) -> Review:
                     "Ajouter sa source, ou le revalider.",
                 )
             )
-        elif refs and max(journal.parse_ref(r) for r in refs) < today - timedelta(
+        elif refs and max(journal.parse_ref(r).when for r in refs) < today - timedelta(
             days=OLD_SOURCE_DAYS
         ):
             found.append(
