@@ -184,13 +184,16 @@ def _read_config_file(path: Path) -> Mapping[str, Any]:
         return {}
     import yaml  # lazy: local commands without a config file never pay for it
 
+    fix = f"corrige {path} (ou renomme-le pour revenir aux valeurs par défaut)"
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} n'est pas de l'UTF-8 valide (octet {exc.start})", fix=fix) from exc
     except yaml.YAMLError as exc:
-        raise InputError(
-            f"{path} n'est pas du YAML valide : {exc}",
-            fix=f"corrige {path} (ou renomme-le pour revenir aux valeurs par défaut)",
-        ) from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"ligne {mark.line + 1}, colonne {mark.column + 1} : " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        raise InputError(f"{path} n'est pas du YAML valide ({where}{problem})", fix=fix) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -259,7 +259,14 @@ def run_lock(
         paths.state_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise storage_error(exc, paths, action="de créer le verrou", changed=False) from exc
+        # flock needs no write access: on a read-only home the run goes on, and fails (if it
+        # must write) on the file it needs, which says more than the lock would.
+        if exc.errno not in (*_DENIED, errno.EROFS) or not paths.lock_file.is_file():
+            raise storage_error(exc, paths, action="de créer le verrou", changed=False) from exc
+        try:
+            fd = os.open(paths.lock_file, os.O_RDONLY)
+        except OSError as again:
+            raise storage_error(again, paths, action="d'ouvrir le verrou", changed=False) from exc
     try:
         started = time.monotonic()
         deadline = started + max(wait_seconds, 0.0)
@@ -326,13 +333,21 @@ def storage_error(
     action: str = "d'écrire",
     changed: bool | None = None,
     extra: str = "",
+    about: Path | None = None,
 ) -> StorageError:
     """What the file system said, about which file, and the fix a user can apply.
 
     ``changed``: False when nothing was modified (said so), None when it is not known here.
+    ``about``: the file to name, when the one refused is a means to it (its backup).
     """
     raw = str(exc.filename) if exc.filename else None
-    where = paths.rel(Path(raw)) if paths and raw else (raw or "un fichier d'ocmem")
+    if about is None and raw and paths and paths.backups_dir in Path(raw).parents:
+        # a copy taken before a write: name the file it protects
+        inside = Path(raw).relative_to(paths.backups_dir).parts[1:]
+        if inside:
+            about, action = paths.home.joinpath(*inside), "de sauvegarder (dans .ocmem/backups)"
+    named = str(about) if about else raw
+    where = paths.rel(Path(named)) if paths and named else (named or "un fichier d'ocmem")
     folder = str(Path(raw).parent) if raw else (str(paths.home) if paths else "le dossier ocmem")
     after = " : rien n'a été modifié" if changed is False else ""
     after += f" ; {extra}" if extra else ""

@@ -42,7 +42,10 @@ def status(ws: Workspace) -> Outcome:
     installed = ws.skills()
     lines.append(f"skills/         {len(installed)}/{limits.skills_max} skill(s)")
     for skill in installed:
-        lines += [f"  ⚠ {skill.name} : {problem}" for problem in skill.problems]
+        lines += [
+            f"  ⚠ {skill.name} : {problem} → corrige {ws.paths.rel(skill.path)} (`ocmem doctor`)"
+            for problem in skill.problems
+        ]
     return Outcome(lines + _sync_status(ws))
 
 

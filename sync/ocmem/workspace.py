@@ -59,6 +59,7 @@ class Transaction:
         self.command = command
         self.backups = Backups(paths)
         self.current: Path | None = None  # the file being written, while it is
+        self.saving = False  # whether that write is at its backup step
         self._undo: list[tuple[Path, Callable[[], None]]] = []
         self._touched: set[Path] = set()
 
@@ -78,13 +79,15 @@ class Transaction:
         old = read_text(path) if old is None else old
         if existed and old == text and mode is None:
             return
-        self.current = path
+        self.current, self.saving = path, True
         # An empty file needs no copy: the undo keeps its (empty) text, and no backup is 0 bytes.
         copy = self.backups.save(path) if existed and backup and old else None
-        if path not in self._touched:
+        self.saving = False
+        undo = self._restorer(path, existed, copy, old) if path not in self._touched else None
+        atomic_write(path, text, mode=mode)  # atomic: if it fails, there is nothing to undo
+        if undo is not None:
             self._touched.add(path)
-            self._undo.append((path, self._restorer(path, existed, copy, old)))
-        atomic_write(path, text, mode=mode)
+            self._undo.append((path, undo))
         self.current = None
         log_event(
             self.paths,
@@ -215,12 +218,21 @@ class Transaction:
 
     def error(self, exc: OSError, unrestored: list[str]) -> OcmemError:
         """The storage error of a failed run, saying whether anything stayed changed."""
+        if self.current is None:
+            action = "d'accéder à"
+        elif self.saving:
+            action = "de sauvegarder (dans .ocmem/backups)"
+        else:
+            action = "d'écrire"
+        # "nothing changed" only when the failure hit a write this transaction made itself (the
+        # sync code writes on its own, and is not undone here)
         return storage_error(
             exc,
             self.paths,
-            action="de lire" if self.current is None and not exc.filename else "d'écrire",
-            changed=None if unrestored else False,
+            action=action,
+            changed=None if unrestored or self.current is None else False,
             extra=" ; ".join(unrestored),
+            about=self.current,
         )
 
 
