@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import re
 from collections.abc import Callable
 from datetime import date, datetime
@@ -66,19 +68,19 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory,
 
 def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    from ocmem.workspace import Transaction
+    from ocmem import workspace
 
-    real = Transaction.write
+    real = workspace.atomic_write
 
-    def crash_on_journal(self: Transaction, path: Path, text: str, **kw: Any) -> None:
+    def crash_on_journal(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "journal.md":
-            raise OSError("crash")
-        real(self, path, text, **kw)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data, **kw)
 
-    monkeypatch.setattr(Transaction, "write", crash_on_journal)
-    with pytest.raises(StorageError, match="rien n'a été modifié"):
+    monkeypatch.setattr(workspace, "atomic_write", crash_on_journal)
+    with pytest.raises(StorageError, match="disque plein : impossible d'écrire memory/journal.md : rien n'a été modifié"):
         memory.archive_journal(date(2026, 9, 1))
-    monkeypatch.setattr(Transaction, "write", real)
+    monkeypatch.setattr(workspace, "atomic_write", real)
     assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place
     assert not (home / "memory/journal-2026-07.md").exists()  # the archive written first was undone
     memory.archive_journal(date(2026, 9, 1))

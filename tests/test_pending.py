@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import errno
+
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -226,20 +228,20 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
 
 def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, proposals: Proposals) -> None:
     proposals.propose(fact(refs))
-    from ocmem.workspace import Transaction
+    from ocmem import workspace
 
-    real_write = Transaction.write
+    real_write = workspace.atomic_write
 
-    def crash_on_pending(self: Transaction, path: Path, text: str, **kw: Any) -> None:
+    def crash_on_pending(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "pending.md":
-            raise OSError("disque plein")
-        real_write(self, path, text, **kw)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_write(path, data, **kw)
 
     memory_before = (home / "memory/MEMORY.md").read_bytes()
-    monkeypatch.setattr(Transaction, "write", crash_on_pending)
-    with pytest.raises(StorageError, match="rien n'a été modifié"):
+    monkeypatch.setattr(workspace, "atomic_write", crash_on_pending)
+    with pytest.raises(StorageError, match="disque plein : impossible d'écrire memory/pending.md : rien n'a été modifié"):
         proposals.accept("P-0001")
-    monkeypatch.setattr(Transaction, "write", real_write)
+    monkeypatch.setattr(workspace, "atomic_write", real_write)
     assert (home / "memory/MEMORY.md").read_bytes() == memory_before  # the first write was undone
     assert not list((home / ".ocmem/backups").rglob("MEMORY.md"))  # and its backup discarded
     proposals.accept("P-0001")
