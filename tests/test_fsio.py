@@ -105,3 +105,58 @@ def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
     assert waited.returncode == 0, waited.stderr
     assert "j'attends" in waited.stderr
     holder.wait(5)
+
+
+def test_twenty_parallel_notes_all_succeed_with_the_default_wait(home: Path) -> None:
+    env = {**os.environ, "OCMEM_HOME": str(home)}
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "ocmem", "note", f"note parallèle {i}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i in range(20)
+    ]
+    results = [(p.wait(60), p.stderr.read() if p.stderr else "") for p in procs]
+    assert [code for code, _ in results] == [0] * 20, results
+    notes = (home / "memory/SHORT_TERM.md").read_text()
+    assert all(f"note parallèle {i}\n" in notes for i in range(20))
+
+
+def test_prune_keeps_recent_runs_and_the_newest_copy_of_every_file(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from ocmem.fsio import BACKUP_KEEP_RUNS, prune
+
+    paths = Paths(tmp_path)
+    now = datetime(2026, 11, 29, 12, 0)
+
+    def folder(days_ago: float, files: dict[str, str]) -> Path:
+        stamp = (now - timedelta(days=days_ago)).strftime("%Y%m%d-%H%M%S-%f")
+        for rel, text in files.items():
+            (paths.backups_dir / stamp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (paths.backups_dir / stamp / rel).write_text(text)
+        return paths.backups_dir / stamp
+
+    gone_skill = folder(400, {"skills/vieux/SKILL.md": "seule copie", "memory/MEMORY.md": "v0"})
+    old = [folder(300 - i, {"memory/MEMORY.md": f"v{i + 1}"}) for i in range(5)]
+    recent = [folder(10 - i * 0.1, {"memory/pending.md": f"p{i}"}) for i in range(BACKUP_KEEP_RUNS + 3)]
+    foreign = paths.backups_dir / "à-garder"
+    foreign.mkdir()
+    removed = prune(paths, now, force=True)
+    assert (gone_skill / "skills/vieux/SKILL.md").read_text() == "seule copie"  # only copy: kept
+    assert not (gone_skill / "memory/MEMORY.md").exists()  # superseded by a newer copy
+    assert [p.exists() for p in old] == [False, False, False, False, True]  # the newest MEMORY.md copy stays
+    assert all(p.is_dir() for p in recent) and foreign.is_dir()  # young, or not ocmem's
+    assert len(removed) == 5
+    assert prune(paths, now + timedelta(hours=1)) == []  # at most once a day
+
+
+def test_the_action_log_rotates_and_keeps_three_generations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocmem import fsio
+
+    monkeypatch.setattr(fsio, "LOG_MAX_BYTES", 1000)
+    paths = Paths(tmp_path)
+    for i in range(200):
+        assert fsio.log_event(paths, "write", n=i, filler="x" * 50)
+    logs = sorted(p.name for p in paths.state_dir.glob("log.jsonl*"))
+    assert set(logs) <= {"log.jsonl", "log.jsonl.1", "log.jsonl.2", "log.jsonl.3"} and "log.jsonl.3" in logs
+    assert all(p.stat().st_size <= 1100 for p in paths.state_dir.glob("log.jsonl*"))
+    newest = (paths.state_dir / logs[0]).read_text().splitlines()[-1]
+    assert '"n": 199' in newest

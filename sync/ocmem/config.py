@@ -188,7 +188,9 @@ def _read_config_file(path: Path) -> Mapping[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path} n'est pas de l'UTF-8 valide (octet {exc.start})", fix=fix) from exc
+        raise InputError(
+            f"{path} n'est pas de l'UTF-8 valide (octet {exc.start})", fix=fix
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"ligne {mark.line + 1}, colonne {mark.column + 1} : " if mark else ""

@@ -228,14 +228,14 @@ def _prune_backups(paths: Paths, now: datetime) -> list[Path]:
     return removed
 
 
-def rotate(log: Path, max_bytes: int = LOG_MAX_BYTES, generations: int = LOG_GENERATIONS) -> bool:
-    """``log`` → ``log.1`` → … → ``log.N`` once it passes ``max_bytes`` (the oldest goes)."""
+def rotate(log: Path) -> bool:
+    """``log`` → ``log.1`` → … → ``log.N`` once it passes LOG_MAX_BYTES (the oldest goes)."""
     try:
-        if log.stat().st_size <= max_bytes:
+        if log.stat().st_size <= LOG_MAX_BYTES:
             return False
     except FileNotFoundError:
         return False
-    for n in range(generations - 1, 0, -1):
+    for n in range(LOG_GENERATIONS - 1, 0, -1):
         older = log.with_name(f"{log.name}.{n}")
         if older.exists():
             os.replace(older, log.with_name(f"{log.name}.{n + 1}"))
