@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-
 import re
 from collections.abc import Callable
 from datetime import date, datetime
@@ -78,7 +77,7 @@ def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Cloc
         real(path, data, **kw)
 
     monkeypatch.setattr(workspace, "atomic_write", crash_on_journal)
-    with pytest.raises(StorageError, match="disque plein : impossible d'écrire memory/journal.md : rien n'a été modifié"):
+    with pytest.raises(StorageError, match=r"disque plein : impossible d'écrire memory/journal\.md : rien n'a été modifié"):
         memory.archive_journal(date(2026, 9, 1))
     monkeypatch.setattr(workspace, "atomic_write", real)
     assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place

@@ -175,5 +175,5 @@ def test_a_token_never_goes_over_plain_http_to_another_machine(home: Path, url: 
 def test_a_token_file_that_is_not_text_is_named(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url)
     (home / ".ocmem/silverbullet.token").write_bytes(b"\xff\xfe")
-    with pytest.raises(InputError, match="silverbullet.token n'est pas du texte UTF-8"):
+    with pytest.raises(InputError, match=r"silverbullet\.token n'est pas du texte UTF-8"):
         load_sync_config(load_settings(home))

@@ -24,6 +24,11 @@ NOTHING_REPLACED = "rien"
 _NONE_WORDS = {"aucune", "aucun", "none", "non", "no", "rien", "nothing", "neant", "-"}
 MAX_FACT_CHARS = 300
 MAX_TITLE = 100
+MAX_LINE = 300  # contradiction, remplace
+MAX_SKILL_CHARS = 6000
+# Below 0.1 (one meaningful word shared out of more than ten) a fact or skill is not "close":
+# listing it as a neighbour was noise (« similarité 0.04 »).
+NEIGHBOUR_MINIMUM = 0.09
 
 
 class Proposals:
@@ -115,7 +120,7 @@ class Proposals:
             (f"skill {s.name} « {s.description} »", f"{s.name} {s.description or ''}")
             for s in self.ws.skills()
         ]
-        return list(closest(text, [*facts, *known], limit=3))
+        return list(closest(text, [*facts, *known], limit=3, minimum=NEIGHBOUR_MINIMUM))
 
     def propose(self, data: Mapping[str, Any]) -> Outcome:
         draft = _Draft.from_mapping(data, self.limits)
@@ -167,6 +172,15 @@ class Proposals:
                     f"l'humain a refusé une proposition semblable : {twin.id} « {twin.title} » ({twin.status})",
                     fix="ne la repropose pas, sauf demande explicite de l'utilisateur",
                 )
+            lookalike = None
+            if (
+                twin is not None
+                and twin.state == pending.STATE_PENDING
+                and draft.kind == "skill"
+                and twin.skill_name != draft.skill_name
+            ):
+                # another skill's name: a proposal of its own, which the human may merge
+                twin, lookalike = None, twin
             if twin is not None and twin.state == pending.STATE_PENDING:
                 chosen = _complete(twin, draft, today)
                 if replace(chosen, updated=twin.updated) == twin:
@@ -182,6 +196,11 @@ class Proposals:
                 headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
             run.write(self.paths.pending, pending.render(proposals))
         lines = [headline]
+        if lookalike is not None:
+            lines.append(
+                f"⚠ ressemble à {lookalike.id} « {lookalike.title} » (skill {lookalike.skill_name}) : "
+                f"si c'est la même procédure, `ocmem pending merge {lookalike.id} {chosen.id}`"
+            )
         if neighbours:
             lines.append(_neighbour_lines(neighbours))
         if chosen.contradiction != NO_CONTRADICTION:
@@ -231,6 +250,17 @@ class Proposals:
             if proposal.state == pending.STATE_PROMOTED:
                 raise Refused(
                     f"{proposal.id} est déjà promue ({proposal.status})", fix="rien à faire"
+                )
+            if proposal.state == pending.STATE_REFUSED:
+                raise Refused(
+                    f"{proposal.id} a été refusée : {proposal.status}",
+                    fix="si l'avis a changé, qu'une nouvelle proposition la reprenne "
+                    "(avec « retiens ça »), puis promeus celle-là",
+                )
+            if proposal.state == pending.STATE_MERGED:
+                raise Refused(
+                    f"{proposal.id} a été fusionnée : {proposal.status}",
+                    fix="promeus la proposition dans laquelle elle a été fusionnée",
                 )
             if proposal.kind == "fait":
                 target, text, notes = self._promote_fact(proposal, today)
@@ -315,8 +345,11 @@ class Proposals:
 
     def reject(self, pid: str, reason: str) -> Outcome:
         reason = reason.strip()
-        if not reason or "\n" in reason:
-            raise InputError("donne une raison sur une ligne", fix='--reason "déjà couvert par …"')
+        if not reason or "\n" in reason or len(reason) > MAX_LINE:
+            raise InputError(
+                f"donne une raison sur une ligne ({MAX_LINE} caractères au plus)",
+                fix='--reason "déjà couvert par …"',
+            )
         self.ws.check("raison", reason)
         today = self.ws.today()
         with self.ws.transaction("pending reject") as run:
@@ -387,6 +420,11 @@ class _Draft:
         if not isinstance(content, str) or not content.strip():
             raise InputError("« contenu » manquant ou vide", fix=_PROPOSE_HINT)
         content = content.replace("\r\n", "\n").strip()
+        if len(content) > MAX_SKILL_CHARS:
+            raise InputError(
+                f"« contenu » fait {len(content)} caractères (maximum {MAX_SKILL_CHARS})",
+                fix="un fait tient en une phrase, un skill en une page : garde l'essentiel",
+            )
         sources = values.get("sources", [])
         if isinstance(sources, str):
             sources = [sources]
@@ -472,10 +510,13 @@ class _Draft:
             {"source": "", "promu": "", "proposition": ""},
         )
         # Promotion adds a source line: keep two lines of margin for it.
-        if len(draft_text.splitlines()) + 2 > limits.skill_lines:
+        lines = len(draft_text.splitlines()) + 2
+        if lines > limits.skill_lines:
             raise Refused(
-                f"le skill ferait plus de {limits.skill_lines} lignes",
-                fix="garde l'essentiel dans SKILL.md ; les détails iront dans des fichiers annexes",
+                f"le skill ferait {lines} lignes une fois promu (maximum {limits.skill_lines}, "
+                "dont 2 pour sa source)",
+                fix=f"retire au moins {lines - limits.skill_lines} ligne(s) : garde l'essentiel "
+                "dans SKILL.md, les détails iront dans des fichiers annexes",
             )
 
     def to_proposal(self, pid: str, today: date, neighbours: Sequence[Match]) -> pending.Proposal:
@@ -539,6 +580,11 @@ def _optional_line(values: Mapping[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str) or "\n" in value.strip():
         raise InputError(f"« {key} » doit tenir sur une ligne", fix=_PROPOSE_HINT)
+    if len(value.strip()) > MAX_LINE:
+        raise InputError(
+            f"« {key} » fait {len(value.strip())} caractères (maximum {MAX_LINE})",
+            fix=f"résume « {key} » en une phrase",
+        )
     return value.strip()
 
 
