@@ -31,6 +31,16 @@ _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
 _DATED = re.compile(r"\((\d{4}-\d{2}-\d{2})[^()]*\)\s*$")
 
 
+_HEADINGS = {
+    "skill peu utilisé": "Skills peu utilisés",
+    "contradiction possible": "Contradictions possibles",
+    "fait à revalider": "Faits à revalider",
+}
+# Statements on one topic beyond this many are reported as one group, not pair by pair.
+GROUP_DETAIL = 3
+GROUP_SHOWN = 3
+
+
 @dataclass(frozen=True)
 class Suggestion:
     kind: str  # "skill peu utilisé", "contradiction possible", "fait à revalider"
@@ -46,9 +56,9 @@ class Review:
 
     def render(self) -> str:
         lines = [f"# Revue de la mémoire ({self.date})", ""]
-        for kind in ("skill peu utilisé", "contradiction possible", "fait à revalider"):
+        for kind, heading in _HEADINGS.items():
             found = [s for s in self.suggestions if s.kind == kind]
-            lines.append(f"## {kind[0].upper()}{kind[1:]}s ({len(found)})")
+            lines.append(f"## {heading} ({len(found)})")
             lines += [f"- {s.subject} : {s.detail}. {s.action}" for s in found] or [
                 "- rien à signaler"
             ]
@@ -91,6 +101,60 @@ def _differs(a: str, b: str) -> str | None:
     return None
 
 
+def _contradictions(statements: list[tuple[str, str]]) -> list[Suggestion]:
+    """Statements on one topic (shared words) that may disagree: pair by pair within a small
+    group; a bigger group (33 near-identical facts) is one suggestion, not 528 pairs."""
+    parent = list(range(len(statements)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    disagreements: list[tuple[int, int, str]] = []
+    for i, (name_a, a) in enumerate(statements):
+        for j in range(i + 1, len(statements)):
+            name_b, b = statements[j]
+            if name_a.startswith("skill") and name_b.startswith("skill"):
+                continue
+            if similarity(a, b) >= TOPIC_OVERLAP:
+                parent[root(j)] = root(i)
+                if why := _differs(a, b):
+                    disagreements.append((i, j, why))
+    groups: dict[int, list[int]] = {}
+    for i in range(len(statements)):
+        groups.setdefault(root(i), []).append(i)
+    found: list[Suggestion] = []
+    for members in groups.values():
+        pairs = [d for d in disagreements if root(d[0]) == root(members[0])]
+        if not pairs:
+            continue
+        if len(members) <= GROUP_DETAIL:
+            found += [
+                Suggestion(
+                    "contradiction possible",
+                    f"{statements[i][0]} / {statements[j][0]}",
+                    why,
+                    "Vérifier lequel est juste, corriger l'autre.",
+                )
+                for i, j, why in pairs
+            ]
+            continue
+        names = [statements[i][0] for i in members]
+        more = f" et {len(names) - GROUP_SHOWN} autres" if len(names) > GROUP_SHOWN else ""
+        reasons = sorted({why.split(" (")[0] for _, _, why in pairs})
+        found.append(
+            Suggestion(
+                "contradiction possible",
+                f"{len(members)} énoncés sur le même sujet : {', '.join(names[:GROUP_SHOWN])}{more}",
+                f"{len(pairs)} paire(s) divergent ({' ; '.join(reasons)})",
+                "Garder ce qui est juste en un seul fait, retirer ou corriger les autres.",
+            )
+        )
+    return found
+
+
 def review(ws: Workspace) -> Review:
     today = ws.now()
     found: list[Suggestion] = []
@@ -116,19 +180,7 @@ def review(ws: Workspace) -> Review:
     facts = memoryfile.fact_lines(ws.memory_text())
     statements = [(f"fait « {f} »", memoryfile.fact_statement(f)) for f in facts]
     statements += [(f"skill {s.name}", f"{s.description or ''}") for s in installed]
-    for i, (name_a, a) in enumerate(statements):
-        for name_b, b in statements[i + 1 :]:
-            if name_a.startswith("skill") and name_b.startswith("skill"):
-                continue
-            if similarity(a, b) >= TOPIC_OVERLAP and (why := _differs(a, b)):
-                found.append(
-                    Suggestion(
-                        "contradiction possible",
-                        f"{name_a} / {name_b}",
-                        why,
-                        "Vérifier lequel est juste, corriger l'autre.",
-                    )
-                )
+    found += _contradictions(statements)
 
     proposals = ws.proposals()
     for fact in facts:
