@@ -25,7 +25,7 @@ from e2e.harness import OpenCode, assistant_text
 pytestmark = pytest.mark.e2e
 
 REMINDER = "charge le skill `retrospective`"
-HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · .+ · #\S+", re.MULTILINE)
+HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · .+ · #\S+", re.MULTILINE)
 
 
 def ocmem(oc: OpenCode, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
