@@ -61,11 +61,12 @@ _HEADER = re.compile(
     r"^## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})(?:~(\d+))? · (.+?) · (#[^\s#]+(?: +#[^\s#]+)*)[ \t]*$",
     re.MULTILINE,
 )
-_HEADER_START = re.compile(r"## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · ")
-_HEADER_AFTER_NEWLINE = re.compile(r"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · ")
-_REF = re.compile(r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})(?:~(\d+))?$")
-_RANK_AFTER = re.compile(rb"~([1-9][0-9]{0,5}) \xc2\xb7 ")
-_ARCHIVE = re.compile(r"^journal-(\d{4})-(\d{2})\.md$")
+# Compiled at first use (re caches them): a journal add needs none of them.
+_HEADER_START = r"## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · "
+_HEADER_AFTER_NEWLINE = r"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · "
+_REF = r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})(?:~(\d+))?$"
+_RANK_AFTER = rb"~([1-9][0-9]{0,5}) \xc2\xb7 "
+_ARCHIVE = r"^journal-(\d{4})-(\d{2})\.md$"
 
 
 class Ref(NamedTuple):
@@ -90,7 +91,7 @@ def ref_of(ref: Ref | datetime) -> str:
 
 def parse_ref(text: str) -> Ref:
     """``journal 2026-11-29 14:32`` (or just the date and time, or ``…14:32~2``) → that entry."""
-    match = _REF.match(text.strip())
+    match = re.compile(_REF).match(text.strip())
     if not match:
         raise InputError(
             f"référence de journal invalide : {text!r}",
@@ -300,8 +301,8 @@ def _spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each entry: from its header to the next header or the end."""
     # "\n## …" has a literal prefix the regex engine can jump to: 4× faster than "^## …" on a
     # 10 000-entry journal. A header on the file's very first line is checked on its own.
-    starts = [m.start() + 1 for m in _HEADER_AFTER_NEWLINE.finditer(text)]
-    if _HEADER_START.match(text):
+    starts = [m.start() + 1 for m in re.compile(_HEADER_AFTER_NEWLINE).finditer(text)]
+    if re.compile(_HEADER_START).match(text):
         starts.insert(0, 0)
     return list(zip(starts, [*starts[1:], len(text)][: len(starts)], strict=True))
 
@@ -377,7 +378,7 @@ def taken_ranks(data: bytes | mmap, when: datetime) -> set[int]:
             after = bytes(data[at + len(prefix) : at + len(prefix) + 12])
             if after.startswith(_SEPARATOR):
                 found.add(1)
-            elif rank := _RANK_AFTER.match(after):
+            elif rank := re.compile(_RANK_AFTER).match(after):
                 found.add(int(rank.group(1)))
         at = data.find(prefix, at + 1)
     return found
@@ -509,7 +510,7 @@ def merge_archive(existing: str, incoming: list[Block], month: str) -> str:
 
 def archive_files(memory_dir: Path) -> list[Path]:
     """``journal-AAAA-MM.md`` archives, newest month first."""
-    found = [p for p in memory_dir.glob("journal-*.md") if _ARCHIVE.match(p.name)]
+    found = [p for p in memory_dir.glob("journal-*.md") if re.compile(_ARCHIVE).match(p.name)]
     return sorted(found, key=lambda p: p.name, reverse=True)
 
 

@@ -11,15 +11,17 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ocmem import inert, journal, shortterm
+from ocmem import inert, journal
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.fill import Fill
 from ocmem.fsio import read_text
 from ocmem.outcome import Outcome
 from ocmem.similarity import fold
 from ocmem.workspace import Transaction, Workspace
+
+if TYPE_CHECKING:
+    from ocmem import shortterm
 
 
 class Memory:
@@ -30,10 +32,17 @@ class Memory:
 
     # --- SHORT_TERM.md -------------------------------------------------------------------
 
+    # The notes' modules are imported by the note commands only: `journal add`, the hot path,
+    # never loads them.
+
     def _current_notes(self) -> list[shortterm.Note]:
+        from ocmem import shortterm
+
         return shortterm.parse(read_text(self.paths.short_term))
 
     def list_notes(self) -> Outcome:
+        from ocmem import shortterm
+
         kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
         result = Outcome(_numbered(kept) or ["(aucune note)"])
         if dropped:
@@ -44,6 +53,9 @@ class Memory:
         return result
 
     def add_note(self, text: str, days: int | None = None) -> Outcome:
+        from ocmem import shortterm
+        from ocmem.fill import Fill
+
         note = shortterm.make_note(
             text,
             self.ws.today(),
@@ -83,6 +95,8 @@ class Memory:
         return Outcome(lines)
 
     def remove_note(self, number: int) -> Outcome:
+        from ocmem import shortterm
+
         with self.ws.transaction("note --remove") as run:
             kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
             if not 1 <= number <= len(kept):
@@ -100,6 +114,8 @@ class Memory:
         return Outcome(lines)
 
     def _short_term_fill(self, rendered: str) -> str:
+        from ocmem.fill import Fill
+
         fill = Fill(len(rendered), self.limits.short_term_chars)
         warn = " ⚠ bientôt plein : consolide" if fill.warns(self.limits.fill_warning_ratio) else ""
         return f"SHORT_TERM.md {fill}{warn}"
