@@ -25,7 +25,7 @@ human (pulled MEMORY.md, AGENTS.md, skills) for the constructs above, so a tampe
 not installed silently.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
 import re
 import unicodedata

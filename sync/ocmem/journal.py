@@ -24,7 +24,7 @@ SilverBullet can only display them); ``Entry`` holds them as written, ``parse_en
 them back.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
 import re
 from bisect import bisect_right
@@ -364,7 +364,7 @@ def readable(text: str) -> str:
     return "\n".join(inert.unescape(line) for line in text.split("\n"))
 
 
-def taken_ranks(data: bytes | mmap, when: datetime) -> set[int]:
+def taken_ranks(data: "bytes | mmap", when: datetime) -> set[int]:
     """The ranks the entries of a journal's bytes already use at minute ``when``.
 
     A byte search for that minute's header prefix (no decoding, no parsing): the C-speed scan

@@ -1,6 +1,6 @@
 """Cheap, deterministic text similarity for deduplicating lessons (no model involved)."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
 import re
 import unicodedata
