@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -445,6 +446,8 @@ def test_fault_matrix(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if (fault == "disque plein" or (IS_ROOT and "lecture seule" in fault)) and not CAN_MOUNT:
+        if os.environ.get("OCMEM_FAULTS_REQUIRED"):
+            pytest.fail(f"OCMEM_FAULTS_REQUIRED is set but this case {WHY_NOT}")
         pytest.skip(WHY_NOT)
     args, stdin_text = COMMANDS[command]
     corruption = _corruption(fault)
@@ -513,3 +516,27 @@ def test_fault_matrix(
         if command != "ocmem doctor":
             assert result.code != 0 or command == "ocmem status", said
             assert after == before
+
+
+def test_a_permission_refused_names_the_file_and_the_folder_to_fix(
+    home: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a non-root user meets on a folder they cannot write (EACCES, not EROFS)."""
+    import errno
+
+    from ocmem import workspace
+
+    before = snapshot(home)
+
+    def refused(path: Path, data: object, **kw: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(workspace, "atomic_write", refused)
+    result = run(["note", "une note", "--wait", "0"])
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        "ocmem : permission refusée : impossible d'écrire memory/SHORT_TERM.md : rien n'a été modifié",
+        f"Correction : donne les droits d'écriture sur {home / 'memory'} à cet utilisateur (`ls -ld {home / 'memory'}`), "
+        "ou lance ocmem avec le compte propriétaire",
+    ]
+    assert snapshot(home) == before
