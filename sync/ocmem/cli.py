@@ -312,7 +312,9 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
                 "la promotion demande la confirmation d'un humain",
                 fix=f"lance `ocmem pending accept {pid}` dans un terminal, ou ajoute --yes si tu es l'humain",
             )
-        click.echo(proposals.show_pending(pid).render())
+        from ocmem.outcome import terminal_safe
+
+        click.echo(terminal_safe(proposals.show_pending(pid).render()))
         if not click.confirm("Promouvoir cette proposition ?", default=False):
             raise Refused("promotion annulée", fix="rien n'a été écrit")
     return proposals.accept(pid)
