@@ -158,3 +158,23 @@ def test_every_option_has_help_text(command: tuple[str, ...]) -> None:
     for param in group.params:
         if param.param_type_name == "option" and not param.hidden:
             assert getattr(param, "help", None), param.name
+
+
+def test_a_bug_is_one_line_and_its_traceback_kept_aside(home: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from ocmem import status
+
+    def broken(ws: object) -> None:
+        raise RuntimeError("bogue simulé")
+
+    monkeypatch.setattr(status, "status", broken)
+    result = run_cli("status")
+    assert result.code == 1 and "Traceback" not in result.err
+    assert len(result.err.splitlines()) == 1 and "erreur inattendue (RuntimeError)" in result.err
+    log = Path(re.search(r"détails dans (\S+)\.", result.err).group(1))  # type: ignore[union-attr]
+    assert "bogue simulé" in log.read_text() and log.stat().st_mode & 0o077 == 0
+    log.unlink()
+    debug = run_cli("--debug", "status")
+    assert "Traceback" in debug.err and "bogue simulé" in debug.err
+    Path(re.search(r"détails dans (\S+)\.", debug.err).group(1)).unlink()  # type: ignore[union-attr]

@@ -118,9 +118,11 @@ def _crash(exc: BaseException, debug: bool) -> int:
     import traceback
 
     details = "".join(traceback.format_exception(exc))
-    where = Path(tempfile.gettempdir()) / f"ocmem-crash-{os.getpid()}.log"
     try:
-        where.write_text(details, encoding="utf-8")
+        # a new private file (a fixed name in a shared /tmp could be a planted symlink)
+        fd, where = tempfile.mkstemp(prefix="ocmem-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(details)
         kept = f"détails dans {where}"
     except OSError:
         kept = "relance avec --debug pour les détails"
