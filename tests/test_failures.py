@@ -540,3 +540,39 @@ def test_a_permission_refused_names_the_file_and_the_folder_to_fix(
         "ou lance ocmem avec le compte propriétaire",
     ]
     assert snapshot(home) == before
+
+
+def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together_or_neither(
+    home: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from ocmem import workspace
+
+    envelope = {
+        "session": "ses_9",
+        "user_messages": [],
+        "untrusted_outputs": [],
+        "args": journal_fields(titre="Rétrospective"),
+    }
+    journal_before = (home / "memory/journal.md").read_bytes()
+    real = workspace.atomic_write
+
+    def full_on_sessions(path: Path, data: object, **kw: Any) -> None:
+        if path.parent.name == "sessions":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workspace, "atomic_write", full_on_sessions)
+    failed = run(["tool", "memory_journal"], json.dumps(envelope).encode())
+    assert (
+        failed.code == 1 and "disque plein" in failed.err and "rien n'a été modifié" in failed.err
+    )
+    assert (home / "memory/journal.md").read_bytes() == journal_before  # the append was undone
+    monkeypatch.setattr(workspace, "atomic_write", real)
+    done = run(["tool", "memory_journal"], json.dumps(envelope).encode())
+    assert done.code == 0, done.err
+    assert (
+        run(["tool", "memory_journal"], json.dumps(envelope).encode()).code == 3
+    )  # one per session
+    assert (home / "memory/journal.md").read_text().count("Rétrospective") == 1
