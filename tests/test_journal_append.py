@@ -190,3 +190,31 @@ def add(title: str, env: dict[str, str]) -> str:
     done = subprocess.run([sys.executable, "-m", "ocmem", "journal", "add"], env=env, input=json.dumps(journal_fields(titre=title)), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return title
+
+
+def test_entries_of_one_minute_are_pushed_as_distinct_blocks(synced: Path, sb: object, memory: Memory) -> None:
+    from ocmem.config import load_settings
+    from ocmem.sync import run as sync
+    from ocmem.workspace import Workspace
+
+    for title in ("Première", "Deuxième", "Troisième"):
+        memory.add_journal(journal_fields(titre=title))
+    sync.push(Workspace(load_settings(synced)))
+    page = sb.read("Agents/Inbox/journal.md")  # type: ignore[attr-defined]
+    assert "## 2026-11-29 10:00 · Première" in page
+    assert "## 2026-11-29 10:00~2 · Deuxième" in page and "## 2026-11-29 10:00~3 · Troisième" in page
+    sync.push(Workspace(load_settings(synced)))  # again: nothing duplicated
+    assert sb.read("Agents/Inbox/journal.md").count("## 2026-11-29 10:00") == 3  # type: ignore[attr-defined]
+
+
+def test_entries_of_one_minute_are_archived_both(memory: Memory, home: Path, clock: Clock) -> None:
+    from datetime import date
+
+    clock.value = datetime(2026, 7, 1, 8, 0)
+    for title in ("Une", "Deux"):
+        memory.add_journal(journal_fields(titre=title))
+    memory.archive_journal(date(2026, 9, 1))
+    archived = journal.blocks((home / "memory/journal-2026-07.md").read_text())
+    assert [(str(b.key), b.title) for b in archived] == [("journal 2026-07-01 08:00", "Une"), ("journal 2026-07-01 08:00~2", "Deux")]
+    clock.value = datetime(2026, 7, 1, 8, 0, 30)
+    assert memory.add_journal(journal_fields(titre="Trois")).lines[0].endswith("08:00~3")  # the archive counts
