@@ -121,7 +121,12 @@ class Transaction:
             os.close(fd)
         self.current = None
         log_event(
-            self.paths, "append", command=self.command, file=self.paths.rel(path), bytes=start
+            self.paths,
+            "append",
+            command=self.command,
+            file=self.paths.rel(path),
+            at=start,
+            bytes=len(payload),
         )
 
     def set_aside(self, path: Path, start: int, name: str) -> Path:
