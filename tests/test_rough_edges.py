@@ -178,3 +178,30 @@ def test_a_bug_is_one_line_and_its_traceback_kept_aside(home: Path, run_cli: Run
     debug = run_cli("--debug", "status")
     assert "Traceback" in debug.err and "bogue simulé" in debug.err
     Path(re.search(r"détails dans (\S+)\.", debug.err).group(1)).unlink()  # type: ignore[union-attr]
+
+
+def test_the_promotion_prompt_takes_a_french_answer(home: Path, run_cli: Run, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from ocmem.entry import main
+
+    refs = [add(run_cli, titre=t) for t in ("Un", "Deux")]
+    proposal = {"type": "fait", "titre": "Ports", "contenu": "Vérifier les ports.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}
+    assert run_cli("propose", stdin=json.dumps(proposal)).code == 0
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def answer(text: str) -> int:
+        monkeypatch.setattr(sys, "stdin", Terminal(text))
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            main(["pending", "accept", "P-0001"])
+        return int(done.value.code or 0)
+
+    assert answer("n\n") == 3
+    assert "[o/N]" in capsys.readouterr().out
+    assert answer("oui\n") == 0
+    assert "P-0001 promue" in capsys.readouterr().out

@@ -315,7 +315,10 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
         from ocmem.outcome import terminal_safe
 
         click.echo(terminal_safe(proposals.show_pending(pid).render()))
-        if not click.confirm("Promouvoir cette proposition ?", default=False):
+        answer = click.prompt(
+            "Promouvoir cette proposition ? [o/N]", default="n", show_default=False
+        )
+        if answer.strip().lower() not in ("o", "oui", "y", "yes"):
             raise Refused("promotion annulée", fix="rien n'a été écrit")
     return proposals.accept(pid)
 
