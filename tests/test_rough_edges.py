@@ -24,7 +24,9 @@ def add(run_cli: Run, **fields: object) -> str:
 # --- guards ---------------------------------------------------------------------------------
 
 
-def test_the_configured_token_is_refused_even_when_its_file_is_loose(home: Path, run_cli: Run) -> None:
+def test_the_configured_token_is_refused_even_when_its_file_is_loose(
+    home: Path, run_cli: Run
+) -> None:
     configure_sync(home, "http://127.0.0.1:9")
     (home / ".ocmem/silverbullet.token").chmod(0o644)
     result = run_cli("note", f"pour se connecter : {SB_TOKEN}")
@@ -42,10 +44,15 @@ def test_short_password_assignments_are_secrets(home: Path, run_cli: Run, unchan
 # --- bad input ------------------------------------------------------------------------------
 
 
-def test_an_oversized_journal_value_is_refused_with_its_size(home: Path, run_cli: Run, unchanged: None) -> None:
+def test_an_oversized_journal_value_is_refused_with_its_size(
+    home: Path, run_cli: Run, unchanged: None
+) -> None:
     result = run_cli("journal", "add", stdin=json.dumps(journal_fields(fait="x" * 5_000_000)))
     assert result.code == 2
-    assert "« Fait » fait 5000000 caractères (maximum 500)" in result.err and "Correction :" in result.err
+    assert (
+        "« Fait » fait 5000000 caractères (maximum 500)" in result.err
+        and "Correction :" in result.err
+    )
     assert len(result.err) < 400  # the value is not echoed
 
 
@@ -57,12 +64,18 @@ def test_an_oversized_note_is_refused(home: Path, run_cli: Run, unchanged: None)
 def test_a_legacy_oversized_entry_is_cut_in_search_results(home: Path, run_cli: Run) -> None:
     add(run_cli, titre="Énorme")
     journal = home / "memory/journal.md"
-    journal.write_text(journal.read_text().replace("- Fait : docker compose up -d", "- Fait : " + "énorme " * 20000))
+    journal.write_text(
+        journal.read_text().replace(
+            "- Fait : docker compose up -d", "- Fait : " + "énorme " * 20000
+        )
+    )
     shown = run_cli("journal", "search", "énorme").out
     assert len(shown) < 3000 and "entrée tronquée" in shown
 
 
-def test_control_characters_never_reach_the_files_nor_the_terminal(home: Path, run_cli: Run) -> None:
+def test_control_characters_never_reach_the_files_nor_the_terminal(
+    home: Path, run_cli: Run
+) -> None:
     nasty = f"titre{ESC}]0;pwned\x07 {ESC}[31mrouge\x00nul\x9b2J"
     add(run_cli, titre="Contrôles", lecon=nasty)
     assert run_cli("note", f"note {ESC}[2J effacée\x00").code == 0
@@ -70,11 +83,18 @@ def test_control_characters_never_reach_the_files_nor_the_terminal(home: Path, r
         stored = (home / "memory" / name).read_text()
         assert not any(c in stored for c in (ESC, "\x00", "\x07", "\x9b")), name
     # files written by hand (or by an older ocmem) are escaped on the way out
-    (home / "memory/SHORT_TERM.md").write_text(f"[2026-11-29 → expire 2026-12-31] à la main {ESC}]0;titre\x07\n")
+    (home / "memory/SHORT_TERM.md").write_text(
+        f"[2026-11-29 → expire 2026-12-31] à la main {ESC}]0;titre\x07\n"
+    )
     (home / "memory/pending.md").write_text((home / "memory/pending.md").read_text())
     journal = home / "memory/journal.md"
     journal.write_text(journal.read_text().replace("Contrôles", f"Contrôles {ESC}[5m"))
-    for args in (("note", "--list"), ("journal", "search", "contrôles"), ("journal", "recent"), ("status",)):
+    for args in (
+        ("note", "--list"),
+        ("journal", "search", "contrôles"),
+        ("journal", "recent"),
+        ("status",),
+    ):
         result = run_cli(*args)
         assert result.code == 0, (args, result)
         assert not any(c in result.out + result.err for c in (ESC, "\x07", "\x9b")), args
@@ -82,7 +102,12 @@ def test_control_characters_never_reach_the_files_nor_the_terminal(home: Path, r
 
 
 def test_tool_arguments_of_the_wrong_type_are_usage_errors(home: Path, run_cli: Run) -> None:
-    envelope = {"session": "ses_1", "user_messages": [], "untrusted_outputs": [], "args": {"text": "une note", "days": "abc"}}
+    envelope = {
+        "session": "ses_1",
+        "user_messages": [],
+        "untrusted_outputs": [],
+        "args": {"text": "une note", "days": "abc"},
+    }
     result = run_cli("tool", "memory_note", stdin=json.dumps(envelope))
     assert result.code == 2 and "« days » doit être un nombre entier" in result.err
 
@@ -130,7 +155,11 @@ def test_numbers_in_a_search_match_whole_and_the_count_is_shown(home: Path, run_
 
 def test_help_and_usage_errors_speak_french(home: Path, run_cli: Run) -> None:
     helped = run_cli("journal", "add", "--help").out
-    assert "Affiche cette aide." in helped and "--titre TEXTE" in helped and "Show this message" not in helped
+    assert (
+        "Affiche cette aide." in helped
+        and "--titre TEXTE" in helped
+        and "Show this message" not in helped
+    )
     top = run_cli("--help").out
     assert "Usage :" in top and "COMMANDE [ARGUMENTS]..." in top and "--wait SECONDES" in top
     assert "Commands" not in top and "Show the version" not in top
@@ -160,7 +189,9 @@ def test_every_option_has_help_text(command: tuple[str, ...]) -> None:
             assert getattr(param, "help", None), param.name
 
 
-def test_a_bug_is_one_line_and_its_traceback_kept_aside(home: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_is_one_line_and_its_traceback_kept_aside(
+    home: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import re
 
     from ocmem import status
@@ -180,14 +211,23 @@ def test_a_bug_is_one_line_and_its_traceback_kept_aside(home: Path, run_cli: Run
     Path(re.search(r"détails dans (\S+)\.", debug.err).group(1)).unlink()  # type: ignore[union-attr]
 
 
-def test_the_promotion_prompt_takes_a_french_answer(home: Path, run_cli: Run, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_promotion_prompt_takes_a_french_answer(
+    home: Path, run_cli: Run, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import io
     import sys
 
     from ocmem.entry import main
 
     refs = [add(run_cli, titre=t) for t in ("Un", "Deux")]
-    proposal = {"type": "fait", "titre": "Ports", "contenu": "Vérifier les ports.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}
+    proposal = {
+        "type": "fait",
+        "titre": "Ports",
+        "contenu": "Vérifier les ports.",
+        "sources": refs,
+        "contradiction": "aucune",
+        "remplace": "rien",
+    }
     assert run_cli("propose", stdin=json.dumps(proposal)).code == 0
 
     class Terminal(io.StringIO):
