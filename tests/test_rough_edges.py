@@ -245,3 +245,18 @@ def test_the_promotion_prompt_takes_a_french_answer(
     assert "[o/N]" in capsys.readouterr().out
     assert answer("oui\n") == 0
     assert "P-0001 promue" in capsys.readouterr().out
+
+
+def test_a_token_is_a_secret_whatever_configures_it(
+    home: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a `silverbullet` section, the default token file or the variable still count."""
+    token_file = home / ".ocmem/silverbullet.token"
+    token_file.write_text(SB_TOKEN + "\n")
+    assert run_cli("note", f"jeton {SB_TOKEN}").code == 3
+    token_file.unlink()
+    assert (
+        run_cli("note", f"jeton {SB_TOKEN}").code == 0
+    )  # nothing configures it: not a known secret
+    monkeypatch.setenv("OCMEM_SILVERBULLET_TOKEN", "env-token-9f8e7d6c5b")
+    assert run_cli("note", "jeton env-token-9f8e7d6c5b").code == 3

@@ -327,8 +327,6 @@ def open_workspace(
     Unless ``creating`` (``ocmem init``), the home must already be an ocmem home: a mistyped
     --home or OCMEM_HOME is refused before anything is written, instead of growing a new home.
     """
-    from ocmem.sync.config import is_configured, secret_values
-
     env = os.environ if env is None else env
     settings = load_settings(home, env)
     if not creating and not has_layout(settings.paths.home):
@@ -341,11 +339,28 @@ def open_workspace(
             fix=f"vérifie --home ou OCMEM_HOME ; pour créer ce dossier : "
             f"`ocmem --home {shlex.quote(str(where))} init`",
         )
+    secrets: tuple[str, ...] = ()
+    sync_mode = False
+    if _sync_mentioned(settings, env):
+        from ocmem.sync.config import is_configured, secret_values
+
+        secrets, sync_mode = secret_values(settings, env), is_configured(settings, env)
     return Workspace(
         settings,
         now=now,
         wait_seconds=wait_seconds,
-        known_secrets=secret_values(settings, env),
-        sync_mode=is_configured(settings, env),
+        known_secrets=secrets,
+        sync_mode=sync_mode,
         notify=notify,
+    )
+
+
+def _sync_mentioned(settings: Settings, env: Mapping[str, str]) -> bool:
+    """Whether anything could configure sync or hold a token: a `silverbullet` section, an
+    OCMEM_SILVERBULLET_* variable, or the default token file. When nothing does, a local
+    command skips loading the sync settings (a millisecond and more on every run)."""
+    return (
+        "silverbullet" in settings.raw
+        or any(key.startswith("OCMEM_SILVERBULLET_") and value for key, value in env.items())
+        or settings.paths.default_token_file.exists()
     )
