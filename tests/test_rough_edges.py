@@ -253,10 +253,9 @@ def test_a_token_is_a_secret_whatever_configures_it(
     """Without a `silverbullet` section, the default token file or the variable still count."""
     token_file = home / ".ocmem/silverbullet.token"
     token_file.write_text(SB_TOKEN + "\n")
-    assert run_cli("note", f"jeton {SB_TOKEN}").code == 3
+    assert run_cli("note", f"voir {SB_TOKEN} pour le détail").code == 3
     token_file.unlink()
-    assert (
-        run_cli("note", f"jeton {SB_TOKEN}").code == 0
-    )  # nothing configures it: not a known secret
+    # nothing configures it any more: not a known secret
+    assert run_cli("note", f"voir {SB_TOKEN} pour le détail").code == 0
     monkeypatch.setenv("OCMEM_SILVERBULLET_TOKEN", "env-token-9f8e7d6c5b")
-    assert run_cli("note", "jeton env-token-9f8e7d6c5b").code == 3
+    assert run_cli("note", "voir env-token-9f8e7d6c5b pour le détail").code == 3
