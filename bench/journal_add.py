@@ -1,12 +1,16 @@
 """Wall time of ``ocmem journal add``, against starting the same Python and doing nothing.
 
-Subject: ``python -m ocmem --home H journal add`` with the entry as JSON on stdin (the form the
-agent and the plugin use; ``python -m ocmem`` is what the plugin spawns), a real append with
-lock, fsync and rename, into a home made by ``ocmem init``. The options form
-(``--titre … --resultat réussi``) is reported too. Anchor: ``python -c pass`` with the same interpreter, so what is measured is
-what ocmem adds on top of an interpreter start: imports, configuration, validation, the write.
-Also reported: ``python -X importtime`` top offenders, and whether httpx (only needed to sync)
-is imported by this local command.
+Subject: ``ocmem --home H journal add`` with the entry as JSON on stdin (the form the agent and
+the plugin use), started as the plugin starts it — the command ``ocmem init`` wrote to
+``.ocmem/plugin.json``: the console script next to the interpreter when there is one, else
+``python -m ocmem`` (also reported) —, a real append with lock and fsync, into a home made by
+``ocmem init``: once with an empty journal, once with a
+journal of 10 000 entries (2 000 with --quick). The append is one write at the end of the file,
+so the two must cost the same (target: ≤ 1.2×). The options form (``--titre … --resultat
+réussi``) is reported too. Anchor: ``python -c pass`` with the same interpreter, so what is
+measured is what ocmem adds on top of an interpreter start: imports, configuration,
+validation, the write. Also reported: ``python -X importtime`` top offenders, and whether httpx
+(only needed to sync) is imported by this local command.
 """
 
 from __future__ import annotations
@@ -32,10 +36,12 @@ from bench.common import (
     verdict,
     workdir,
 )
+from bench.journal_search import write_journal
 
 NAME = "journal_add"
 TITLE = "`ocmem journal add` wall time"
 TARGET = 4.0
+SIZE_TARGET = 1.2  # a 10 000-entry journal against an empty one
 ENTRY = {
     "titre": "Mise à jour du VPS",
     "tags": ["vps", "apt"],
@@ -65,6 +71,12 @@ OPTIONS = (
     "réussi",
 )
 SYNC_ONLY = ("httpx", "httpcore", "tenacity", "anyio", "ssl", "certifi")
+
+
+def plugin_cmd(home: Path, *args: str) -> list[str]:
+    """``ocmem --home HOME ARGS`` started the way the OpenCode plugin starts it."""
+    command = json.loads((home / ".ocmem" / "plugin.json").read_text())["command"]
+    return [*map(str, command), "--home", str(home), *args]
 
 
 def importtime(
@@ -113,36 +125,73 @@ def run(quick: bool = False) -> BenchResult:
     profiles = 3 if quick else 7
     env = ocmem_env()
     bare = [PYTHON, "-c", "pass"]
+    entries = 2_000 if quick else 10_000
     with workdir(NAME) as root:
         home: Path = init_home(root / "home")
-        add = ocmem_cmd(home, "journal", "add")
+        add = plugin_cmd(home, "journal", "add")
+        with_module = ocmem_cmd(home, "journal", "add")
         with_options = ocmem_cmd(home, *OPTIONS)
+        big = init_home(root / "big")
+        size = write_journal(big, entries)
+        add_big = plugin_cmd(big, "journal", "add")
 
         # What the JSON form imports, module by module (also gives the import floor).
-        profile = _median_profile(add, env, profiles, ENTRY_JSON)
+        profile = _median_profile(with_module, env, profiles, ENTRY_JSON)
         baseline = _median_profile(bare, env, profiles)
         own = {n: v for n, v in profile.items() if n not in baseline}
         top_level = [n for n, (depth, _s, _c) in own.items() if depth == 0]
         floor = [PYTHON, "-c", "import " + ", ".join(top_level)]
 
-        progress(f"{reps} × journal add (JSON, options), python -c pass, import floor")
-        subject, options, anchor, imports = interleave(
+        progress(
+            f"{reps} × journal add (empty journal, {entries}-entry journal of {size / 1e6:.1f} MB, "
+            "options), python -c pass, import floor"
+        )
+        subject, on_big, module, options, anchor, imports = interleave(
             reps,
             lambda: time_command(add, env=env, stdin=ENTRY_JSON),
+            lambda: time_command(add_big, env=env, stdin=ENTRY_JSON),
+            lambda: time_command(with_module, env=env, stdin=ENTRY_JSON),
             lambda: time_command(with_options, env=env),
             lambda: time_command(bare, env=env),
             lambda: time_command(floor, env=env),
             warmup=2,
         )
         ratio = subject.median / anchor.median
+        big_ratio = on_big.median / anchor.median
+        growth = on_big.median / subject.median
         result.add(
             Row(
-                "ocmem journal add (JSON on stdin, as the agent sends it)",
+                f"ocmem journal add on a {entries}-entry journal ({size / 1e6:.1f} MB)",
+                ms(on_big),
+                f"the same on an empty journal: {ms(subject)}",
+                ratio_spread(on_big, subject),
+                f"≤ {SIZE_TARGET}×",
+                verdict(growth <= SIZE_TARGET),
+            ),
+            Row(
+                f"ocmem journal add on a {entries}-entry journal, against python -c pass",
+                ms(on_big),
+                f"python -c pass: {ms(anchor)}",
+                ratio_spread(on_big, anchor),
+                f"≤ {TARGET:.0f}×",
+                verdict(big_ratio <= TARGET),
+            ),
+        )
+        result.add(
+            Row(
+                "ocmem journal add (JSON on stdin, as the agent sends it), empty journal",
                 ms(subject),
                 f"python -c pass: {ms(anchor)}",
                 ratio_spread(subject, anchor),
                 f"≤ {TARGET:.0f}×",
                 verdict(ratio <= TARGET),
+            ),
+            Row(
+                "python -m ocmem journal add (JSON; runpy on top of the console script)",
+                ms(module),
+                f"python -c pass: {ms(anchor)}",
+                ratio_spread(module, anchor),
+                "reported",
             ),
             Row(
                 "ocmem journal add --titre … (options, through click)",

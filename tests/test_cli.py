@@ -120,14 +120,14 @@ def test_prompt1_memory_and_skills_are_written_only_by_an_accepted_promotion(run
     assert protected() != before
 
 
-def test_exit_3_carries_the_fix(run_cli: Run) -> None:
+def test_exit_3_carries_the_fix(run_cli: Run, home: Path) -> None:
     result = run_cli("note", "clé AKIAIOSFODNN7EXAMPLE")
     assert result.code == 3
     assert result.err.startswith("ocmem : ") and "Correction : " in result.err
     assert "AKIAIOSFODNN7EXAMPLE" not in result.err
 
 
-def test_pending_list_show_reject(run_cli: Run) -> None:
+def test_pending_list_show_reject(run_cli: Run, home: Path) -> None:
     a, b = add_entry(run_cli), add_entry(run_cli, titre="Encore")
     run_cli("propose", stdin=json.dumps({"type": "fait", "titre": "Ports", "contenu": "Vérifier les ports.", "sources": [a, b], "contradiction": "aucune", "remplace": "rien"}))
     assert "P-0001 · fait · Ports — en attente" in run_cli("pending", "list").out
@@ -137,13 +137,13 @@ def test_pending_list_show_reject(run_cli: Run) -> None:
     assert "refusé" in run_cli("pending", "list", "--all").out
 
 
-def test_journal_search_cli(run_cli: Run) -> None:
+def test_journal_search_cli(run_cli: Run, home: Path) -> None:
     add_entry(run_cli, titre="Docker sur le VPS")
     result = run_cli("journal", "search", "dock", "--tag", "vps")
     assert result.code == 0 and "Docker sur le VPS" in result.out
 
 
-def test_journal_search_takes_several_words_without_quotes(run_cli: Run) -> None:
+def test_journal_search_takes_several_words_without_quotes(run_cli: Run, home: Path) -> None:
     add_entry(run_cli, titre="Certificat expiré sur nginx", lecon="renouveler avec certbot")
     for i in range(6):
         add_entry(run_cli, titre=f"Config nginx {i}")
@@ -153,7 +153,7 @@ def test_journal_search_takes_several_words_without_quotes(run_cli: Run) -> None
     assert result.out.splitlines()[-1] == "5 sur 7 entrées, les plus pertinentes d'abord"
 
 
-def test_journal_recent_lists_headers_only(run_cli: Run) -> None:
+def test_journal_recent_lists_headers_only(run_cli: Run, home: Path) -> None:
     for i in range(3):
         add_entry(run_cli, titre=f"Tâche {i}")
     result = run_cli("journal", "recent", "--last", "2")

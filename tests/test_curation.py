@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Callable
 from datetime import date, datetime
@@ -12,7 +13,7 @@ import pytest
 
 from conftest import Clock, journal_fields
 from ocmem import journal, pending
-from ocmem.errors import InputError, Refused
+from ocmem.errors import InputError, Refused, StorageError
 from ocmem.memory import Memory
 from ocmem.proposals import Proposals
 
@@ -66,20 +67,21 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory,
 
 def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    from ocmem.workspace import Transaction
+    from ocmem import workspace
 
-    real = Transaction.write
+    real = workspace.atomic_write
 
-    def crash_on_journal(self: Transaction, path: Path, text: str, **kw: Any) -> None:
+    def crash_on_journal(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "journal.md":
-            raise OSError("crash")
-        real(self, path, text, **kw)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data, **kw)
 
-    monkeypatch.setattr(Transaction, "write", crash_on_journal)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(workspace, "atomic_write", crash_on_journal)
+    with pytest.raises(StorageError, match=r"disque plein : impossible d'écrire memory/journal\.md : rien n'a été modifié"):
         memory.archive_journal(date(2026, 9, 1))
-    monkeypatch.setattr(Transaction, "write", real)
+    monkeypatch.setattr(workspace, "atomic_write", real)
     assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place
+    assert not (home / "memory/journal-2026-07.md").exists()  # the archive written first was undone
     memory.archive_journal(date(2026, 9, 1))
     assert len(journal.blocks((home / "memory/journal-2026-07.md").read_text())) == 1
     assert "Tâche 2026-07" not in (home / "memory/journal.md").read_text()
@@ -131,6 +133,6 @@ def test_curate_print_schedules_nothing(run_cli: Callable[..., Any], home: Path)
         assert needle in text
 
 
-def test_journal_archive_cli_needs_one_bound(run_cli: Callable[..., Any]) -> None:
+def test_journal_archive_cli_needs_one_bound(home: Path, run_cli: Callable[..., Any]) -> None:
     assert run_cli("journal", "archive").code == 2
     assert run_cli("journal", "archive", "--before", "2026-01-01").code == 0

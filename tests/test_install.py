@@ -27,7 +27,7 @@ def tree(home: Path) -> dict[str, bytes]:
 def test_init_creates_the_layout_and_says_how_to_undo(tmp_path: Path) -> None:
     home = tmp_path / "h"
     report = init(home)
-    for rel in ["AGENTS.md", "memory/MEMORY.md", "memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md", "skills/retrospective/SKILL.md"]:
+    for rel in ["AGENTS.md", "memory/MEMORY.md", "memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md", "skills/retrospective/SKILL.md", ".ocmem/plugin.json"]:
         assert (home / rel).is_file(), rel
         assert f"rm {home / rel}" in report
 

@@ -91,13 +91,21 @@ def test_add_appends_without_touching_existing_bytes(memory: Memory, home: Path,
     assert result.lines[-1] == "Journal mis à jour"
 
 
-def test_references_stay_unique_within_a_minute(memory: Memory, home: Path) -> None:
+def test_references_stay_unique_within_a_minute_and_never_in_the_future(memory: Memory, home: Path, clock: Clock) -> None:
     refs = [memory.add_journal(journal_fields(titre=f"t{i}")).lines[0] for i in range(3)]
     assert refs == [
         "Entrée ajoutée : journal 2026-11-29 10:00",
-        "Entrée ajoutée : journal 2026-11-29 10:01",
-        "Entrée ajoutée : journal 2026-11-29 10:02",
+        "Entrée ajoutée : journal 2026-11-29 10:00~2",
+        "Entrée ajoutée : journal 2026-11-29 10:00~3",
     ]
+    clock.advance(minutes=1)
+    assert memory.add_journal(journal_fields(titre="t3")).lines[0] == "Entrée ajoutée : journal 2026-11-29 10:01"
+    found = journal.blocks((home / "memory/journal.md").read_text())
+    assert [str(b.key) for b in found] == [r.removeprefix("Entrée ajoutée : ") for r in refs] + ["journal 2026-11-29 10:01"]
+    assert [b.title for b in found] == ["t0", "t1", "t2", "t3"]
+    # every reference finds its own entry, in the journal and through the ranked search
+    assert journal.find_entries([(home / "memory/journal.md").read_text()], [journal.parse_ref("2026-11-29 10:00~2")])[journal.Ref(datetime(2026, 11, 29, 10, 0), 2)].title == "t1"
+    assert "## 2026-11-29 10:00~3 · t2" in memory.search_journal("t2").render()
 
 
 def test_dollar_brace_in_an_entry_displays_literally(memory: Memory, home: Path) -> None:
@@ -163,14 +171,18 @@ def test_no_match_says_so(memory: Memory) -> None:
     assert memory.search_journal("introuvable").lines == ["0 entrée trouvée"]
 
 
-@pytest.mark.parametrize("ref", ["journal 2026-11-29 14:32", "2026-11-29 14:32", " journal 2026-11-29T14:32 "])
-def test_reference_forms(ref: str) -> None:
-    assert journal.parse_ref(ref) == datetime(2026, 11, 29, 14, 32)
+@pytest.mark.parametrize(
+    ("ref", "rank"),
+    [("journal 2026-11-29 14:32", 1), ("2026-11-29 14:32", 1), (" journal 2026-11-29T14:32 ", 1), ("journal 2026-11-29 14:32~3", 3)],
+)
+def test_reference_forms(ref: str, rank: int) -> None:
+    assert journal.parse_ref(ref) == journal.Ref(datetime(2026, 11, 29, 14, 32), rank)
+    assert str(journal.parse_ref(ref)) == ("journal 2026-11-29 14:32" + (f"~{rank}" if rank > 1 else ""))
 
 
-@pytest.mark.parametrize("ref", ["journal hier", "2026-13-01 10:00", "journal 2026-11-29"])
+@pytest.mark.parametrize("ref", ["journal hier", "2026-13-01 10:00", "journal 2026-11-29", "journal 2026-11-29 14:32~1", "journal 2026-11-29 14:32~x"])
 def test_bad_references(ref: str) -> None:
-    with pytest.raises(InputError, match=r"AAAA-MM-JJ HH:MM|date"):
+    with pytest.raises(InputError, match=r"AAAA-MM-JJ HH:MM|date|rang"):
         journal.parse_ref(ref)
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem import inert, pending, skills
-from ocmem.errors import InputError, Refused
+from ocmem.errors import InputError, Refused, StorageError
 from ocmem.memory import Memory
 from ocmem.proposals import Proposals
 from ocmem.status import status
@@ -168,9 +169,10 @@ def test_skill_frontmatter_rules_are_checked_at_proposal(memory: Memory, refs: l
         proposals.propose(skill(refs, **overrides))
 
 
-def test_an_overlong_skill_is_refused(memory: Memory, refs: list[str], proposals: Proposals) -> None:
-    with pytest.raises(Refused, match="60 lignes"):
+def test_an_overlong_skill_is_refused_with_its_count(memory: Memory, refs: list[str], proposals: Proposals) -> None:
+    with pytest.raises(Refused, match=r"ferait 71 lignes une fois promu \(maximum 60") as refused:
         proposals.propose(skill(refs, contenu="\n".join(f"étape {i}" for i in range(60))))
+    assert "retire au moins 11 ligne(s)" in refused.value.render()
 
 
 def test_an_existing_skill_needs_an_explicit_replacement(memory: Memory, refs: list[str], proposals: Proposals) -> None:
@@ -226,19 +228,22 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
 
 def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, proposals: Proposals) -> None:
     proposals.propose(fact(refs))
-    from ocmem.workspace import Transaction
+    from ocmem import workspace
 
-    real_write = Transaction.write
+    real_write = workspace.atomic_write
 
-    def crash_on_pending(self: Transaction, path: Path, text: str, **kw: Any) -> None:
+    def crash_on_pending(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "pending.md":
-            raise OSError("disque plein")
-        real_write(self, path, text, **kw)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_write(path, data, **kw)
 
-    monkeypatch.setattr(Transaction, "write", crash_on_pending)
-    with pytest.raises(OSError):
+    memory_before = (home / "memory/MEMORY.md").read_bytes()
+    monkeypatch.setattr(workspace, "atomic_write", crash_on_pending)
+    with pytest.raises(StorageError, match=r"disque plein : impossible d'écrire memory/pending\.md : rien n'a été modifié"):
         proposals.accept("P-0001")
-    monkeypatch.setattr(Transaction, "write", real_write)
+    monkeypatch.setattr(workspace, "atomic_write", real_write)
+    assert (home / "memory/MEMORY.md").read_bytes() == memory_before  # the first write was undone
+    assert not list((home / ".ocmem/backups").rglob("MEMORY.md"))  # and its backup discarded
     proposals.accept("P-0001")
     assert (home / "memory/MEMORY.md").read_text().count("P-0001)") == 1
 
@@ -289,3 +294,63 @@ def test_proposals_round_trip(kind: str, title: str, content: str, sources: list
     if kind == "fait":
         assert parsed.content == "\n".join(inert.clean_lines(content))
     assert inert.active_constructs(rendered) == []
+
+
+def test_a_refused_or_merged_proposal_cannot_be_accepted(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    proposals.propose(fact(refs))
+    proposals.propose(skill(refs))
+    proposals.reject("P-0001", "faux sur ce VPS")
+    before = (home / "memory/MEMORY.md").read_bytes()
+    with pytest.raises(Refused, match=r"a été refusée : refusé .* faux sur ce VPS"):
+        proposals.accept("P-0001")
+    assert (home / "memory/MEMORY.md").read_bytes() == before
+    proposals.propose(skill(refs, name="deploy-compose"))
+    proposals.merge_pending("P-0002", "P-0003")
+    with pytest.raises(Refused, match="fusionnée"):
+        proposals.accept("P-0003")
+    assert stored(home)[0].status.startswith("refusé")  # the reason stays
+
+
+def test_identical_short_proposals_are_the_same_but_another_skill_is_not(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    short = fact(refs, titre="Use it", contenu="Do it.")
+    proposals.propose(short)
+    assert "déjà en attente" in proposals.propose(short).render()
+    proposals.propose(skill(refs, titre="Nginx", name="nginx-reload"))
+    other = proposals.propose(skill(refs, titre="Nginx", name="nginx-restart")).render()
+    assert "ajoutée (skill)" in other and "ressemble à P-0002" in other and "ocmem pending merge P-0002 P-0003" in other
+    assert [p.skill_name for p in stored(home) if p.kind == "skill"] == ["nginx-reload", "nginx-restart"]
+
+
+def test_only_close_items_are_listed_as_neighbours(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Le serveur de mail tourne sous Postfix avec Dovecot et Rspamd pour le filtrage des messages entrants.\n")
+    shown = proposals.propose(fact(refs)).render()
+    assert "similarité" not in shown  # one common word at most: 0.04, not a neighbour
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Utilise p. ex. rsync pour copier.", 1),
+        ("Monte en v1.2.3 puis vérifie.", 1),
+        ("Installe la v1.2.3. Puis redémarre.", 2),
+        ("Copie les fichiers (p. ex. /etc). Vérifie la copie.", 2),
+        ("Pourquoi ? Parce que. Enfin.", 3),
+        ("M. Dupont valide la migration.", 1),
+    ],
+)
+def test_sentences_are_not_cut_at_abbreviations_or_versions(text: str, count: int) -> None:
+    assert skills.sentence_count(text) == count
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"contradiction": "x" * 301}, "« contradiction » fait 301 caractères"),
+        ({"remplace": "y" * 400}, "« remplace » fait 400 caractères"),
+    ],
+)
+def test_every_proposal_field_has_a_size_cap(memory: Memory, refs: list[str], proposals: Proposals, overrides: dict[str, str], message: str, unchanged: None) -> None:
+    with pytest.raises(InputError, match=message):
+        proposals.propose(fact(refs, **overrides))
+    with pytest.raises(InputError, match="« contenu » fait 6001 caractères"):
+        proposals.propose(skill(refs, contenu="z" * 6001))

@@ -133,3 +133,47 @@ def test_the_token_never_leaks(home: Path, sb: Any, clock: Clock, run_cli: Any) 
         dump = subprocess.run(["git", f"--git-dir={git_dir}", "log", "-p", "--all"], capture_output=True, text=True, check=True).stdout
         assert SB_TOKEN not in dump
     assert SB_TOKEN not in " ".join(os.environ.values())
+
+
+def test_a_url_with_credentials_is_refused_without_echoing_them(home: Path, sb: Any, run_cli: Any) -> None:
+    url = sb.url.replace("http://", "http://admin:hunter2secret@")
+    configure_sync(home, url)
+    for args in (("pull",), ("push",), ("status",)):
+        result = run_cli(*args)
+        assert result.code == 2, result
+        assert "hunter2secret" not in result.out + result.err and "admin" not in result.err
+        assert "***@" in result.err and "Correction :" in result.err
+    # the password is a secret all the same: a note holding it is refused
+    assert run_cli("note", "le mot de passe de notes est hunter2secret").code == 3
+
+
+@pytest.mark.parametrize(
+    ("url", "refused"),
+    [
+        ("http://notes.example.org", True),
+        ("http://192.168.1.20:3000", True),
+        ("https://notes.example.org", False),
+        ("http://127.0.0.1:3000", False),
+        ("http://localhost:3000", False),
+        ("http://[::1]:3000", False),
+        ("http://notes.localhost", False),
+    ],
+)
+def test_a_token_never_goes_over_plain_http_to_another_machine(home: Path, url: str, refused: bool) -> None:
+    configure_sync(home, url)
+    if refused:
+        with pytest.raises(Refused, match="en clair") as error:
+            load_sync_config(load_settings(home))
+        assert "allow_plain_http" in error.value.render()
+        configure_sync(home, url, allow_plain_http=True)
+    assert load_sync_config(load_settings(home)).url == url
+    (home / ".ocmem/silverbullet.token").unlink()  # an open SilverBullet: no token to leak
+    configure_sync(home, url, token=None)
+    assert load_sync_config(load_settings(home)).token is None
+
+
+def test_a_token_file_that_is_not_text_is_named(home: Path, sb: Any) -> None:
+    configure_sync(home, sb.url)
+    (home / ".ocmem/silverbullet.token").write_bytes(b"\xff\xfe")
+    with pytest.raises(InputError, match=r"silverbullet\.token n'est pas du texte UTF-8"):
+        load_sync_config(load_settings(home))

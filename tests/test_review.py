@@ -66,3 +66,15 @@ def test_review_suggests_and_changes_nothing(home: Path, clock: Clock, run_cli: 
     data = json.loads(run_cli("review", "--json").out)  # type: ignore[operator]
     assert {"date", "suggestions"} <= set(data)
     assert files_snapshot() == before  # type: ignore[operator]
+
+
+def test_many_near_identical_facts_are_one_suggestion_and_headings_have_plurals(home: Path, clock: Clock) -> None:
+    facts = "".join(f"- Le service {i} écoute sur le port {8000 + i} du VPS.\n" for i in range(33))
+    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n" + facts)
+    report = review(Workspace(load_settings(home), now=clock))
+    found = [s for s in report.suggestions if s.kind == "contradiction possible"]
+    assert len(found) == 1, len(found)
+    assert found[0].subject.startswith("33 énoncés sur le même sujet : ") and "et 30 autres" in found[0].subject
+    assert found[0].detail == "528 paire(s) divergent (valeurs différentes)"
+    text = report.render()
+    assert "## Skills peu utilisés (" in text and "## Contradictions possibles (1)" in text and "## Faits à revalider (" in text

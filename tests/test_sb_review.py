@@ -187,9 +187,23 @@ def test_whitespace_is_pythons(oc: Any) -> None:
 
 
 @given(
-    st.lists(st.sampled_from([*list("ab .!?…\xa0\u2003\n"), "Fait.", " x"]), max_size=20).map(
-        "".join
-    )
+    st.lists(
+        st.sampled_from(
+            [
+                *list("ab .!?…\xa0\u2003\nXÉ1«»\"'()[]\u212a\u00d7"),
+                "Fait.",
+                " x",
+                "M",
+                "p",
+                "ex",
+                "C.-À-D",
+                "v1.2.3",
+                "n°",
+                "Mme",
+            ]
+        ),
+        max_size=20,
+    ).map("".join)
 )
 def test_sentence_count_agrees_with_python(oc: Any, text: str) -> None:
     assert oc.sentenceCount(text) == skills.sentence_count(text)

@@ -80,7 +80,7 @@ def test_over_the_cap_is_refused_with_lines_and_fill_level(memory: Memory, home:
         memory.add_note(f"note {i:02d} " + "x" * 50)
     before = path.read_bytes()
     with pytest.raises(Refused) as refused:
-        memory.add_note("y" * 500)
+        memory.add_note("y" * 290)
     message = refused.value.render()
     assert "1. [2026-11-29 → expire 2026-12-06] note 00" in message
     assert "/2 000 (" in message

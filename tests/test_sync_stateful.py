@@ -326,7 +326,7 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
         def local_files_lost_nothing(self) -> None:
             for home_id, path in self.homes.items():
                 text = (path / "memory/journal.md").read_text()
-                local = {b.when.strftime("%Y-%m-%d %H:%M") for b in journal.blocks(text)}
+                local = {b.key.stamp for b in journal.blocks(text)}
                 assert set(self.entries[home_id]) <= local
 
         def teardown(self) -> None:
@@ -370,7 +370,7 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
                     ours = [
                         i
                         for i, body in blocks
-                        if i.split("~")[0] == block_id and mark[kind] in body
+                        if i.split("~agent")[0] == block_id and mark[kind] in body
                     ]
                     assert ours, f"{block_id} of {home_id} is not on {page}"
                     assert len([i for i in ours if "~" not in i]) <= 1, f"{block_id} twice"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ocmem import __version__
+from ocmem import __version__, clifr
 from ocmem.errors import Refused
 from ocmem.outcome import Outcome
 from ocmem.stdin import read_json
@@ -26,12 +26,23 @@ if TYPE_CHECKING:
 
 
 class _Context:
-    def __init__(self, home: Path | None, wait: float):
+    def __init__(self, home: Path | None, wait: float | None):
         self.home = home
         self.wait = wait
 
-    def workspace(self) -> Workspace:
-        return open_workspace(self.home, wait_seconds=self.wait)
+    def workspace(self, *, creating: bool = False) -> Workspace:
+        from ocmem.fsio import DEFAULT_WAIT_SECONDS
+
+        return open_workspace(
+            self.home,
+            wait_seconds=DEFAULT_WAIT_SECONDS if self.wait is None else self.wait,
+            notify=_notify,
+            creating=creating,
+        )
+
+
+def _notify(message: str) -> None:
+    click.echo(f"ocmem : {message}", err=True)
 
 
 pass_context = click.make_pass_decorator(_Context)
@@ -41,8 +52,11 @@ def _text(lines: str) -> Outcome:
     return Outcome([lines.rstrip("\n")])
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ocmem")
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    subcommand_metavar="COMMANDE [ARGUMENTS]...",
+)
+@click.version_option(__version__, prog_name="ocmem", help="Affiche la version.")
 @click.option(
     "--home",
     type=click.Path(path_type=Path, file_okay=False),
@@ -50,10 +64,14 @@ def _text(lines: str) -> Outcome:
     help="Dossier ocmem (défaut : $XDG_CONFIG_HOME/opencode, sinon ~/.config/opencode).",
 )
 @click.option(
-    "--wait", type=float, default=0.0, show_default=True, help="Secondes d'attente du verrou."
+    "--wait",
+    type=click.FloatRange(min=0),
+    metavar="SECONDES",
+    help="Attente maximale du verrou si une autre exécution d'ocmem le tient (défaut : 10 ; "
+    "0 : échouer aussitôt, code 75). Acceptée aussi après la commande.",
 )
 @click.pass_context
-def cli(ctx: click.Context, home: Path | None, wait: float) -> None:
+def cli(ctx: click.Context, home: Path | None, wait: float | None) -> None:
     """Mémoire long terme d'OpenCode : notes, journal, propositions, skills."""
     ctx.obj = _Context(home, wait)
 
@@ -101,7 +119,9 @@ def init(
         from ocmem.sbpage import library_page
 
         return _text(library_page())
-    return Installer(obj.workspace(), upgrade=upgrade, home_id=home_id).run(import_file)
+    return Installer(obj.workspace(creating=True), upgrade=upgrade, home_id=home_id).run(
+        import_file
+    )
 
 
 @cli.command()
@@ -135,7 +155,7 @@ def note(
     return memory.add_note(text or "", days)
 
 
-@cli.group(name="journal")
+@cli.group(name="journal", subcommand_metavar="COMMANDE [ARGUMENTS]...")
 def journal_group() -> None:
     """Journal des épisodes (ajout seul, recherche plafonnée à 5 entrées)."""
 
@@ -265,7 +285,7 @@ def propose(
     return Proposals(obj.workspace()).propose(data)
 
 
-@cli.group(name="pending")
+@cli.group(name="pending", subcommand_metavar="COMMANDE [ARGUMENTS]...")
 def pending_group() -> None:
     """Propositions en attente de validation humaine."""
 
@@ -309,7 +329,7 @@ def pending_duplicates(obj: _Context, threshold: float) -> Outcome:
 @click.argument("other")
 @pass_context
 def pending_merge(obj: _Context, keep: str, other: str) -> Outcome:
-    """Fusionne OTHER dans KEEP (OTHER reste, marquée « fusionné »)."""
+    """Fusionne AUTRE dans GARDÉE (AUTRE reste, marquée « fusionné »)."""
     return _proposals(obj).merge_pending(keep, other)
 
 
@@ -326,8 +346,13 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
                 "la promotion demande la confirmation d'un humain",
                 fix=f"lance `ocmem pending accept {pid}` dans un terminal, ou ajoute --yes si tu es l'humain",
             )
-        click.echo(proposals.show_pending(pid).render())
-        if not click.confirm("Promouvoir cette proposition ?", default=False):
+        from ocmem.outcome import terminal_safe
+
+        click.echo(terminal_safe(proposals.show_pending(pid).render()))
+        answer = click.prompt(
+            "Promouvoir cette proposition ? [o/N]", default="n", show_default=False
+        )
+        if answer.strip().lower() not in ("o", "oui", "y", "yes"):
             raise Refused("promotion annulée", fix="rien n'a été écrit")
     return proposals.accept(pid)
 
@@ -435,7 +460,7 @@ def context_size(obj: _Context, as_json: bool) -> Outcome:
     return _text(report.to_json() if as_json else report.render())
 
 
-@cli.group()
+@cli.group(subcommand_metavar="COMMANDE [ARGUMENTS]...")
 def cron() -> None:
     """Synchronisation régulière (crontab ou timer systemd) : ocmem sync."""
 
@@ -533,7 +558,10 @@ def review(obj: _Context, as_json: bool) -> Outcome:
     from ocmem.review import review as run_review
 
     report = run_review(obj.workspace())
-    return _text(report.to_json() if as_json else report.render())
+    outcome = _text(report.to_json() if as_json else report.render())
+    if report.damaged:
+        outcome.ask_human()
+    return outcome
 
 
 @cli.command()
@@ -544,3 +572,44 @@ def doctor(obj: _Context, fix: bool) -> Outcome:
     from ocmem.doctor import diagnose
 
     return diagnose(obj.workspace(), fix=fix)
+
+
+def _wait_after_the_command(
+    ctx: click.Context, _param: click.Parameter, value: float | None
+) -> None:
+    if value is not None:
+        ctx.find_object(_Context).wait = value  # type: ignore[union-attr]
+
+
+def _accept_wait_everywhere(group: click.Group) -> None:
+    """``ocmem note --wait 5 …`` as well as ``ocmem --wait 5 note …``."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            _accept_wait_everywhere(command)
+        else:
+            command.params.append(
+                click.Option(
+                    ["--wait"],
+                    type=click.FloatRange(min=0),
+                    metavar="SECONDES",
+                    expose_value=False,
+                    hidden=True,
+                    callback=_wait_after_the_command,
+                )
+            )
+
+
+_accept_wait_everywhere(cli)
+clifr.install()
+clifr.french_metavars(
+    cli,
+    {
+        "text": "TEXTE",
+        "words": "MOTS",
+        "pid": "ID",
+        "keep": "GARDÉE",
+        "other": "AUTRE",
+        "path": "CHEMIN",
+        "name": "NOM",
+    },
+)

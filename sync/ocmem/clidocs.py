@@ -42,7 +42,7 @@ def _usage(path: str, command: click.Command) -> str:
     for param in command.params:
         if isinstance(param, click.Argument):
             name = (param.name or "").upper()
-            parts.append(name if param.required else f"[{name}]")
+            parts.append(param.metavar or (name if param.required else f"[{name}]"))
         elif isinstance(param, click.Option) and not param.hidden and param.name != "help":
             flag = max(param.opts, key=len)
             if param.is_flag:

@@ -12,7 +12,7 @@ import shlex
 
 from ocmem.config import Settings
 from ocmem.install import data_root
-from ocmem.schedule import command
+from ocmem.schedule import command, cron_escape
 
 
 def prompt_path() -> str:
@@ -37,7 +37,9 @@ def curation_plan(settings: Settings) -> str:
             f"  {review}",
             "",
             "Pour les activer, ajoute à la crontab (crontab -e) les lignes ci-dessous, décommentées :",
-            f"# 0 7 * * 1 {curation} >> {shlex.quote(str(settings.paths.curation_log))} 2>&1",
-            f"# 0 8 1 1,4,7,10 * {review} > {shlex.quote(str(state))}/revue-$(date +\\%Y-\\%m).md 2>&1",
+            "# 0 7 * * 1 "
+            + cron_escape(f"{curation} >> {shlex.quote(str(settings.paths.curation_log))} 2>&1"),
+            "# 0 8 1 1,4,7,10 * "
+            + cron_escape(f"{review} > {shlex.quote(str(state))}/revue-$(date +%Y-%m).md 2>&1"),
         ]
     )

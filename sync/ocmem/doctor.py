@@ -15,7 +15,15 @@ from ocmem import journal, pending, shortterm
 from ocmem.config import Paths, resolve_home
 from ocmem.errors import Busy, OcmemError
 from ocmem.fill import Fill
-from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, file_sha256, read_text, run_lock
+from ocmem.fsio import (
+    TEMP_SUFFIX,
+    Backups,
+    atomic_write,
+    file_sha256,
+    read_text,
+    run_lock,
+    storage_error,
+)
 from ocmem.install import BEGIN_MARKER, data_root
 from ocmem.outcome import Outcome, Status
 from ocmem.sync.config import (
@@ -29,6 +37,7 @@ from ocmem.workspace import Workspace, memory_templates
 
 ERROR = "erreur"
 WARNING = "avertissement"
+LOW_DISK_BYTES = 1 << 20
 
 Repair = Callable[[Backups], str]
 
@@ -69,6 +78,7 @@ class Doctor:
 
     def run(self) -> list[Problem]:
         for check in (
+            self.storage,
             self.layout,
             self.caps,
             self.formats,
@@ -79,8 +89,30 @@ class Doctor:
             self.leftovers,
             self.sync_state,
         ):
-            check()
+            try:
+                check()
+            except OcmemError as exc:  # a file a check reads is broken: say it, check the rest
+                self.problem(ERROR, exc.message, exc.fix or "ocmem doctor après correction")
+            except OSError as exc:
+                error = storage_error(exc, self.paths, action="de lire")
+                self.problem(ERROR, error.message, error.fix or "")
         return self.found
+
+    def storage(self) -> None:
+        for folder in (self.paths.memory_dir, self.paths.state_dir):
+            if folder.is_dir() and not os.access(folder, os.W_OK):
+                self.problem(
+                    ERROR,
+                    f"{self.paths.rel(folder)}/ n'est pas inscriptible (disque en lecture seule, ou droits)",
+                    f"rends {folder} inscriptible pour cet utilisateur (`ls -ld {folder}`)",
+                )
+        free = shutil.disk_usage(self.paths.home).free
+        if free < LOW_DISK_BYTES:
+            self.problem(
+                WARNING,
+                f"disque presque plein : {free // 1024} Kio libres sous {self.paths.home}",
+                f"libère de la place (`df -h {self.paths.home}`) : les écritures d'ocmem échoueraient",
+            )
 
     def layout(self) -> None:
         for path, template in memory_templates(self.paths).items():
@@ -148,12 +180,12 @@ class Doctor:
                 f"journal.md : {len(headers) - len(parsed)} titre(s) « ## » hors du format des entrées",
                 "le journal n'est écrit que par ocmem : vérifie une modification à la main",
             )
-        minutes = [b.when for b in parsed]
-        if len(minutes) != len(set(minutes)):
+        keys = [b.key for b in parsed]
+        if len(keys) != len(set(keys)):
             self.problem(
                 WARNING,
-                "journal.md : deux entrées à la même minute (références ambiguës)",
-                "laisse tel quel ; les nouvelles entrées ont toujours une minute libre",
+                "journal.md : deux entrées ont le même en-tête (références ambiguës)",
+                "laisse tel quel ; les nouvelles entrées ont toujours une référence libre",
             )
         for block in parsed:
             lines = block.text.rstrip("\n").splitlines()

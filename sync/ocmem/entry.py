@@ -13,14 +13,13 @@ alone costs about twice Python's own start-up). Everything else goes through ``o
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
-from ocmem.errors import Busy, InputError, OcmemError, Refused, StorageError
-from ocmem.outcome import Outcome, Status
+from ocmem.errors import Busy, InputError, OcmemError, Refused
+from ocmem.outcome import Outcome, Status, terminal_safe
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NEEDS_HUMAN, EXIT_BUSY = 0, 1, 2, 3, 75
 _STATUS_CODES = {
@@ -41,25 +40,32 @@ def exit_code(error: OcmemError) -> int:
 
 
 def _fast_path(args: list[str]) -> Outcome | None:
-    """Run ``[--home H] [--wait S] (journal add | tool NAME)``; None for anything else."""
+    """Run ``[--home H] [--wait S] (journal add | tool NAME) [--wait S]``; None for anything
+    else (click then parses it, and explains any usage error)."""
     home: Path | None = None
-    wait = 0.0
+    wait: float | None = None
     rest = list(args)
     while len(rest) >= 2 and rest[0] in ("--home", "--wait"):
         option, value = rest.pop(0), rest.pop(0)
         if option == "--home":
             home = Path(value)
-        else:
-            try:
-                wait = float(value)
-            except ValueError:
-                return None  # let click explain the usage error
+        elif (wait := _seconds(value)) is None:
+            return None
+    if len(rest) == 4 and rest[2] == "--wait":
+        if (wait := _seconds(rest.pop())) is None:
+            return None
+        rest.pop()
     if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool"):
         return None
+    from ocmem.fsio import DEFAULT_WAIT_SECONDS
     from ocmem.stdin import read_json
     from ocmem.workspace import open_workspace
 
-    workspace = open_workspace(home, wait_seconds=wait)
+    workspace = open_workspace(
+        home,
+        wait_seconds=DEFAULT_WAIT_SECONDS if wait is None else wait,
+        notify=lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
+    )
     if rest[0] == "journal":
         from ocmem.memory import Memory
 
@@ -67,6 +73,14 @@ def _fast_path(args: list[str]) -> Outcome | None:
     from ocmem.pluginapi import run_tool
 
     return run_tool(workspace, rest[1], read_json(f"tool {rest[1]}"))
+
+
+def _seconds(value: str) -> float | None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
 
 
 def _run_cli(args: list[str]) -> Outcome:
@@ -78,12 +92,15 @@ def _run_cli(args: list[str]) -> Outcome:
         result = cli.main(args=args, prog_name="ocmem", standalone_mode=False)
     except click.exceptions.Abort:
         raise OcmemError("interrompu", fix="relance la commande") from None
-    except click.exceptions.UsageError as exc:
-        exc.show()
+    except click.exceptions.NoArgsIsHelpError as exc:
+        _emit(sys.stdout, exc.format_message() + "\n")  # `ocmem` alone: its help
         raise _Handled(EXIT_USAGE) from None
     except click.ClickException as exc:
-        exc.show()
-        raise _Handled(EXIT_USAGE) from None
+        context = getattr(exc, "ctx", None)
+        command = context.command_path if context is not None else "ocmem"
+        raise InputError(
+            exc.format_message().rstrip("."), fix=f"`{command} --help` montre l'usage"
+        ) from None
     # --help and --version print and return nothing.
     return result if isinstance(result, Outcome) else Outcome()
 
@@ -95,35 +112,17 @@ class _Handled(Exception):
         self.code = code
 
 
-def _storage_error(exc: OSError) -> StorageError:
-    """What the file system said, as the fix a user can apply."""
-    where = exc.filename or "?"
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return StorageError(
-            f"disque plein en écrivant {where} : rien n'a été modifié",
-            fix="libère de la place (ou le quota), puis relance",
-        )
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return StorageError(
-            f"écriture ou lecture refusée : {where} ({os.strerror(exc.errno)})",
-            fix="vérifie les droits du dossier ocmem (ou que le disque n'est pas en lecture seule), "
-            "ou choisis un autre dossier avec --home",
-        )
-    return StorageError(
-        f"erreur du système de fichiers sur {where} : {exc.strerror or exc}",
-        fix="vérifie le disque et le dossier ocmem (`ocmem doctor`)",
-    )
-
-
 def _crash(exc: BaseException, debug: bool) -> int:
     """An exception ocmem did not expect: one line for the user, the traceback kept aside."""
     import tempfile
     import traceback
 
     details = "".join(traceback.format_exception(exc))
-    where = Path(tempfile.gettempdir()) / f"ocmem-crash-{os.getpid()}.log"
     try:
-        where.write_text(details, encoding="utf-8")
+        # a new private file (a fixed name in a shared /tmp could be a planted symlink)
+        fd, where = tempfile.mkstemp(prefix="ocmem-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(details)
         kept = f"détails dans {where}"
     except OSError:
         kept = "relance avec --debug pour les détails"
@@ -134,6 +133,19 @@ def _crash(exc: BaseException, debug: bool) -> int:
         "Rien n'est perdu : chaque écriture est atomique. C'est un bogue à signaler.\n"
     )
     return EXIT_ERROR
+
+
+def _emit(stream: TextIO, text: str) -> None:
+    """Write ``text`` as a terminal can show it without running anything: control characters
+    (ESC, OSC, CSI… but tab and newline) as ``\\uXXXX``, whatever file they were read from; in
+    JSON output that is the same string. A stream that cannot encode a character gets an
+    escape instead of an exception."""
+    safe = terminal_safe(text)
+    try:
+        stream.write(safe)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(safe.encode(encoding, "backslashreplace").decode(encoding))
 
 
 def _undecodable(args: list[str]) -> str | None:
@@ -158,12 +170,14 @@ def main(argv: list[str] | None = None) -> NoReturn:
             if outcome is None:
                 outcome = _run_cli(args)
         except OSError as exc:
-            raise _storage_error(exc) from exc
+            from ocmem.fsio import storage_error
+
+            raise storage_error(exc, action="d'accéder à") from exc
         if outcome.lines:
-            sys.stdout.write(outcome.render() + "\n")
+            _emit(sys.stdout, outcome.render() + "\n")
         code = _STATUS_CODES[outcome.status]
     except OcmemError as exc:
-        sys.stderr.write(f"ocmem : {exc.render()}\n")
+        _emit(sys.stderr, f"ocmem : {exc.render()}\n")
         code = exit_code(exc)
     except _Handled as handled:
         code = handled.code

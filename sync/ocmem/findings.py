@@ -4,7 +4,7 @@ Kept apart from ``textsafety`` so the detector modules (``credentials``, ``perso
 guards that use them import it without a cycle; ``textsafety.Finding`` re-exports it.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
 from typing import NamedTuple
 

@@ -1,20 +1,37 @@
-"""Local file primitives: atomic writes, byte-identical backups, the run lock, the action log."""
+"""Local file primitives: atomic writes, byte-identical backups and their retention, the run
+lock, the action log, and what a refusing file system means for the user."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import time
-from collections.abc import Iterator
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from ocmem.config import Paths
-from ocmem.errors import Busy, OcmemError
+from ocmem.errors import Busy, OcmemError, StorageError
 
 TEMP_SUFFIX = ".ocmem-tmp"
+
+# How long a direct command waits for another ocmem run, and when it says it is waiting.
+DEFAULT_WAIT_SECONDS = 10.0
+WAIT_NOTICE_SECONDS = 1.0
+
+# Retention (see docs/guide.md « Sauvegardes et journal des actions »): a backup folder goes
+# once it is both older than BACKUP_KEEP_DAYS and not among the BACKUP_KEEP_RUNS newest, and
+# then only its copies that a newer backup of the same file supersedes.
+BACKUP_KEEP_DAYS = 30
+BACKUP_KEEP_RUNS = 20
+PRUNE_EVERY = timedelta(days=1)
+# log.jsonl (and cron.log, curation.log) rotate past LOG_MAX_BYTES; LOG_GENERATIONS old ones stay.
+LOG_MAX_BYTES = 1 << 20
+LOG_GENERATIONS = 3
+_STAMP_FORMAT = "%Y%m%d-%H%M%S-%f"
 
 
 def sha256(data: bytes) -> str:
@@ -36,8 +53,8 @@ def read_text(path: Path) -> str:
         return ""
     except UnicodeDecodeError as exc:
         raise OcmemError(
-            f"{path} n'est pas de l'UTF-8 valide",
-            fix=f"réenregistre {path} en UTF-8 (une sauvegarde est dans le dossier backups)",
+            f"{path} n'est pas de l'UTF-8 valide (octet {exc.start})",
+            fix=f"réenregistre {path} en UTF-8 (une sauvegarde est dans le dossier .ocmem/backups)",
         ) from exc
 
 
@@ -45,14 +62,18 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
     """Replace ``path`` with ``data`` so that a reader or a crash sees the old or the new bytes.
 
     Temp file in the same directory, fsync, rename over the target, fsync the directory.
-    The previous permission bits are kept unless ``mode`` is given.
+    The previous permission bits are kept unless ``mode`` is given. An error names ``path``,
+    not the temp file.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Same directory (so the rename is atomic), unique name, created exclusively.
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}{TEMP_SUFFIX}"
-    previous_mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Same directory (so the rename is atomic), unique name, created exclusively.
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}{TEMP_SUFFIX}"
+        previous_mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise about_path(exc, path) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -60,11 +81,20 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             os.fsync(handle.fileno())
         os.chmod(tmp, previous_mode if mode is None else mode)
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError):
+            raise about_path(exc, path) from exc
         raise
     _fsync_dir(path.parent)
+
+
+def about_path(exc: OSError, path: Path) -> OSError:
+    """The same error, about ``path`` (a temp file's name means nothing to a user)."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -77,14 +107,15 @@ def _fsync_dir(directory: Path) -> None:
 
 def new_stamp() -> str:
     """A backup folder name, sortable and unique enough for one run."""
-    return datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    return datetime.now().strftime(_STAMP_FORMAT)
 
 
 class Backups:
     """Byte-identical copies taken before a run modifies or removes a file.
 
     One folder per run (``<state>/backups/<stamp>/<path relative to home>``); the first copy of
-    a file in a run wins, so the folder always holds the state from before the run.
+    a file in a run wins, so the folder always holds the state from before the run. A copy is
+    written like any file (temp, fsync, rename): a full disk leaves no empty or partial copy.
     """
 
     def __init__(self, paths: Paths, stamp: str | None = None):
@@ -98,51 +129,166 @@ class Backups:
 
     def save(self, path: Path) -> Path | None:
         """Copy ``path`` (if it exists) into this run's backup folder; return the copy."""
-        if not path.exists():
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
             return None
         target = self.folder / self.paths.rel(path)
         if target.exists():
             return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        import shutil  # lazy: most runs back nothing up
-
-        shutil.copyfile(path, target)
-        os.chmod(target, 0o600)
-        self.saved.append(target)
+        self._keep(target, data)
         return target
 
     def save_bytes(self, name: str, data: bytes) -> Path:
         """Keep bytes that never existed as a local file (e.g. a remote page we overwrite)."""
         target = self.folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data, mode=0o600)
-        self.saved.append(target)
+        self._keep(target, data)
         return target
+
+    def _keep(self, target: Path, data: bytes) -> None:
+        try:
+            atomic_write(target, data, mode=0o600)
+        except OSError:
+            self._remove_empty_dirs(target.parent)
+            raise
+        self.saved.append(target)
+
+    def discard(self) -> None:
+        """Remove this run's copies (the run changed nothing: they equal the live files)."""
+        for copy in reversed(self.saved):
+            with contextlib.suppress(OSError):
+                copy.unlink()
+            self._remove_empty_dirs(copy.parent)
+        self.saved.clear()
+
+    def _remove_empty_dirs(self, directory: Path) -> None:
+        while directory != self.paths.backups_dir and self.paths.backups_dir in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+
+def prune(paths: Paths, now: datetime | None = None, *, force: bool = False) -> list[Path]:
+    """Apply the retention rules, at most once a day (``force``: now); return what was removed.
+
+    Backups: a folder older than BACKUP_KEEP_DAYS and not among the BACKUP_KEEP_RUNS newest
+    loses the copies that a newer backup of the same file supersedes; the newest copy of every
+    file stays whatever its age (it may be the only copy of a file since deleted). Logs past
+    LOG_MAX_BYTES rotate. Best effort: a file system that refuses leaves everything in place.
+    """
+    now = now or datetime.now()
+    marker = paths.backups_dir / ".pruned"
+    with contextlib.suppress(OSError):
+        if not force and now - datetime.fromtimestamp(marker.stat().st_mtime) < PRUNE_EVERY:
+            return []
+    removed: list[Path] = []
+    with contextlib.suppress(OSError):
+        removed = _prune_backups(paths, now)
+        for log in (paths.cron_log, paths.curation_log):
+            rotate(log)
+        paths.backups_dir.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        os.utime(marker, (now.timestamp(), now.timestamp()))
+    return removed
+
+
+def _prune_backups(paths: Paths, now: datetime) -> list[Path]:
+    folders: list[tuple[datetime, Path]] = []
+    if not paths.backups_dir.is_dir():
+        return []
+    for folder in paths.backups_dir.iterdir():
+        try:
+            folders.append((datetime.strptime(folder.name, _STAMP_FORMAT), folder))
+        except ValueError:
+            continue  # not a run folder ocmem made: left alone
+    folders.sort()
+    newest: dict[str, Path] = {}
+    contents: dict[Path, list[Path]] = {}
+    for _, folder in folders:
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        contents[folder] = files
+        for file in files:
+            newest[file.relative_to(folder).as_posix()] = folder
+    recent = {folder for _, folder in folders[-BACKUP_KEEP_RUNS:]}
+    removed: list[Path] = []
+    for stamp, folder in folders:
+        if folder in recent or now - stamp < timedelta(days=BACKUP_KEEP_DAYS):
+            continue
+        for file in contents[folder]:
+            if newest[file.relative_to(folder).as_posix()] != folder:
+                file.unlink()
+                removed.append(file)
+        for directory in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    return removed
+
+
+def rotate(log: Path) -> bool:
+    """``log`` → ``log.1`` → … → ``log.N`` once it passes LOG_MAX_BYTES (the oldest goes)."""
+    try:
+        if log.stat().st_size <= LOG_MAX_BYTES:
+            return False
+    except FileNotFoundError:
+        return False
+    for n in range(LOG_GENERATIONS - 1, 0, -1):
+        older = log.with_name(f"{log.name}.{n}")
+        if older.exists():
+            os.replace(older, log.with_name(f"{log.name}.{n + 1}"))
+    os.replace(log, log.with_name(f"{log.name}.1"))
+    return True
 
 
 @contextlib.contextmanager
-def run_lock(paths: Paths, wait_seconds: float = 0.0) -> Iterator[None]:
-    """Hold ocmem's single lock for a whole run; Busy (exit 75) when another run has it.
+def run_lock(
+    paths: Paths, wait_seconds: float = 0.0, notify: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """Hold ocmem's single lock for a whole run; Busy (exit 75) when another run keeps it
+    beyond ``wait_seconds``. ``notify`` hears once, after WAIT_NOTICE_SECONDS, that we wait.
 
     An flock on a dedicated file (never on a data file, which os.replace swaps): the kernel
     releases it when the process dies, so a crashed run never leaves a stale lock behind.
     """
     import fcntl
 
-    paths.state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        deadline = time.monotonic() + max(wait_seconds, 0.0)
+        paths.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        # flock needs no write access: on a read-only home the run goes on, and fails (if it
+        # must write) on the file it needs, which says more than the lock would.
+        if exc.errno not in (*_DENIED, errno.EROFS) or not paths.lock_file.is_file():
+            raise storage_error(exc, paths, action="de créer le verrou", changed=False) from exc
+        try:
+            fd = os.open(paths.lock_file, os.O_RDONLY)
+        except OSError as again:
+            raise storage_error(again, paths, action="d'ouvrir le verrou", changed=False) from exc
+    try:
+        started = time.monotonic()
+        deadline = started + max(wait_seconds, 0.0)
+        told = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
+                    waited = f" (attendu {now - started:.0f} s)" if wait_seconds >= 1 else ""
                     raise Busy(
-                        "une autre exécution d'ocmem est en cours",
-                        fix="réessaie plus tard, ou passe --wait SECONDES pour attendre le verrou",
+                        f"une autre exécution d'ocmem tient le verrou{waited} : rien n'a été modifié",
+                        fix="relance dans un moment, ou attends plus longtemps avec --wait SECONDES",
                     ) from None
+                if notify and not told and now - started >= WAIT_NOTICE_SECONDS:
+                    notify(
+                        f"une autre exécution d'ocmem tient le verrou : j'attends "
+                        f"(jusqu'à {wait_seconds:.0f} s)…"
+                    )
+                    told = True
                 time.sleep(0.05)
         try:
             yield
@@ -152,14 +298,78 @@ def run_lock(paths: Paths, wait_seconds: float = 0.0) -> Iterator[None]:
         os.close(fd)
 
 
-def log_event(paths: Paths, action: str, **fields: Any) -> None:
-    """Append one JSON line describing an action. Callers never pass secrets."""
+def log_event(paths: Paths, action: str, **fields: Any) -> bool:
+    """Append one JSON line describing an action. Callers never pass secrets.
+
+    Best effort: the log records what was done, it is not what makes it safe; a disk that
+    refuses the line (full, read-only) does not undo a write that succeeded. False then.
+    """
     record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "action": action}
     record.update(fields)
-    paths.state_dir.mkdir(parents=True, exist_ok=True)
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-    fd = os.open(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+        paths.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > LOG_MAX_BYTES:
+            rotate(paths.log_file)
+    except OSError:
+        return False
+    return True
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_DENIED = (errno.EACCES, errno.EPERM)
+
+
+def storage_error(
+    exc: OSError,
+    paths: Paths | None = None,
+    *,
+    action: str = "d'écrire",
+    changed: bool | None = None,
+    extra: str = "",
+    about: Path | None = None,
+) -> StorageError:
+    """What the file system said, about which file, and the fix a user can apply.
+
+    ``changed``: False when nothing was modified (said so), None when it is not known here.
+    ``about``: the file to name, when the one refused is a means to it (its backup).
+    """
+    raw = str(exc.filename) if exc.filename else None
+    if about is None and raw and paths and paths.backups_dir in Path(raw).parents:
+        # a copy taken before a write: name the file it protects
+        inside = Path(raw).relative_to(paths.backups_dir).parts[1:]
+        if inside:
+            about, action = paths.home.joinpath(*inside), "de sauvegarder (dans .ocmem/backups)"
+    named = str(about) if about else raw
+    where = paths.rel(Path(named)) if paths and named else (named or "un fichier d'ocmem")
+    folder = str(Path(raw).parent) if raw else (str(paths.home) if paths else "le dossier ocmem")
+    after = " : rien n'a été modifié" if changed is False else ""
+    after += f" ; {extra}" if extra else ""
+    if exc.errno in _FULL:
+        return StorageError(
+            f"disque plein : impossible {action} {where}{after}",
+            fix=f"libère de la place (`df -h {folder}`), puis relance la commande",
+        )
+    if exc.errno == errno.EROFS:
+        return StorageError(
+            f"disque en lecture seule : impossible {action} {where}{after}",
+            fix="remonte ce disque en écriture, ou indique un dossier ocmem inscriptible "
+            "(--home ou OCMEM_HOME)",
+        )
+    if exc.errno in _DENIED:
+        return StorageError(
+            f"permission refusée : impossible {action} {where}{after}",
+            fix=f"donne les droits d'écriture sur {folder} à cet utilisateur (`ls -ld {folder}`), "
+            "ou lance ocmem avec le compte propriétaire",
+        )
+    reason = exc.strerror or str(exc)
+    return StorageError(
+        f"erreur du système de fichiers ({reason}) : impossible {action} {where}{after}",
+        fix="vérifie le disque et le dossier ocmem (`ocmem doctor`), puis relance",
+    )

@@ -25,9 +25,8 @@ human (pulled MEMORY.md, AGENTS.md, skills) for the constructs above, so a tampe
 not installed silently.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
-import html
 import re
 import unicodedata
 from typing import NamedTuple
@@ -71,7 +70,9 @@ _DRAFT = frozenset("\\`[]<>#${}~=^&")
 _NOT_IN_SPAN = frozenset("<[]#{}")
 # ASCII digits only, as CommonMark (and the Lua port in silverbullet/ocmem.lua) reads them.
 _ORDERED_MARKER = re.compile(r"[0-9]{1,9}[.)]")
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# Patterns only some commands need are compiled at their first use (re caches them):
+# compiling all of them at import would cost every `ocmem` run about a millisecond.
+_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 
 
 def _escape_char(char: str) -> str:
@@ -179,7 +180,9 @@ def unescape(text: str) -> str:
             end = closing + (j - i) if closing is not None else j
             out.append(text[i:end])
             i = end
-        elif char == "&" and (entity := _ENTITY.match(text, i)):
+        elif char == "&" and (entity := re.compile(_ENTITY).match(text, i)):
+            import html  # lazy: only reading entities back needs it
+
             out.append(html.unescape(entity.group(0)))
             i = entity.end()
         else:
@@ -222,23 +225,23 @@ def fence(content: str, info: str = "text") -> str:
 # --- drafts -------------------------------------------------------------------------------
 
 # A fence opening anywhere a parser could see one: after spaces, list markers or quote marks.
-_FENCE_OPEN = re.compile(r"^((?:[ ]*(?:[-*+]|[0-9]{1,9}[.)]|>)[ ]+|[ ]*>)*[ ]*)(`{3,}|~{3,})(.*)$")
-_HEADING = re.compile(r"#{1,6}(?: |$)")
-_BULLET = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)]) ")
-_RULE_LIKE = re.compile(r"^[ ]*[-*_=]+[ \-*_=]*$")
+_FENCE_OPEN = r"^((?:[ ]*(?:[-*+]|[0-9]{1,9}[.)]|>)[ ]+|[ ]*>)*[ ]*)(`{3,}|~{3,})(.*)$"
+_HEADING = r"#{1,6}(?: |$)"
+_BULLET = r"(?:[-*+]|[0-9]{1,9}[.)]) "
+_RULE_LIKE = r"^[ ]*[-*_=]+[ \-*_=]*$"
 
 
 def _draft_text_line(line: str) -> str:
     indent = len(line) - len(line.lstrip(" "))
     body = line[indent:]
     prefix = ""
-    if _RULE_LIKE.match(body):
+    if re.compile(_RULE_LIKE).match(body):
         return " " * indent + "\\" + body[0] + _escape_line(body[1:], _DRAFT, line_start=False)
-    heading = _HEADING.match(body)
+    heading = re.compile(_HEADING).match(body)
     if heading:
         prefix, body = body[: heading.end()], body[heading.end() :]
     else:
-        while bullet := _BULLET.match(body):  # nested markers: "- 1. text"
+        while bullet := re.compile(_BULLET).match(body):  # nested markers: "- 1. text"
             prefix, body = prefix + bullet.group(0), body[bullet.end() :]
     return " " * indent + prefix + _escape_line(body, _DRAFT, line_start=True)
 
@@ -257,7 +260,7 @@ def draft(markdown: str) -> str:
     out: list[str] = []
     i = 0
     while i < len(source):
-        opening = _FENCE_OPEN.match(source[i].replace("\t", "    "))
+        opening = re.compile(_FENCE_OPEN).match(source[i].replace("\t", "    "))
         if opening and not (opening.group(2)[0] == "`" and "`" in opening.group(3)):
             marker, column = opening.group(2), len(opening.group(1))
             content: list[str] = []
@@ -280,7 +283,7 @@ def draft(markdown: str) -> str:
     return "\n".join(out)
 
 
-_OCMEM_FENCE = re.compile(r"^(~{3,})([a-z]*)$")
+_OCMEM_FENCE = r"^(~{3,})([a-z]*)$"
 
 
 def undraft(rendered: str) -> str:
@@ -289,7 +292,7 @@ def undraft(rendered: str) -> str:
     lines_ = rendered.split("\n")
     i = 0
     while i < len(lines_):
-        opening = _OCMEM_FENCE.match(lines_[i])
+        opening = re.compile(_OCMEM_FENCE).match(lines_[i])
         if opening:
             out.append(lines_[i])
             i += 1
@@ -336,25 +339,23 @@ class Active(NamedTuple):
         return f"ligne {self.line} : {self.kind}"
 
 
-_CONTAINER_PREFIX = re.compile(r"^((?:[ \t]*(?:[-*+]|\d{1,9}[.)]|>)[ \t]+|[ \t]*>)*[ \t]*)")
-_ANY_FENCE = re.compile(r"^(`{3,}|~{3,})[ \t]*([^\s`]*)")
-_ACTIVE_INFO = re.compile(r"^space-", re.IGNORECASE)
-_TAG_OPEN = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)([^>]*)>?")
+_CONTAINER_PREFIX = r"^((?:[ \t]*(?:[-*+]|\d{1,9}[.)]|>)[ \t]+|[ \t]*>)*[ \t]*)"
+_ANY_FENCE = r"^(`{3,}|~{3,})[ \t]*([^\s`]*)"
+_ACTIVE_INFO = r"(?i)^space-"
+_TAG_OPEN = r"<(/?)([A-Za-z][A-Za-z0-9-]*)([^>]*)>?"
 _HARMLESS_TAGS = frozenset(
     """b i em strong code kbd sub sup u s mark small br hr p span div ul ol li dl dt dd
     table thead tbody tr th td blockquote summary details abbr cite q""".split()
 )
-_RISKY_ATTRIBUTE = re.compile(
+_RISKY_ATTRIBUTE = (
     r"(?i)\bon[a-z]+\s*=|\b(?:style|src|srcdoc|href|action|formaction|http-equiv|xlink:href|"
     r"background|poster|data)\s*=|javascript:|vbscript:"
 )
 _UNESCAPED = r"(?<!\\)(?:\\\\)*"
-_DIRECTIVE = re.compile(_UNESCAPED + r"\$\{")
-_SYSTEM_HASHTAG = re.compile(
-    _UNESCAPED + r"#(?:space-[\w-]*|meta(?:/[\w/-]*)?|template)\b", re.IGNORECASE
-)
-_SCRIPT_ATTRIBUTE = re.compile(_UNESCAPED + r"\[\s*(?:script|style)\s*:", re.IGNORECASE)
-_COMMAND_BUTTON = re.compile(_UNESCAPED + r"\{\[")
+_DIRECTIVE = _UNESCAPED + r"\$\{"
+_SYSTEM_HASHTAG = r"(?i)" + _UNESCAPED + r"#(?:space-[\w-]*|meta(?:/[\w/-]*)?|template)\b"
+_SCRIPT_ATTRIBUTE = r"(?i)" + _UNESCAPED + r"\[\s*(?:script|style)\s*:"
+_COMMAND_BUTTON = _UNESCAPED + r"\{\["
 
 
 def _unescaped_runs(line: str) -> list[tuple[int, int]]:
@@ -399,7 +400,7 @@ def active_constructs(markdown: str) -> list[Active]:
     text = clean(markdown).split("\n")
     comment_open = False
     for number, raw in enumerate(text, start=1):
-        prefix = _CONTAINER_PREFIX.match(raw)
+        prefix = re.compile(_CONTAINER_PREFIX).match(raw)
         column = len(prefix.group(1)) if prefix else 0
         rest = raw[column:]
         if fence_marker is not None:
@@ -414,9 +415,9 @@ def active_constructs(markdown: str) -> list[Active]:
             if not left_container:
                 continue
             fence_marker = None  # the container ended: the fence closed, this line is text
-        opening = _ANY_FENCE.match(rest)
+        opening = re.compile(_ANY_FENCE).match(rest)
         if opening and not ("`" in opening.group(1) and "`" in rest[len(opening.group(1)) :]):
-            if _ACTIVE_INFO.match(opening.group(2)):
+            if re.compile(_ACTIVE_INFO).match(opening.group(2)):
                 found.append(Active(f"bloc {opening.group(2)} (exécuté par SilverBullet)", number))
             fence_marker = opening.group(1)
             fence_column = column
@@ -429,23 +430,23 @@ def active_constructs(markdown: str) -> list[Active]:
                 line = line[line.index("-->") + 3 :]
             else:
                 continue
-        if _DIRECTIVE.search(line):
+        if re.compile(_DIRECTIVE).search(line):
             found.append(Active("expression ${…} (évaluée à l'ouverture de la page)", number))
         if "<!--#" in line:
             found.append(Active("section précalculée <!--#…--> (évaluée par SilverBullet)", number))
-        if _SYSTEM_HASHTAG.search(line):
+        if re.compile(_SYSTEM_HASHTAG).search(line):
             found.append(Active("tag système de SilverBullet (#space-…, #meta…)", number))
-        if _SCRIPT_ATTRIBUTE.search(line):
+        if re.compile(_SCRIPT_ATTRIBUTE).search(line):
             found.append(
                 Active("attribut [script:]/[style:] (chargé comme script ou style)", number)
             )
-        if _COMMAND_BUTTON.search(line):
+        if re.compile(_COMMAND_BUTTON).search(line):
             found.append(Active("bouton de commande {[…]}", number))
-        for tag in _TAG_OPEN.finditer(line):
+        for tag in re.compile(_TAG_OPEN).finditer(line):
             if line[max(0, tag.start() - 1)] == "\\" and tag.start() > 0:
                 continue
             name, attributes = tag.group(2).lower(), tag.group(3)
-            if name not in _HARMLESS_TAGS or _RISKY_ATTRIBUTE.search(attributes):
+            if name not in _HARMLESS_TAGS or re.compile(_RISKY_ATTRIBUTE).search(attributes):
                 found.append(Active(f"HTML <{name}> (balise ou attribut actif)", number))
         start = line.rfind("<!--")
         if start >= 0 and "-->" not in line[start:]:

@@ -157,10 +157,13 @@ class Installer:
         command = [str(script)] if script.is_file() else [sys.executable, "-m", "ocmem"]
         text = json.dumps({"command": command}) + "\n"
         if read_text(target) != text:
+            created = not target.exists()
             atomic_write(target, text, mode=0o600)
             self.report.done.append(
                 f"plugin relié à {' '.join(command)} ({self.paths.rel(target)})"
             )
+            if created:
+                self.report.undo.append(f"rm {target}")
 
     def _agents_section(self) -> None:
         section = shipped_section()

@@ -10,26 +10,35 @@ Entry format (the user's spec), 10 lines at most::
     - Résultat : réussi | partiel | échec
 
 A value may continue on following lines indented by two spaces; every line counts towards the
-limit. The header's minute is unique in the journal, so ``journal AAAA-MM-JJ HH:MM`` is a
-stable reference to one entry.
+limit, and each value and the whole entry have a size cap (``Limits``). The header carries the
+minute the entry was written, never a later one; when entries share a minute, the second is
+``## AAAA-MM-JJ HH:MM~2 · …``, the third ``~3``… So ``journal AAAA-MM-JJ HH:MM`` (plus its
+``~N`` if any) is a stable reference to one entry, unique across the journal and its archives.
+
+Appends are O(1) and crash-safe (``ocmem.memory``): one ``write`` of ``"\n"`` + the entry, then
+fsync. A run killed half-way can only leave a prefix of that at the end of the file, which
+``torn_end`` recognises so that the next append sets it aside first.
 
 The title and the values are the agent's words, rendered by ``ocmem.inert`` (escaped so that
 SilverBullet can only display them); ``Entry`` holds them as written, ``parse_entry`` reads
 them back.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ocmem import inert
 from ocmem.errors import InputError
 from ocmem.similarity import fold
+
+if TYPE_CHECKING:
+    from mmap import mmap
 
 JOURNAL_HEADER = "# Journal\n\nÉpisodes consignés par l'agent (ajout seul). Recherche : `ocmem journal search`.\n"
 
@@ -42,36 +51,66 @@ FIELDS: tuple[tuple[str, str], ...] = (
 )
 RESULTS = {"reussi": "réussi", "partiel": "partiel", "echec": "échec"}
 MAX_TITLE = 80
+# Size caps (also under ``limits:`` in ocmem.yaml): an episode is a few lines, and a search
+# returns whole entries, so one oversized entry would flood every answer that finds it.
+FIELD_CHARS = 500
+ENTRY_CHARS = 2000
+MAX_TAGS = 8
 
 _HEADER = re.compile(
-    r"^## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}) · (.+?) · (#[^\s#]+(?: +#[^\s#]+)*)[ \t]*$",
+    r"^## (\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2})(?:~(\d+))? · (.+?) · (#[^\s#]+(?: +#[^\s#]+)*)[ \t]*$",
     re.MULTILINE,
 )
-_HEADER_START = re.compile(r"## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · ")
-_HEADER_AFTER_NEWLINE = re.compile(r"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · ")
-_REF = re.compile(r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})$")
-_ARCHIVE = re.compile(r"^journal-(\d{4})-(\d{2})\.md$")
+# Compiled at first use (re caches them): a journal add needs none of them.
+_HEADER_START = r"## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · "
+_HEADER_AFTER_NEWLINE = r"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · "
+_REF = r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})(?:~(\d+))?$"
+_RANK_AFTER = rb"~([1-9][0-9]{0,5}) \xc2\xb7 "
+_ARCHIVE = r"^journal-(\d{4})-(\d{2})\.md$"
 
 
-def ref_of(when: datetime) -> str:
-    return f"journal {when:%Y-%m-%d %H:%M}"
+class Ref(NamedTuple):
+    """Which entry: the minute it was written and, when entries share that minute, its rank."""
+
+    when: datetime
+    rank: int = 1
+
+    @property
+    def stamp(self) -> str:
+        """``AAAA-MM-JJ HH:MM``, or ``AAAA-MM-JJ HH:MM~N`` for the Nth entry of a minute."""
+        minute = f"{self.when:%Y-%m-%d %H:%M}"
+        return minute if self.rank == 1 else f"{minute}~{self.rank}"
+
+    def __str__(self) -> str:
+        return f"journal {self.stamp}"
 
 
-def parse_ref(text: str) -> datetime:
-    """``journal 2026-11-29 14:32`` (or just the date and time) → that minute."""
-    match = _REF.match(text.strip())
+def ref_of(ref: Ref | datetime) -> str:
+    return str(ref if isinstance(ref, Ref) else Ref(ref))
+
+
+def parse_ref(text: str) -> Ref:
+    """``journal 2026-11-29 14:32`` (or just the date and time, or ``…14:32~2``) → that entry."""
+    match = re.compile(_REF).match(text.strip())
     if not match:
         raise InputError(
             f"référence de journal invalide : {text!r}",
-            fix="écris-la « journal AAAA-MM-JJ HH:MM », comme l'en-tête de l'entrée citée",
+            fix="écris-la « journal AAAA-MM-JJ HH:MM » (avec son ~N s'il y en a un), "
+            "comme l'en-tête de l'entrée citée",
         )
-    day, hour, minute = match.groups()
+    day, hour, minute, rank = match.groups()
     try:
-        return datetime.fromisoformat(f"{day} {hour}:{minute}")
+        when = datetime.fromisoformat(f"{day} {hour}:{minute}")
     except ValueError as exc:
         raise InputError(
             f"date invalide dans la référence {text!r}", fix="vérifie la date"
         ) from exc
+    if rank is not None and int(rank) < 2:
+        raise InputError(
+            f"rang invalide dans la référence {text!r}",
+            fix="la première entrée d'une minute n'a pas de ~N ; les suivantes ont ~2, ~3…",
+        )
+    return Ref(when, int(rank or 1))
 
 
 class Entry(NamedTuple):
@@ -83,13 +122,18 @@ class Entry(NamedTuple):
     piege: str
     lecon: str
     resultat: str
+    rank: int = 1
+
+    @property
+    def key(self) -> Ref:
+        return Ref(self.when, self.rank)
 
     @property
     def ref(self) -> str:
-        return ref_of(self.when)
+        return str(self.key)
 
     def render(self) -> str:
-        header = f"## {self.when:%Y-%m-%d %H:%M} · {inert.inline(self.title)} · " + " ".join(
+        header = f"## {self.key.stamp} · {inert.inline(self.title)} · " + " ".join(
             f"#{t}" for t in self.tags
         )
         lines = [header]
@@ -98,8 +142,17 @@ class Entry(NamedTuple):
         return "\n".join(lines) + "\n"
 
 
-def entry_from_fields(data: Mapping[str, Any], when: datetime, max_lines: int) -> Entry:
-    """Validate a JSON-like mapping (keys with or without accents) and build the entry."""
+def entry_from_fields(
+    data: Mapping[str, Any],
+    when: datetime,
+    max_lines: int,
+    max_field: int = FIELD_CHARS,
+    max_entry: int = ENTRY_CHARS,
+) -> Entry:
+    """Validate a JSON-like mapping (keys with or without accents) and build the entry.
+
+    Caps: ``max_lines`` lines, ``max_field`` characters per value, ``max_entry`` for the
+    rendered entry; above them the entry is refused with the fix (never cut silently)."""
     if not isinstance(data, Mapping):
         raise InputError("l'entrée doit être un objet JSON", fix=_EXPECTED_KEYS_HINT)
     values = {fold(str(k)).strip(): v for k, v in data.items()}
@@ -121,21 +174,50 @@ def entry_from_fields(data: Mapping[str, Any], when: datetime, max_lines: int) -
         )
     tags = _tags(values["tags"])
     fields = {key: _text(key, values[key]) for key, _ in FIELDS}
+    for key, label in FIELDS:
+        if len(fields[key]) > max_field:
+            raise InputError(
+                f"« {label} » fait {len(fields[key])} caractères (maximum {max_field})",
+                fix=f"résume « {label} » en une ou deux phrases ; les sorties de commandes et "
+                "les fichiers n'ont pas leur place dans le journal",
+            )
     result = RESULTS.get(fold(fields["resultat"]).strip())
     if result is None:
         raise InputError(
-            f"résultat {fields['resultat']!r} inconnu",
+            f"résultat {fields['resultat'][:40]!r} inconnu",
             fix="« réussi », « partiel » ou « échec »",
         )
     fields["resultat"] = result
-    entry = Entry(when=when.replace(second=0, microsecond=0), title=title, tags=tags, **fields)
-    lines = entry.render().count("\n")
+    entry = _entry(when.replace(second=0, microsecond=0), title, tags, fields)
+    rendered = entry.render()
+    if len(rendered) > max_entry:
+        raise InputError(
+            f"l'entrée fait {len(rendered)} caractères (maximum {max_entry})",
+            fix="resserre Demande/Fait/Piège/Leçon : une ligne chacun suffit le plus souvent",
+        )
+    lines = rendered.count("\n")
     if lines > max_lines:
         raise InputError(
             f"l'entrée fait {lines} lignes (maximum {max_lines})",
             fix="resserre Demande/Fait/Piège/Leçon : une ligne chacun suffit le plus souvent",
         )
     return entry
+
+
+def _entry(
+    when: datetime, title: str, tags: tuple[str, ...], fields: Mapping[str, str], rank: int = 1
+) -> Entry:
+    return Entry(
+        when,
+        title,
+        tags,
+        fields["demande"],
+        fields["fait"],
+        fields["piege"],
+        fields["lecon"],
+        fields["resultat"],
+        rank,
+    )
 
 
 _EXPECTED_KEYS_HINT = (
@@ -167,12 +249,18 @@ def _tags(value: Any) -> tuple[str, ...]:
         raise InputError(
             "« tags » doit être une liste non vide", fix='par ex. "tags": ["docker", "vps"]'
         )
+    if len(value) > MAX_TAGS:
+        raise InputError(
+            f"{len(value)} tags (maximum {MAX_TAGS})", fix="garde les tags les plus parlants"
+        )
     tags = []
     for raw in value:
         tag = inert.clean(str(raw)).strip().lstrip("#")
         problem = inert.tag_problem(tag)
         if problem:
-            raise InputError(f"tag invalide : {raw!r} ({problem})", fix="choisis un autre mot")
+            raise InputError(
+                f"tag invalide : {str(raw)[:40]!r} ({problem})", fix="choisis un autre mot"
+            )
         if tag not in tags:
             tags.append(tag)
     return tuple(tags)
@@ -188,10 +276,15 @@ class Block(NamedTuple):
     title: str
     tags: tuple[str, ...]
     text: str
+    rank: int = 1
+
+    @property
+    def key(self) -> Ref:
+        return Ref(self.when, self.rank)
 
     @property
     def ref(self) -> str:
-        return ref_of(self.when)
+        return str(self.key)
 
 
 def blocks(text: str) -> list[Block]:
@@ -208,8 +301,8 @@ def _spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each entry: from its header to the next header or the end."""
     # "\n## …" has a literal prefix the regex engine can jump to: 4× faster than "^## …" on a
     # 10 000-entry journal. A header on the file's very first line is checked on its own.
-    starts = [m.start() + 1 for m in _HEADER_AFTER_NEWLINE.finditer(text)]
-    if _HEADER_START.match(text):
+    starts = [m.start() + 1 for m in re.compile(_HEADER_AFTER_NEWLINE).finditer(text)]
+    if re.compile(_HEADER_START).match(text):
         starts.insert(0, 0)
     return list(zip(starts, [*starts[1:], len(text)][: len(starts)], strict=True))
 
@@ -218,16 +311,19 @@ def _block_at(chunk: str) -> Block | None:
     match = _HEADER.match(chunk)
     if not match:
         return None
-    day, hour, minute, title, tags = match.groups()
+    day, hour, minute, rank, title, tags = match.groups()
     try:
         when = datetime.fromisoformat(f"{day} {hour}:{minute}")
     except ValueError:
+        return None
+    if rank is not None and int(rank) < 2:
         return None
     return Block(
         when,
         inert.unescape(title),
         tuple(t.lstrip("#") for t in tags.split()),
         chunk.rstrip("\n") + "\n",
+        int(rank or 1),
     )
 
 
@@ -252,7 +348,7 @@ def parse_entry(block: Block) -> Entry | None:
     fields = {key: inert.unlines("\n".join(v)).strip() for key, v in values.items()}
     if any(inert.tag_problem(t) for t in block.tags) or fields["resultat"] not in RESULTS.values():
         return None
-    return Entry(block.when, block.title, block.tags, **fields)
+    return _entry(block.when, block.title, block.tags, fields, block.rank)
 
 
 def rerender(text: str) -> str | None:
@@ -268,18 +364,107 @@ def readable(text: str) -> str:
     return "\n".join(inert.unescape(line) for line in text.split("\n"))
 
 
-def minute_taken(text: str, when: datetime) -> bool:
-    """Whether an entry of ``text`` already uses this minute (a string search, no parsing)."""
-    header = f"## {when:%Y-%m-%d %H:%M} · "
-    return text.startswith(header) or f"\n{header}" in text
+def taken_ranks(data: "bytes | mmap", when: datetime) -> set[int]:
+    """The ranks the entries of a journal's bytes already use at minute ``when``.
+
+    A byte search for that minute's header prefix (no decoding, no parsing): the C-speed scan
+    keeps the cost of an append flat whatever the journal's size.
+    """
+    prefix = f"## {when:%Y-%m-%d %H:%M}".encode()
+    found: set[int] = set()
+    at = data.find(prefix)
+    while at >= 0:
+        if at == 0 or data[at - 1 : at] == b"\n":
+            after = bytes(data[at + len(prefix) : at + len(prefix) + 12])
+            if after.startswith(_SEPARATOR):
+                found.add(1)
+            elif rank := re.compile(_RANK_AFTER).match(after):
+                found.add(int(rank.group(1)))
+        at = data.find(prefix, at + 1)
+    return found
 
 
-def free_minute(wanted: datetime, *texts: str) -> datetime:
-    """The first minute at or after ``wanted`` that no entry of ``texts`` uses (references stay unique)."""
-    when = wanted.replace(second=0, microsecond=0)
-    while any(minute_taken(text, when) for text in texts):
-        when += timedelta(minutes=1)
-    return when
+_SEPARATOR = " · ".encode()
+
+
+def free_rank(*taken: set[int]) -> int:
+    """The first rank no entry uses (1: the minute alone, as the spec writes it)."""
+    used = set().union(*taken)
+    rank = 1
+    while rank in used:
+        rank += 1
+    return rank
+
+
+def separator(end: bytes) -> str:
+    """What goes between a journal ending with ``end`` and the next entry: one blank line."""
+    if end.endswith(b"\n\n"):
+        return ""
+    return "\n" if end.endswith(b"\n") else "\n\n"
+
+
+def torn_end(tail: bytes) -> int | None:
+    """Where the append that a killed run interrupted began, in ``tail`` (the journal's last
+    bytes, from the line before its last header or more); None when the journal ends with a
+    whole entry, or with text ocmem did not write (left alone).
+
+    An append writes ``"\n"`` + an entry in one ``write``; interrupted, it leaves a prefix of
+    that: a ``#`` or ``##`` line after a blank line, or a last block that is a header followed
+    by the first fields in their order, its last line possibly cut. Cutting there gives back
+    the journal as it was before that append.
+    """
+    complete = tail.endswith(b"\n")
+    last_newline = tail.rfind(b"\n")
+    if (
+        not complete
+        and last_newline > 0
+        and tail[last_newline - 1 : last_newline] == b"\n"
+        and tail[last_newline + 1 :] in (b"#", b"##")
+    ):
+        return last_newline
+    start = tail.rfind(b"\n## ") + 1
+    if start == 0 and not tail.startswith(b"## "):
+        return None
+    text = tail[start:].decode("utf-8", errors="replace")
+    if complete:
+        entry = _block_at(text)
+        if entry is not None and parse_entry(entry) is not None:
+            return None
+    lines = text.split("\n")
+    whole, cut = lines[:-1], lines[-1]
+    if not whole and not _header_prefix(cut):
+        return None
+    return max(start - 1, 0) if _entry_prefix(whole) else None
+
+
+_HEADER_TEMPLATE = "## 0000-00-00 00:00"
+
+
+def _header_prefix(line: str) -> bool:
+    """Whether ``line`` could be the start of a header cut short."""
+    head = line[: len(_HEADER_TEMPLATE)]
+    if not all(
+        c == t or (t == "0" and c.isdigit()) for c, t in zip(head, _HEADER_TEMPLATE, strict=False)
+    ):
+        return False
+    return len(line) <= len(_HEADER_TEMPLATE) or line[len(_HEADER_TEMPLATE)] in " ~"
+
+
+def _entry_prefix(lines: list[str]) -> bool:
+    """Whether whole ``lines`` are an entry's header and its first fields, not all of them."""
+    if not lines:
+        return True  # cut inside the header line (the caller checked its start)
+    if not _HEADER.match(lines[0]):
+        return False
+    labels = [label for _, label in FIELDS]
+    seen = 0
+    for line in lines[1:]:
+        field = _FIELD_LINE.match(line)
+        if field and seen < len(labels) and field.group(1) == labels[seen]:
+            seen += 1
+        elif not (seen and (line.startswith("  ") or not line)):
+            return False
+    return seen < len(labels)
 
 
 def append(journal_text: str, entry: Entry) -> str:
@@ -316,16 +501,16 @@ def merge_archive(existing: str, incoming: list[Block], month: str) -> str:
         preamble = (
             f"# Journal — archive {month}\n\nEntrées archivées par `ocmem journal archive`.\n"
         )
-    entries = {b.when: b for b in blocks(existing)}
+    entries = {b.key: b for b in blocks(existing)}
     for block in incoming:
-        entries.setdefault(block.when, block)
+        entries.setdefault(block.key, block)
     body = "\n".join(entries[w].text.rstrip("\n") + "\n" for w in sorted(entries))
     return preamble.rstrip("\n") + "\n\n" + body
 
 
 def archive_files(memory_dir: Path) -> list[Path]:
     """``journal-AAAA-MM.md`` archives, newest month first."""
-    found = [p for p in memory_dir.glob("journal-*.md") if _ARCHIVE.match(p.name)]
+    found = [p for p in memory_dir.glob("journal-*.md") if re.compile(_ARCHIVE).match(p.name)]
     return sorted(found, key=lambda p: p.name, reverse=True)
 
 
@@ -391,11 +576,11 @@ def _matching_newest_first(text: str, patterns: Sequence[re.Pattern[str]]) -> It
             yield block
 
 
-def find_entries(texts: Sequence[str], refs: Sequence[datetime]) -> dict[datetime, Block]:
+def find_entries(texts: Sequence[str], refs: Sequence[Ref]) -> dict[Ref, Block]:
     wanted = set(refs)
-    found: dict[datetime, Block] = {}
+    found: dict[Ref, Block] = {}
     for text in texts:
         for block in blocks(text):
-            if block.when in wanted and block.when not in found:
-                found[block.when] = block
+            if block.key in wanted and block.key not in found:
+                found[block.key] = block
     return found

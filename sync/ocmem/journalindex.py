@@ -45,7 +45,7 @@ MAX_RECENT = 20
 WEIGHTS = (4.0, 3.0, 2.0, 2.0, 1.0)
 _COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4}
 _FIELD = re.compile(r"- ([^:\n]{1,20}?) : ")
-_HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2} \xc2\xb7 ")
+_HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? \xc2\xb7 ")
 _PREFIX_MIN = 3
 _BUSY_SECONDS = 2.0
 _READ_ATTEMPTS = 3
@@ -342,7 +342,7 @@ def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None
             line = line[field.end() :]
         if column >= 0:
             columns[column] += terms(line)
-    at = f"{block.when:%Y-%m-%d %H:%M}"
+    at = block.key.stamp
     tag_text = " " + " ".join(fold(t) for t in block.tags) + " "
     c = [" ".join(col) for col in columns]
     return at, tag_text, (c[0], c[1], c[2], c[3], c[4])
@@ -356,7 +356,7 @@ def _match_expression(words: Sequence[str]) -> str:
     parts = []
     for word in words:
         parts.append(f'"{word}"')
-        if len(word) >= _PREFIX_MIN:
+        if len(word) >= _PREFIX_MIN and not word.isdigit():  # « 100 » is not « 1005 »
             parts.append(f'"{word}"*')
     return " OR ".join(parts)
 

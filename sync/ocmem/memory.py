@@ -7,17 +7,21 @@ what will change, write atomically, log. Proposals live in ``ocmem.proposals``, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ocmem import inert, journal, memoryfile, recurrence, shortterm
+from ocmem import inert, journal
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.fill import Fill
-from ocmem.fsio import atomic_write, read_text
+from ocmem.fsio import read_text
 from ocmem.outcome import Outcome
 from ocmem.similarity import fold
-from ocmem.workspace import Workspace
+from ocmem.workspace import Transaction, Workspace
+
+if TYPE_CHECKING:
+    from ocmem import recurrence, shortterm
 
 
 class Memory:
@@ -28,10 +32,17 @@ class Memory:
 
     # --- SHORT_TERM.md -------------------------------------------------------------------
 
+    # The notes' modules are imported by the note commands only: `journal add`, the hot path,
+    # never loads them.
+
     def _current_notes(self) -> list[shortterm.Note]:
+        from ocmem import shortterm
+
         return shortterm.parse(read_text(self.paths.short_term))
 
     def list_notes(self) -> Outcome:
+        from ocmem import shortterm
+
         kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
         result = Outcome(_numbered(kept) or ["(aucune note)"])
         if dropped:
@@ -42,12 +53,21 @@ class Memory:
         return result
 
     def add_note(self, text: str, days: int | None = None) -> Outcome:
+        from ocmem import recurrence, shortterm
+        from ocmem.fill import Fill
+
         note = shortterm.make_note(
             text,
             self.ws.today(),
             self.limits.note_default_days if days is None else days,
             self.limits.note_max_days,
         )
+        if len(note.text) > self.limits.note_chars:
+            raise InputError(
+                f"la note fait {len(note.text)} caractères (maximum {self.limits.note_chars})",
+                fix="garde l'essentiel en une phrase ; le récit d'une tâche va dans le journal "
+                "(`ocmem journal add`)",
+            )
         self.ws.check("note", note.text)
         note = note._replace(text=inert.inline(note.text))
         with self.ws.transaction("note") as run:
@@ -70,7 +90,7 @@ class Memory:
                 )
             run.write(self.paths.short_term, rendered)
             seen, this_note = recurrence.record(seen, note.text, self.ws.today())
-            atomic_write(self.paths.note_recurrence, recurrence.render(seen), mode=0o600)
+            run.write(self.paths.note_recurrence, recurrence.render(seen), mode=0o600, backup=False)
         lines = ["Note mise à jour" if same else "Note ajoutée", note.shown()]
         if dropped:
             lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
@@ -80,6 +100,8 @@ class Memory:
         return Outcome(lines)
 
     def _recurring_hint(self, note: recurrence.NoteRecord) -> str:
+        from ocmem import memoryfile, recurrence
+
         proposals = [(p.id, p.status, f"{p.title} {p.content}") for p in self.ws.proposals()]
         facts = [memoryfile.fact_statement(f) for f in memoryfile.fact_lines(self.ws.memory_text())]
         covered = recurrence.covered_by(note, proposals, facts)
@@ -91,6 +113,8 @@ class Memory:
         )
 
     def remove_note(self, number: int) -> Outcome:
+        from ocmem import shortterm
+
         with self.ws.transaction("note --remove") as run:
             kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
             if not 1 <= number <= len(kept):
@@ -108,24 +132,58 @@ class Memory:
         return Outcome(lines)
 
     def _short_term_fill(self, rendered: str) -> str:
+        from ocmem.fill import Fill
+
         fill = Fill(len(rendered), self.limits.short_term_chars)
         warn = " ⚠ bientôt plein : consolide" if fill.warns(self.limits.fill_warning_ratio) else ""
         return f"SHORT_TERM.md {fill}{warn}"
 
     # --- journal.md ----------------------------------------------------------------------
 
-    def add_journal(self, data: Mapping[str, Any]) -> Outcome:
-        entry = journal.entry_from_fields(data, self.ws.now(), self.limits.journal_entry_lines)
+    def add_journal(
+        self, data: Mapping[str, Any], also: Callable[[Transaction, str], None] | None = None
+    ) -> Outcome:
+        """Append one entry; ``also(run, ref)`` writes more in the same transaction (the
+        plugin's session record), so both happen or neither.
+
+        The cost does not grow with the journal: its tail is read (to find an interrupted
+        append, set aside first) and the minute's header searched as bytes, then the entry is
+        appended in one write and fsynced.
+        """
+        limits = self.limits
+        entry = journal.entry_from_fields(
+            data,
+            self.ws.now(),
+            limits.journal_entry_lines,
+            limits.journal_field_chars,
+            limits.journal_entry_chars,
+        )
         for name in ("title", "demande", "fait", "piege", "lecon"):
             self.ws.check(name, getattr(entry, name))
+        notes: list[str] = []
+        path = self.paths.journal
         with self.ws.transaction("journal add") as run:
-            text = read_text(self.paths.journal)
+            tail, ranks = _journal_scan(path, entry.when)
+            if not tail:
+                run.write(path, journal.JOURNAL_HEADER, old="", backup=False)
+                tail = journal.JOURNAL_HEADER.encode()
+            elif (cut := journal.torn_end(tail)) is not None:
+                start = path.stat().st_size - len(tail) + cut
+                kept = run.set_aside(path, start, f"{self.paths.rel(path)}.interrompue")
+                notes.append(
+                    "⚠ fin du journal incomplète (écriture interrompue) mise de côté dans "
+                    f"{self.paths.rel(kept)}"
+                )
+                tail, ranks = _journal_scan(path, entry.when)
             # References are unique across the journal and its archives (an archive may hold
             # this month's older entries).
-            archive = read_text(self.paths.memory_dir / journal.archive_name(entry.when))
-            entry = entry._replace(when=journal.free_minute(entry.when, text, archive))
-            run.write(self.paths.journal, journal.append(text, entry), append_only=True, old=text)
-        return Outcome([f"Entrée ajoutée : {entry.ref}", "Journal mis à jour"])
+            archive = self.paths.memory_dir / journal.archive_name(entry.when)
+            _, archived = _journal_scan(archive, entry.when)
+            entry = entry._replace(rank=journal.free_rank(ranks, archived))
+            run.append(path, journal.separator(tail) + entry.render())
+            if also is not None:
+                also(run, entry.ref)
+        return Outcome([f"Entrée ajoutée : {entry.ref}", *notes, "Journal mis à jour"])
 
     def search_journal(
         self, query: str = "", tags: Sequence[str] = (), last: int | None = None
@@ -136,11 +194,19 @@ class Memory:
         cap = self.limits.search_results
         if last is not None and last < 1:
             raise InputError("--last doit être au moins 1", fix=f"par ex. --last {cap}")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InputError(
+                f"recherche de {len(query)} caractères (maximum {MAX_QUERY_CHARS})",
+                fix="quelques mots-clés suffisent : les entrées sont classées par pertinence",
+            )
         limit = min(last, cap) if last else cap
         found = journalindex.search(
             self.paths.journal_index, self.ws.journal_files(), query, tags, limit
         )
-        lines = [journal.readable(hit.text) for hit in found.hits]
+        lines = [
+            _capped(journal.readable(hit.text), self.limits.journal_entry_chars)
+            for hit in found.hits
+        ]
         order = "les plus pertinentes" if searchterms.query_terms(query) else "les plus récentes"
         if not found.hits:
             lines.append("0 entrée trouvée")
@@ -196,6 +262,34 @@ class Memory:
             "Elles restent trouvables par `ocmem journal search` ; SilverBullet n'est pas modifié."
         )
         return Outcome(lines)
+
+
+MAX_QUERY_CHARS = 1000
+
+
+def _capped(text: str, cap: int) -> str:
+    """An entry as shown by a search: one written before the size caps is cut, and says so."""
+    if len(text) <= cap:
+        return text
+    return f"{text[:cap].rstrip()}\n  … (entrée tronquée : {len(text)} caractères, lire journal.md)"
+
+
+def _journal_scan(path: Path, when: datetime) -> tuple[bytes, set[int]]:
+    """A journal file's last block (from the newline before its last header; the whole file
+    when it has none) and the ranks already used at minute ``when``; (b"", set()) when the file
+    is missing or empty. Through mmap: only the pages searched are read."""
+    import mmap
+
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return b"", set()
+    with handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return b"", set()
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            start = max(data.rfind(b"\n## "), 0)
+            return data[start:], journal.taken_ranks(data, when)
 
 
 def _numbered(notes: list[shortterm.Note]) -> list[str]:

@@ -8,6 +8,16 @@ every ``ocmem`` call, where importing ``dataclasses`` costs as much as Python's 
 from __future__ import annotations
 
 import enum
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls: what can move a terminal's cursor, set its
+# title (OSC), or hide text (ESC, CSI), if a file ocmem reads holds one.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but tab and newline written as ``\\uXXXX``."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class Status(enum.Enum):

@@ -227,6 +227,21 @@ def block_ends(lines: list[str], start: int) -> int:
     return i
 
 
+DAMAGE_FIX = (
+    "corrige ce bloc de memory/pending.md à la main, ou restaure-le depuis .ocmem/backups "
+    "(`ocmem doctor` le montre)"
+)
+
+
+def damage_lines(doc: Document) -> list[str]:
+    """What a reader of pending.md shows about its damaged blocks: each problem, then the fix."""
+    if not doc.problems:
+        return []
+    return [f"⚠ memory/pending.md : {problem}" for problem in doc.problems] + [
+        f"Correction : {DAMAGE_FIX}"
+    ]
+
+
 def document(text: str) -> Document:
     """Split pending.md into proposals and free text. Nothing raises: a block that does not
     parse is kept as text, with its problem (``doctor`` and ``pending list`` show it)."""

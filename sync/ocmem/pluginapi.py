@@ -7,6 +7,7 @@ provenance, « retiens ça » verification, one journal entry (one retrospective
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -20,12 +21,12 @@ from ocmem.config import section as config_section
 from ocmem.context import context_report
 from ocmem.contract import PluginSettings, PromptContext, cold_start_settings, problems
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.fsio import atomic_write, read_text
+from ocmem.fsio import read_text
 from ocmem.memory import Memory
 from ocmem.outcome import Outcome
 from ocmem.provenance import Provenance
 from ocmem.sync.config import is_configured, sync_section, token_file_path
-from ocmem.workspace import Workspace
+from ocmem.workspace import Transaction, Workspace
 
 SESSION_RETENTION_DAYS = 30
 
@@ -112,14 +113,13 @@ def _session_record(paths: Paths, session: str) -> dict[str, Any]:
     return record
 
 
-def _save_session_record(paths: Paths, session: str, record: dict[str, Any]) -> None:
-    atomic_write(
-        _session_file(paths, session), json.dumps(record, ensure_ascii=False) + "\n", mode=0o600
-    )
+def _forget_old_sessions(paths: Paths) -> None:
+    """Session records live SESSION_RETENTION_DAYS days (best effort)."""
     cutoff = time.time() - SESSION_RETENTION_DAYS * 86400
     for old in paths.sessions_dir.glob("*.json"):
-        if old.stat().st_mtime < cutoff:
-            old.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
 
 
 def _integer(args: Mapping[str, Any], key: str) -> int | None:
@@ -180,9 +180,20 @@ def run_tool(ws: Workspace, name: str, envelope: Mapping[str, Any]) -> Outcome:
                 f"une seule rétrospective par session : {record['journal'][0]} a déjà été consignée",
                 fix="ne rajoute pas d'entrée ; termine ta réponse par « Journal mis à jour »",
             )
-        result = memory.add_journal(args)
-        record["journal"].append(result.lines[0].removeprefix("Entrée ajoutée : "))
-        _save_session_record(ws.paths, session, record)
+
+        def remember(run: Transaction, ref: str) -> None:
+            # in the entry's transaction: a failure here undoes the entry too, so a session
+            # never holds an entry it has not recorded (which would let it write a second one)
+            record["journal"].append(ref)
+            run.write(
+                _session_file(ws.paths, session),
+                json.dumps(record, ensure_ascii=False) + "\n",
+                mode=0o600,
+                backup=False,
+            )
+
+        result = memory.add_journal(args, also=remember)
+        _forget_old_sessions(ws.paths)
         return result
     from ocmem.proposals import Proposals
 

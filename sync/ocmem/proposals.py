@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,11 @@ NOTHING_REPLACED = "rien"
 _NONE_WORDS = {"aucune", "aucun", "none", "non", "no", "rien", "nothing", "neant", "-"}
 MAX_FACT_CHARS = 300
 MAX_TITLE = 100
+MAX_LINE = 300  # contradiction, remplace
+MAX_SKILL_CHARS = 6000
+# Below 0.1 (one meaningful word shared out of more than ten) a fact or skill is not "close":
+# listing it as a neighbour was noise (« similarité 0.04 »).
+NEIGHBOUR_MINIMUM = 0.09
 
 
 class Proposals:
@@ -36,7 +41,8 @@ class Proposals:
 
     def pending_duplicates(self, threshold: float = 0.35) -> Outcome:
         """Pairs of waiting proposals that look like the same lesson (most similar first)."""
-        waiting = [p for p in self.ws.proposals() if p.state == pending.STATE_PENDING]
+        doc = self.ws.pending_document()
+        waiting = [p for p in doc.proposals if p.state == pending.STATE_PENDING]
         pairs = []
         for i, a in enumerate(waiting):
             for b in waiting[i + 1 :]:
@@ -52,7 +58,7 @@ class Proposals:
         lines.append(
             f"{len(pairs)} doublon(s) probable(s) ; `ocmem pending merge GARDÉE AUTRE` pour fusionner"
         )
-        return Outcome(lines)
+        return _with_damage(Outcome(lines), doc)
 
     def merge_pending(self, keep_id: str, other_id: str) -> Outcome:
         """Fold ``other`` into ``keep`` (sources, contradictions); ``other`` stays, marked merged."""
@@ -60,7 +66,7 @@ class Proposals:
         with self.ws.transaction("pending merge") as run:
             doc = self.ws.pending_document()
             proposals = doc.proposals
-            keep, other = self._get(proposals, keep_id), self._get(proposals, other_id)
+            keep, other = self._get(doc, keep_id), self._get(doc, other_id)
             for proposal in (keep, other):
                 if proposal.state != pending.STATE_PENDING:
                     raise Refused(
@@ -115,7 +121,7 @@ class Proposals:
             (f"skill {s.name} « {s.description} »", f"{s.name} {s.description or ''}")
             for s in self.ws.skills()
         ]
-        return list(closest(text, [*facts, *known], limit=3))
+        return list(closest(text, [*facts, *known], limit=3, minimum=NEIGHBOUR_MINIMUM))
 
     def propose(self, data: Mapping[str, Any]) -> Outcome:
         draft = _Draft.from_mapping(data, self.limits)
@@ -169,6 +175,15 @@ class Proposals:
                     f"l'humain a refusé une proposition semblable : {twin.id} « {twin.title} » ({twin.status})",
                     fix="ne la repropose pas, sauf demande explicite de l'utilisateur",
                 )
+            lookalike = None
+            if (
+                twin is not None
+                and twin.state == pending.STATE_PENDING
+                and draft.kind == "skill"
+                and twin.skill_name != draft.skill_name
+            ):
+                # another skill's name: a proposal of its own, which the human may merge
+                twin, lookalike = None, twin
             if twin is not None and twin.state == pending.STATE_PENDING:
                 chosen = _complete(twin, draft, today, note)
                 if replace(chosen, updated=twin.updated) == twin:
@@ -185,6 +200,11 @@ class Proposals:
             proposals = doc.proposals
             run.write(self.paths.pending, doc.render())
         lines = [headline]
+        if lookalike is not None:
+            lines.append(
+                f"⚠ ressemble à {lookalike.id} « {lookalike.title} » (skill {lookalike.skill_name}) : "
+                f"si c'est la même procédure, `ocmem pending merge {lookalike.id} {chosen.id}`"
+            )
         if neighbours:
             lines.append(_neighbour_lines(neighbours))
         if chosen.contradiction != NO_CONTRADICTION:
@@ -192,7 +212,8 @@ class Proposals:
         if chosen.check:
             lines.append(f"À vérifier : {chosen.check}")
         lines.append(self._pending_count_line(proposals))
-        return Outcome(lines)
+        # A damaged block is kept as it is, next to the new proposal; the human must see it.
+        return _with_damage(Outcome(lines), doc)
 
     def _recurring_note(self, draft: _Draft) -> str:
         """The source naming the recurring note this fact restates (ocmem.recurrence), or why
@@ -217,7 +238,8 @@ class Proposals:
         return recurrence.source_of(note)
 
     def list_pending(self, show_all: bool = False) -> Outcome:
-        proposals = self.ws.proposals()
+        doc = self.ws.pending_document()
+        proposals = doc.proposals
         shown = [p for p in proposals if show_all or p.state == pending.STATE_PENDING]
         lines = [
             f"{p.id} · {p.kind} · {p.title} — {p.status}"
@@ -225,13 +247,20 @@ class Proposals:
             for p in shown
         ]
         lines.append(self._pending_count_line(proposals))
-        return Outcome(lines)
+        return _with_damage(Outcome(lines), doc)
 
     def show_pending(self, pid: str) -> Outcome:
-        return Outcome([self._get(self.ws.proposals(), pid).render()])
+        return Outcome([self._get(self.ws.pending_document(), pid).render()])
 
-    def _get(self, proposals: list[pending.Proposal], pid: str) -> pending.Proposal:
-        found = pending.find(proposals, pid)
+    def _get(self, doc: pending.Document, pid: str) -> pending.Proposal:
+        found = pending.find(doc.proposals, pid)
+        damaged = [p for p in doc.problems if p.startswith(f"{pid} ")]
+        if found is None and damaged:
+            raise Refused(
+                f"la proposition {pid} de memory/pending.md est abîmée : {damaged[0]}",
+                fix=f"corrige le bloc {pid} de pending.md à la main (ou restaure-le depuis "
+                ".ocmem/backups) ; `ocmem doctor` le montre",
+            )
         if found is None:
             raise InputError(
                 f"pas de proposition {pid}",
@@ -252,10 +281,21 @@ class Proposals:
         today = self.ws.today()
         with self.ws.transaction("pending accept") as run:
             doc = self.ws.pending_document()
-            proposal = self._get(doc.proposals, pid)
+            proposal = self._get(doc, pid)
             if proposal.state == pending.STATE_PROMOTED:
                 raise Refused(
                     f"{proposal.id} est déjà promue ({proposal.status})", fix="rien à faire"
+                )
+            if proposal.state == pending.STATE_REFUSED:
+                raise Refused(
+                    f"{proposal.id} a été refusée : {proposal.status}",
+                    fix="si l'avis a changé, qu'une nouvelle proposition la reprenne "
+                    "(avec « retiens ça »), puis promeus celle-là",
+                )
+            if proposal.state == pending.STATE_MERGED:
+                raise Refused(
+                    f"{proposal.id} a été fusionnée : {proposal.status}",
+                    fix="promeus la proposition dans laquelle elle a été fusionnée",
                 )
             if proposal.kind == "fait":
                 target, text, notes = self._promote_fact(proposal, today)
@@ -341,13 +381,16 @@ class Proposals:
 
     def reject(self, pid: str, reason: str) -> Outcome:
         reason = reason.strip()
-        if not reason or "\n" in reason:
-            raise InputError("donne une raison sur une ligne", fix='--reason "déjà couvert par …"')
+        if not reason or "\n" in reason or len(reason) > MAX_LINE:
+            raise InputError(
+                f"donne une raison sur une ligne ({MAX_LINE} caractères au plus)",
+                fix='--reason "déjà couvert par …"',
+            )
         self.ws.check("raison", reason)
         today = self.ws.today()
         with self.ws.transaction("pending reject") as run:
             doc = self.ws.pending_document()
-            proposal = self._get(doc.proposals, pid)
+            proposal = self._get(doc, pid)
             if proposal.state != pending.STATE_PENDING:
                 raise Refused(
                     f"{proposal.id} n'est plus en attente ({proposal.status})", fix="rien à faire"
@@ -416,6 +459,11 @@ class _Draft:
         if not isinstance(content, str) or not content.strip():
             raise InputError("« contenu » manquant ou vide", fix=_PROPOSE_HINT)
         content = content.replace("\r\n", "\n").strip()
+        if len(content) > MAX_SKILL_CHARS:
+            raise InputError(
+                f"« contenu » fait {len(content)} caractères (maximum {MAX_SKILL_CHARS})",
+                fix="un fait tient en une phrase, un skill en une page : garde l'essentiel",
+            )
         sources = values.get("sources", [])
         if isinstance(sources, str):
             sources = [sources]
@@ -472,7 +520,7 @@ class _Draft:
                 found.append((name, value))
         return found
 
-    def source_minutes(self) -> list[datetime]:
+    def source_minutes(self) -> list[journal.Ref]:
         return [journal.parse_ref(s) for s in self.sources]
 
     def check_against(self, memory_text: str, existing: list[skills.Skill], limits: Limits) -> None:
@@ -505,10 +553,13 @@ class _Draft:
             {"source": "", "promu": "", "proposition": ""},
         )
         # Promotion adds a source line: keep two lines of margin for it.
-        if len(draft_text.splitlines()) + 2 > limits.skill_lines:
+        lines = len(draft_text.splitlines()) + 2
+        if lines > limits.skill_lines:
             raise Refused(
-                f"le skill ferait plus de {limits.skill_lines} lignes",
-                fix="garde l'essentiel dans SKILL.md ; les détails iront dans des fichiers annexes",
+                f"le skill ferait {lines} lignes une fois promu (maximum {limits.skill_lines}, "
+                "dont 2 pour sa source)",
+                fix=f"retire au moins {lines - limits.skill_lines} ligne(s) : garde l'essentiel "
+                "dans SKILL.md, les détails iront dans des fichiers annexes",
             )
 
     def to_proposal(
@@ -589,6 +640,11 @@ def _optional_line(values: Mapping[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str) or "\n" in value.strip():
         raise InputError(f"« {key} » doit tenir sur une ligne", fix=_PROPOSE_HINT)
+    if len(value.strip()) > MAX_LINE:
+        raise InputError(
+            f"« {key} » fait {len(value.strip())} caractères (maximum {MAX_LINE})",
+            fix=f"résume « {key} » en une phrase",
+        )
     return value.strip()
 
 
@@ -629,3 +685,12 @@ def _complete(
         origin=_origin(retiens, sources),
         contradiction=contradiction,
     )
+
+
+def _with_damage(outcome: Outcome, doc: pending.Document) -> Outcome:
+    """A reader's outcome, with pending.md's damaged blocks and their fix: a human must act."""
+    damage = pending.damage_lines(doc)
+    if damage:
+        outcome.lines += damage
+        outcome.ask_human()
+    return outcome

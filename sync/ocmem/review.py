@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -40,6 +40,11 @@ KINDS = {
 }
 
 
+# Statements on one topic beyond this many are reported as one group, not pair by pair.
+GROUP_DETAIL = 3
+GROUP_SHOWN = 3
+
+
 @dataclass(frozen=True)
 class Suggestion:
     kind: str  # one of KINDS
@@ -52,9 +57,12 @@ class Suggestion:
 class Review:
     suggestions: list[Suggestion]
     date: str
+    damaged: list[str] = field(default_factory=list)  # pending.md's damaged blocks, with the fix
 
     def render(self) -> str:
         lines = [f"# Revue de la mémoire ({self.date})", ""]
+        if self.damaged:
+            lines += [*self.damaged, ""]
         for kind, heading in KINDS.items():
             found = [s for s in self.suggestions if s.kind == kind]
             lines.append(f"## {heading} ({len(found)})")
@@ -67,7 +75,11 @@ class Review:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"date": self.date, "suggestions": [asdict(s) for s in self.suggestions]},
+            {
+                "date": self.date,
+                "suggestions": [asdict(s) for s in self.suggestions],
+                "pending_damaged": self.damaged,
+            },
             ensure_ascii=False,
             indent=2,
         )
@@ -100,6 +112,60 @@ def _differs(a: str, b: str) -> str | None:
     return None
 
 
+def _contradictions(statements: list[tuple[str, str]]) -> list[Suggestion]:
+    """Statements on one topic (shared words) that may disagree: pair by pair within a small
+    group; a bigger group (33 near-identical facts) is one suggestion, not 528 pairs."""
+    parent = list(range(len(statements)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    disagreements: list[tuple[int, int, str]] = []
+    for i, (name_a, a) in enumerate(statements):
+        for j in range(i + 1, len(statements)):
+            name_b, b = statements[j]
+            if name_a.startswith("skill") and name_b.startswith("skill"):
+                continue
+            if similarity(a, b) >= TOPIC_OVERLAP:
+                parent[root(j)] = root(i)
+                if why := _differs(a, b):
+                    disagreements.append((i, j, why))
+    groups: dict[int, list[int]] = {}
+    for i in range(len(statements)):
+        groups.setdefault(root(i), []).append(i)
+    found: list[Suggestion] = []
+    for members in groups.values():
+        pairs = [d for d in disagreements if root(d[0]) == root(members[0])]
+        if not pairs:
+            continue
+        if len(members) <= GROUP_DETAIL:
+            found += [
+                Suggestion(
+                    "contradiction possible",
+                    f"{statements[i][0]} / {statements[j][0]}",
+                    why,
+                    "Vérifier lequel est juste, corriger l'autre.",
+                )
+                for i, j, why in pairs
+            ]
+            continue
+        names = [statements[i][0] for i in members]
+        more = f" et {len(names) - GROUP_SHOWN} autres" if len(names) > GROUP_SHOWN else ""
+        reasons = sorted({why.split(" (")[0] for _, _, why in pairs})
+        found.append(
+            Suggestion(
+                "contradiction possible",
+                f"{len(members)} énoncés sur le même sujet : {', '.join(names[:GROUP_SHOWN])}{more}",
+                f"{len(pairs)} paire(s) divergent ({' ; '.join(reasons)})",
+                "Garder ce qui est juste en un seul fait, retirer ou corriger les autres.",
+            )
+        )
+    return found
+
+
 def review(ws: Workspace) -> Review:
     today = ws.now()
     found: list[Suggestion] = []
@@ -125,24 +191,13 @@ def review(ws: Workspace) -> Review:
     facts = memoryfile.fact_lines(ws.memory_text())
     statements = [(f"fait « {f} »", memoryfile.fact_statement(f)) for f in facts]
     statements += [(f"skill {s.name}", f"{s.description or ''}") for s in installed]
-    for i, (name_a, a) in enumerate(statements):
-        for name_b, b in statements[i + 1 :]:
-            if name_a.startswith("skill") and name_b.startswith("skill"):
-                continue
-            if similarity(a, b) >= TOPIC_OVERLAP and (why := _differs(a, b)):
-                found.append(
-                    Suggestion(
-                        "contradiction possible",
-                        f"{name_a} / {name_b}",
-                        why,
-                        "Vérifier lequel est juste, corriger l'autre.",
-                    )
-                )
+    found += _contradictions(statements)
 
-    proposals = ws.proposals()
+    document = ws.pending_document()
+    proposals = document.proposals
     for fact in facts:
         dated = _DATED.search(fact)
-        refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2})", fact)
+        refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?)", fact)
         if not dated and not refs:
             found.append(
                 Suggestion(
@@ -152,7 +207,7 @@ def review(ws: Workspace) -> Review:
                     "Ajouter sa source, ou le revalider.",
                 )
             )
-        elif refs and max(journal.parse_ref(r) for r in refs) < today - timedelta(
+        elif refs and max(journal.parse_ref(r).when for r in refs) < today - timedelta(
             days=OLD_SOURCE_DAYS
         ):
             found.append(
@@ -191,4 +246,4 @@ def review(ws: Workspace) -> Review:
                     "Un fait durable ? L'agent peut le proposer (« note_recurrente ») ; à valider.",
                 )
             )
-    return Review(found, today.strftime("%Y-%m-%d"))
+    return Review(found, today.strftime("%Y-%m-%d"), pending.damage_lines(document))

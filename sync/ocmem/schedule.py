@@ -1,8 +1,13 @@
-"""Scheduled runs: an idempotent crontab line (or a systemd user timer) for ``ocmem sync``.
+r"""Scheduled runs: an idempotent crontab line (or a systemd user timer) for ``ocmem sync``.
 
 The line carries the home and the token *file* location, never the token itself; cron does not
 see variables exported in an interactive shell, so a token given only through
 OCMEM_SILVERBULLET_TOKEN would be missing there (``print`` says so).
+
+Both run the same shell command (``command``: every word quoted for sh), so any path works —
+spaces, quotes, ``$``, ``%``. cron turns an unescaped ``%`` into a newline, so each is written
+``\%``; systemd runs it as ``/bin/sh -c "…"``, the one word escaped for systemd's own parser
+(``\\`` and ``\"``, ``%%`` for its specifiers, ``$$`` for its variables).
 """
 
 from __future__ import annotations
@@ -29,11 +34,37 @@ def command(settings: Settings, subcommand: str) -> str:
     return f"{' '.join(env)} {program} --wait 60 {subcommand}"
 
 
-def cron_line(settings: Settings, every_minutes: int) -> str:
+def _checked(every_minutes: int, line: str) -> str:
     if not 1 <= every_minutes <= 59:
         raise OcmemError("--every doit être entre 1 et 59 minutes", fix="par ex. --every 15")
+    if "\n" in line or "\r" in line:
+        raise OcmemError(
+            "un chemin de la commande contient un saut de ligne : ni cron ni systemd ne le transmettent",
+            fix="choisis un dossier ocmem (et un emplacement d'ocmem) sans saut de ligne",
+        )
+    return line
+
+
+def cron_escape(shell: str) -> str:
+    """A shell command as the command field of a crontab line: each ``%`` as ``\\%``."""
+    if "\\%" in shell:  # cron has no way to pass a backslash right before a %
+        raise OcmemError(
+            "un chemin de la commande contient « \\% », que cron ne sait pas transmettre",
+            fix="utilise le timer systemd (`ocmem cron print --systemd`), ou un autre dossier",
+        )
+    return shell.replace("%", "\\%")
+
+
+def cron_line(settings: Settings, every_minutes: int) -> str:
     log = shlex.quote(str(settings.paths.cron_log))
-    return f"*/{every_minutes} * * * * {command(settings, 'sync')} >> {log} 2>&1 {MARKER}"
+    line = _checked(every_minutes, f"{command(settings, 'sync')} >> {log} 2>&1")
+    return f"*/{every_minutes} * * * * {cron_escape(line)} {MARKER}"
+
+
+def systemd_word(word: str) -> str:
+    """``word`` as one argument of an ExecStart= line (systemd.syntax(7), systemd.service(5))."""
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("%", "%%").replace("$", "$$") + '"'
 
 
 def warnings() -> list[str]:
@@ -45,9 +76,7 @@ def warnings() -> list[str]:
 
 
 def systemd_units(settings: Settings, every_minutes: int) -> str:
-    exec_line = command(settings, "sync").split(" ")
-    env = [part for part in exec_line if "=" in part and not part.startswith("-")]
-    program = " ".join(part for part in exec_line if part not in env)
+    shell = _checked(every_minutes, command(settings, "sync"))
     return "\n".join(
         [
             "# ~/.config/systemd/user/ocmem-sync.service",
@@ -56,8 +85,7 @@ def systemd_units(settings: Settings, every_minutes: int) -> str:
             "",
             "[Service]",
             "Type=oneshot",
-            *[f"Environment={item}" for item in env],
-            f"ExecStart={program}",
+            f"ExecStart=/bin/sh -c {systemd_word(shell)}",
             "",
             "# ~/.config/systemd/user/ocmem-sync.timer",
             "[Unit]",

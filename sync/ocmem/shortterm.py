@@ -80,10 +80,10 @@ def split_expired(notes: list[Note], today: date) -> tuple[list[Note], list[Note
 
 def make_note(text: str, today: date, days: int, max_days: int) -> Note:
     """Validate a new note's shape (not its content: see textsafety) and date it."""
-    clean = text.strip()
+    clean = inert.clean(text).strip()
     if not clean:
         raise InputError("la note est vide", fix="donne le texte de la note")
-    if "\n" in clean or "\r" in clean:
+    if "\n" in clean:
         raise InputError(
             "une note tient sur une seule ligne",
             fix="résume-la en une ligne, ou fais-en plusieurs notes",

@@ -1,6 +1,6 @@
 """Cheap, deterministic text similarity for deduplicating lessons (no model involved)."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see ocmem.config (NamedTuples on the hot path).
 
 import re
 import unicodedata
@@ -37,7 +37,12 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def similarity(a: str, b: str) -> float:
-    return jaccard(tokens(a), tokens(b))
+    """Jaccard similarity of the meaningful words; texts made only of short or common words
+    (« Use it », « Do it. ») are compared on all their words, so identical ones still match."""
+    ta, tb = tokens(a), tokens(b)
+    if not ta or not tb:
+        ta, tb = frozenset(_TOKEN.findall(fold(a))), frozenset(_TOKEN.findall(fold(b)))
+    return jaccard(ta, tb)
 
 
 class Match(NamedTuple):

@@ -10,7 +10,12 @@ NAME_RULE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SENTENCES = 2
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+# A sentence ends with . ! ? or … followed by a space and a capital (or the end of the text),
+# unless the word before the point is an abbreviation: « p. ex. rsync », « v1.2.3 », « M. X ».
+_SENTENCE_END = re.compile(r"(\S*?)[.!?…]+[»\"')\]]*\s+(?=[«\"'(\[]?[A-ZÀ-ÖØ-Þ0-9])")
+_ABBREVIATIONS = frozenset(
+    "p ex cf etc env resp min max approx fig vol chap art no n° m mme mlle dr pr st c.-à-d i.e e.g vs".split()
+)
 
 
 @dataclass(frozen=True)
@@ -23,7 +28,11 @@ class Skill:
 
 
 def sentence_count(text: str) -> int:
-    return len([s for s in _SENTENCE_END.split(text.strip()) if s.strip()])
+    text = text.strip()
+    if not text:
+        return 0
+    ends = [m for m in _SENTENCE_END.finditer(text) if m.group(1).lower() not in _ABBREVIATIONS]
+    return len(ends) + 1
 
 
 def name_problems(name: str) -> list[str]:

@@ -32,17 +32,22 @@ def status(ws: Workspace) -> Outcome:
     archives = len(ws.journal_files()) - 1
     archived = f" (+{archives} archive(s))" if archives else ""
     lines.append(f"journal.md      {entries} entrée(s){archived}")
-    proposals = ws.proposals()
+    document = ws.pending_document()
+    proposals = document.proposals
     count = {s: sum(p.state == s for p in proposals) for s in pending.STATES}
     lines.append(
         f"pending.md      {count[pending.STATE_PENDING]} en attente, "
         f"{count[pending.STATE_PROMOTED]} promue(s), {count[pending.STATE_REFUSED]} refusée(s), "
         f"{count[pending.STATE_MERGED]} fusionnée(s)"
     )
+    lines += [f"  {line}" for line in pending.damage_lines(document)]
     installed = ws.skills()
     lines.append(f"skills/         {len(installed)}/{limits.skills_max} skill(s)")
     for skill in installed:
-        lines += [f"  ⚠ {skill.name} : {problem}" for problem in skill.problems]
+        lines += [
+            f"  ⚠ {skill.name} : {problem} → corrige {ws.paths.rel(skill.path)} (`ocmem doctor`)"
+            for problem in skill.problems
+        ]
     return Outcome(lines + _sync_status(ws))
 
 

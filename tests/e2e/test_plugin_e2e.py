@@ -25,7 +25,7 @@ from e2e.harness import OpenCode, assistant_text
 pytestmark = pytest.mark.e2e
 
 REMINDER = "charge le skill `retrospective`"
-HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · .+ · #\S+", re.MULTILINE)
+HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · .+ · #\S+", re.MULTILINE)
 
 
 def ocmem(oc: OpenCode, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -99,7 +99,7 @@ class Model:
             return ToolCalls.one("memory_journal", **{**self.journal, "titre": "Encore une fois"})
         if self._stage == "journal" and self.propose:
             self._stage = "propose"
-            written = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}", result)
+            written = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?", result)
             sources = [written.group(0) if s == "{this entry}" and written else s for s in self.propose["sources"]]
             return ToolCalls.one("memory_propose", **{**self.propose, "sources": sources})
         self._stage = "done"

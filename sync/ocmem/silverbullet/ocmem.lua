@@ -974,7 +974,68 @@ end
 
 local ELLIPSIS = 0x2026
 
---- ocmem.skills.sentence_count: sentences end with . ! ? or … followed by whitespace.
+-- ocmem.skills.sentence_count, rule for rule: a sentence ends with a run of . ! ? … (then
+-- closing » " ' ) ]) followed by whitespace and a capital or a digit (after an optional opening
+-- « " ' ( [), unless the word before the run is an abbreviation (« p. ex. », « M. X », « cf. »).
+local TERMINATORS = { [46] = true, [33] = true, [63] = true, [ELLIPSIS] = true }
+local CLOSERS = { [0xBB] = true, [34] = true, [39] = true, [41] = true, [93] = true }
+local OPENERS = { [0xAB] = true, [34] = true, [39] = true, [40] = true, [91] = true }
+local ABBREVIATIONS = {}
+for _, word in ipairs({ "p", "ex", "cf", "etc", "env", "resp", "min", "max", "approx", "fig", "vol",
+  "chap", "art", "no", "n°", "m", "mme", "mlle", "dr", "pr", "st", "c.-à-d", "i.e", "e.g", "vs" }) do
+  ABBREVIATIONS[word] = true
+end
+
+local function isCapitalOrDigit(cp)
+  return cp ~= nil and ((cp >= 65 and cp <= 90) or (cp >= 48 and cp <= 57)
+    or (cp >= 0xC0 and cp <= 0xDE and cp ~= 0xD7))
+end
+
+-- Python's str.lower() on the only characters that can lower into an abbreviation.
+local function lowered(cps, from, to)
+  local out = {}
+  for k = from, to do
+    local cp = cps[k]
+    if (cp >= 65 and cp <= 90) or (cp >= 0xC0 and cp <= 0xDE and cp ~= 0xD7) then
+      cp = cp + 32
+    elseif cp == 0x212A then -- KELVIN SIGN
+      cp = 107
+    end
+    out[#out + 1] = encode(cp)
+  end
+  return table.concat(out)
+end
+
+-- Where a sentence end matched at ``from`` stops (after its whitespace), and whether it counts;
+-- nil when no end starts at ``from``. The word before the run is as short as possible.
+local function sentenceEndAt(cps, from)
+  local wordEnd = from - 1
+  while true do
+    local t = wordEnd + 1
+    if TERMINATORS[cps[t]] then
+      while TERMINATORS[cps[t]] do
+        t = t + 1
+      end
+      while CLOSERS[cps[t]] do
+        t = t + 1
+      end
+      if SPACES[cps[t]] then
+        while SPACES[cps[t]] do
+          t = t + 1
+        end
+        local next = cps[t]
+        if isCapitalOrDigit(next) or (OPENERS[next] and isCapitalOrDigit(cps[t + 1])) then
+          return t, not ABBREVIATIONS[lowered(cps, from, wordEnd)]
+        end
+      end
+    end
+    wordEnd = wordEnd + 1
+    if cps[wordEnd] == nil or SPACES[cps[wordEnd]] then
+      return nil
+    end
+  end
+end
+
 function M.sentenceCount(text)
   local cps = decode(M.strip(text))
   if #cps == 0 then
@@ -982,16 +1043,12 @@ function M.sentenceCount(text)
   end
   local count, k = 1, 1
   while k <= #cps do
-    local cp = cps[k]
-    if (cp == 46 or cp == 33 or cp == 63 or cp == ELLIPSIS) and SPACES[cps[k + 1]] then
-      local j = k + 1
-      while SPACES[cps[j]] do
-        j = j + 1
-      end
-      if j <= #cps then
+    local after, counts = sentenceEndAt(cps, k)
+    if after then
+      if counts then
         count = count + 1
       end
-      k = j
+      k = after
     else
       k = k + 1
     end

@@ -13,6 +13,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 from ocmem.config import Settings
 from ocmem.config import section as config_section
@@ -119,7 +120,16 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
         )
     if not url.startswith(("http://", "https://")):
         raise InputError(
-            f"URL SilverBullet invalide : {url!r}", fix="elle commence par http:// ou https://"
+            f"URL SilverBullet invalide : {redacted(url)!r}",
+            fix="elle commence par http:// ou https://",
+        )
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise InputError(
+            f"l'URL SilverBullet contient un identifiant ou un mot de passe ({redacted(url)}) : "
+            "il finirait dans les messages, les journaux et l'historique",
+            fix=f"retire « …@ » de l'URL ({where} ou {ENV_URL}) ; l'authentification passe par "
+            f"un jeton dans un fichier (`token_file`, mode 600)",
         )
     if "?" in url or "#" in url:
         raise InputError(
@@ -131,7 +141,7 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
             "le jeton ne va jamais dans ocmem.yaml",
             fix=f"utilise {ENV_TOKEN_FILE} ou `token_file` (fichier en mode 600)",
         )
-    known = set(SyncConfig._fields) - {"token"} | {"token_file"}
+    known = set(SyncConfig._fields) - {"token"} | {"token_file", "allow_plain_http"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise InputError(
@@ -153,9 +163,16 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
                 f"la règle de pull {rule.remote!r} recouvre la boîte de dépôt {inbox!r}",
                 fix="un fichier est tiré OU poussé, jamais les deux",
             )
+    token = _token(settings, raw, env)
+    if token and plain_http_to_remote(url) and raw.get("allow_plain_http") is not True:
+        raise Refused(
+            f"le jeton partirait en clair (http://) vers {parts.hostname}, qui n'est pas cette machine",
+            fix="utilise une URL https:// ; si le réseau est sûr (VPN, réseau privé), ajoute "
+            f"`allow_plain_http: true` sous `silverbullet` dans {where}",
+        )
     return SyncConfig(
         url=url,
-        token=_token(settings, raw, env),
+        token=token,
         inbox=inbox,
         pull=pull,
         push=push,
@@ -231,12 +248,44 @@ def _number(section: Mapping[str, Any], key: str, default: float, low: float, hi
     return float(value)
 
 
+def redacted(url: str) -> str:
+    """``url`` without what precedes an ``@`` in its authority (user, password)."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}{sep}{authority}{slash}{path}"
+
+
+_LOCAL_HOSTS = ("localhost", "ip6-localhost")
+
+
+def plain_http_to_remote(url: str) -> bool:
+    """Whether ``url`` is plain http to a host other than this machine (loopback)."""
+    import ipaddress
+
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = (parts.hostname or "").lower()
+    if host in _LOCAL_HOSTS or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
 def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """Every token this process can read, whatever the state of its file: memory writes must
     never contain one. (A token file with loose permissions is refused for syncing, but it is
     still a secret: the guard must not switch off because the set-up is wrong.)"""
     env = os.environ if env is None else env
     found = [env[ENV_TOKEN].strip()] if env.get(ENV_TOKEN, "").strip() else []
+    # a password written into the URL (refused for syncing) is a secret all the same
+    password = urlsplit(configured_url(settings, env)).password
+    if password:
+        found.append(password)
     path = token_file_path(settings, sync_section(settings), env)
     # Absent, or unreadable by this user (hardened mode): nothing this process could leak.
     with contextlib.suppress(OSError):
@@ -272,7 +321,13 @@ def _token(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str
             f"le fichier de jeton {path} est lisible par d'autres (mode {mode:o})",
             fix=f"chmod 600 {path}",
         )
-    token = path.read_text(encoding="utf-8").strip()
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise InputError(
+            f"le fichier de jeton {path} n'est pas du texte UTF-8",
+            fix="écris le jeton SilverBullet (SB_AUTH_TOKEN) sur une ligne, en texte",
+        ) from None
     if not token:
         raise InputError(
             f"le fichier de jeton {path} est vide",
