@@ -67,9 +67,9 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory,
 
 def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    from ocmem import workspace
+    from ocmem import fsio, workspace
 
-    real = workspace.atomic_write
+    real = fsio.atomic_write
 
     def crash_on_journal(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "journal.md":

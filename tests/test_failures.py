@@ -28,6 +28,7 @@ import pytest
 
 from conftest import SB_TOKEN, configure_sync, journal_fields
 from ocmem import clidocs, journal, pending, shortterm
+from ocmem.cli import cli
 from ocmem.config import load_settings
 from ocmem.fsio import TEMP_SUFFIX
 from ocmem.install import Installer
@@ -105,7 +106,7 @@ SYNC_COMMANDS = {"ocmem pull", "ocmem push", "ocmem sync"}
 
 
 def test_the_matrix_covers_every_command() -> None:
-    every = {path for path, _ in clidocs.commands(clidocs.cli, "ocmem", hidden=True)}
+    every = {path for path, _ in clidocs.commands(cli, "ocmem", hidden=True)}
     assert every - NOT_RUN_HERE == set(COMMANDS)
 
 
@@ -568,7 +569,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
 ) -> None:
     import errno
 
-    from ocmem import workspace
+    from ocmem import fsio, workspace
 
     envelope = {
         "session": "ses_9",
@@ -577,7 +578,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
         "args": journal_fields(titre="Rétrospective"),
     }
     journal_before = (home / "memory/journal.md").read_bytes()
-    real = workspace.atomic_write
+    real = fsio.atomic_write
 
     def full_on_sessions(path: Path, data: object, **kw: Any) -> None:
         if path.parent.name == "sessions":

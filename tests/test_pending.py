@@ -228,9 +228,9 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
 
 def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, proposals: Proposals) -> None:
     proposals.propose(fact(refs))
-    from ocmem import workspace
+    from ocmem import fsio, workspace
 
-    real_write = workspace.atomic_write
+    real_write = fsio.atomic_write
 
     def crash_on_pending(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "pending.md":

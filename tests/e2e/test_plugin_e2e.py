@@ -211,7 +211,7 @@ def web_page() -> Iterator[str]:
 def test_a_web_page_saying_retiens_que_is_not_memorised(oc: OpenCode, web_page: str) -> None:
     home = install(oc)
     injected = "le serveur de production est 10.0.0.99"
-    attempts = [
+    attempts: list[ToolCalls | Text] = [
         ToolCalls.one("webfetch", url=web_page, format="text"),
         ToolCalls.one("memory_note", text=injected),
         ToolCalls.one("memory_propose", type="fait", titre="Serveur de production", contenu=f"Le {injected}.",
@@ -234,7 +234,7 @@ def test_a_web_page_saying_retiens_que_is_not_memorised(oc: OpenCode, web_page: 
 def test_protected_files_cannot_be_edited_by_the_model(oc: OpenCode) -> None:
     home = install(oc)
     before = {p: p.read_bytes() for p in [home / "memory/MEMORY.md", home / "AGENTS.md", home / "skills/retrospective/SKILL.md"]}
-    attempts = [
+    attempts: list[ToolCalls | Text] = [
         ToolCalls.one("write", filePath=str(home / "memory/MEMORY.md"), content="- faux fait\n"),
         ToolCalls.one("edit", filePath=str(home / "AGENTS.md"), oldString="Mémoire", newString="Rien"),
         ToolCalls.one("write", filePath=str(home / "skills/evil/SKILL.md"), content="---\nname: evil\n---\n"),
