@@ -136,7 +136,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Installer(workspace).run()
     refs = [
         Memory(workspace)
-        .add_journal(journal_fields(titre=title))
+        .add_journal(
+            journal_fields(titre=title, piege="disques pleins : sauvegarder et surveiller avant")
+        )
         .lines[0]
         .removeprefix("Entrée ajoutée : ")
         for title in ("Ports", "Sauvegardes")
