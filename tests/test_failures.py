@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem cron print": (["cron", "print"], ""),
     "ocmem curate": (["curate", "--print"], ""),
     "ocmem doctor": (["doctor"], ""),
+    "ocmem gate": (["gate"], '{"id": 1, "op": "prompt-context", "session": "ses_1"}\n'),
     "ocmem history": (["history"], ""),
     "ocmem init": (["init"], ""),
     "ocmem journal add": (["journal", "add"], JOURNAL_JSON),
@@ -49,7 +50,8 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem tool": (["tool", "memory_note"], ENVELOPE),
 }
 # They change the user's real crontab: covered by tests/test_schedule.py with a fake crontab.
-NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove"}
+# `harden` changes owners and /etc/sudoers.d as root: covered by tests/test_harden.py.
+NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove", "ocmem harden"}
 
 
 def test_the_matrix_covers_every_command() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ocmem.config import Paths
-from ocmem.entry import exit_code
 from ocmem.errors import Busy
+from ocmem.execution import exit_code
 from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
 from ocmem.memory import Memory
 

@@ -13,31 +13,14 @@ alone costs about twice Python's own start-up). Everything else goes through ``o
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from ocmem.errors import Busy, InputError, OcmemError, Refused, StorageError
-from ocmem.outcome import Outcome, Status
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NEEDS_HUMAN, EXIT_BUSY = 0, 1, 2, 3, 75
-_STATUS_CODES = {
-    Status.OK: EXIT_OK,
-    Status.FAILED: EXIT_ERROR,
-    Status.NEEDS_HUMAN: EXIT_NEEDS_HUMAN,
-}
-_ERROR_CODES: tuple[tuple[type[OcmemError], int], ...] = (
-    (InputError, EXIT_USAGE),
-    (Refused, EXIT_NEEDS_HUMAN),
-    (Busy, EXIT_BUSY),
-    (OcmemError, EXIT_ERROR),
-)
-
-
-def exit_code(error: OcmemError) -> int:
-    return next(code for kind, code in _ERROR_CODES if isinstance(error, kind))
+from ocmem.errors import InputError, OcmemError
+from ocmem.execution import EXIT_ERROR, EXIT_USAGE, Passthrough, execute
+from ocmem.outcome import Outcome
 
 
 def _fast_path(args: list[str]) -> Outcome | None:
@@ -56,10 +39,12 @@ def _fast_path(args: list[str]) -> Outcome | None:
                 return None  # let click explain the usage error
     if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool"):
         return None
+    from ocmem.agentproc import refuse_agent
     from ocmem.stdin import read_json
     from ocmem.workspace import open_workspace
 
     workspace = open_workspace(home, wait_seconds=wait)
+    refuse_agent(workspace.paths, " ".join(rest))
     if rest[0] == "journal":
         from ocmem.memory import Memory
 
@@ -88,52 +73,11 @@ def _run_cli(args: list[str]) -> Outcome:
     return result if isinstance(result, Outcome) else Outcome()
 
 
-class _Handled(Exception):
+class _Handled(Passthrough):
     """Click already told the user; only the exit code is left."""
 
     def __init__(self, code: int):
         self.code = code
-
-
-def _storage_error(exc: OSError) -> StorageError:
-    """What the file system said, as the fix a user can apply."""
-    where = exc.filename or "?"
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return StorageError(
-            f"disque plein en écrivant {where} : rien n'a été modifié",
-            fix="libère de la place (ou le quota), puis relance",
-        )
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return StorageError(
-            f"écriture ou lecture refusée : {where} ({os.strerror(exc.errno)})",
-            fix="vérifie les droits du dossier ocmem (ou que le disque n'est pas en lecture seule), "
-            "ou choisis un autre dossier avec --home",
-        )
-    return StorageError(
-        f"erreur du système de fichiers sur {where} : {exc.strerror or exc}",
-        fix="vérifie le disque et le dossier ocmem (`ocmem doctor`)",
-    )
-
-
-def _crash(exc: BaseException, debug: bool) -> int:
-    """An exception ocmem did not expect: one line for the user, the traceback kept aside."""
-    import tempfile
-    import traceback
-
-    details = "".join(traceback.format_exception(exc))
-    where = Path(tempfile.gettempdir()) / f"ocmem-crash-{os.getpid()}.log"
-    try:
-        where.write_text(details, encoding="utf-8")
-        kept = f"détails dans {where}"
-    except OSError:
-        kept = "relance avec --debug pour les détails"
-    if debug:
-        sys.stderr.write(details)
-    sys.stderr.write(
-        f"ocmem : erreur inattendue ({type(exc).__name__}) ; {kept}. "
-        "Rien n'est perdu : chaque écriture est atomique. C'est un bogue à signaler.\n"
-    )
-    return EXIT_ERROR
 
 
 def _undecodable(args: list[str]) -> str | None:
@@ -146,32 +90,24 @@ def main(argv: list[str] | None = None) -> NoReturn:
     debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
     if args[:1] == ["--debug"]:
         debug, args = True, args[1:]
-    try:
+
+    def run() -> Outcome:
         bad = _undecodable(args)
         if bad is not None:
             raise InputError(
                 f"argument non UTF-8 : {bad.encode('utf-8', 'replace').decode('utf-8')!r}",
                 fix="passe le texte en UTF-8 (ou en JSON sur l'entrée standard)",
             )
-        try:
-            outcome = _fast_path(args)
-            if outcome is None:
-                outcome = _run_cli(args)
-        except OSError as exc:
-            raise _storage_error(exc) from exc
-        if outcome.lines:
-            sys.stdout.write(outcome.render() + "\n")
-        code = _STATUS_CODES[outcome.status]
-    except OcmemError as exc:
-        sys.stderr.write(f"ocmem : {exc.render()}\n")
-        code = exit_code(exc)
+        outcome = _fast_path(args)
+        return _run_cli(args) if outcome is None else outcome
+
+    try:
+        code, out, err = execute(run, debug)
+        sys.stdout.write(out)
+        sys.stderr.write(err)
     except _Handled as handled:
         code = handled.code
-    except KeyboardInterrupt:
-        code = 130
     except BrokenPipeError:
         code = EXIT_ERROR  # the reader went away (`ocmem … | head`): nothing to say
-    except Exception as exc:
-        code = _crash(exc, debug)
     sys.stdout.flush()
     sys.exit(code)
