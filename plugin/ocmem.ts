@@ -45,6 +45,7 @@ import {
 } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
+import { homedir } from "node:os"
 import { fileURLToPath } from "node:url"
 
 // <ocmem:contract>
@@ -423,7 +424,10 @@ class Monitor {
   kept = new Map<string, Kept>()
   dirty = new Set<string>()
   watcher?: FSWatcher
+  rootIno = 0n
   journalOffset = 0
+  // Other folders OpenCode loads plugins and config from, that did not exist at start.
+  absent = [join(homedir(), ".opencode")].filter((dir) => !this.exists(dir))
   announced = new Map<string, string | null>()
   running: Promise<string[]> = Promise.resolve([])
 
@@ -450,10 +454,25 @@ class Monitor {
   start(): void {
     this.snapshot()
     this.journalOffset = this.journalSize()
+    this.arm()
+  }
+
+  arm(): void {
+    this.watcher?.close()
+    this.rootIno = this.stat("")?.ino ?? 0n
     this.watcher = watch(this.home, { recursive: true }, (_event, name) => {
       if (name) this.dirty.add(String(name))
     })
     this.watcher.unref?.()
+  }
+
+  exists(path: string): boolean {
+    try {
+      lstatSync(path)
+      return true
+    } catch {
+      return false
+    }
   }
 
   stop(): void {
@@ -548,6 +567,22 @@ class Monitor {
   handle(sweep: boolean): string[] {
     const names = new Set(this.dirty)
     this.dirty.clear()
+    const reports: string[] = []
+    if (sweep && this.stat("")?.ino !== this.rootIno) {
+      // The folder itself was renamed or replaced: the watch followed the old one.
+      reports.push(`${this.home} a été remplacé hors d'ocmem : son contenu est remis`)
+      if (!this.exists(this.home)) mkdirSync(this.home, { recursive: true })
+      this.arm()
+      for (const rel of this.kept.keys()) names.add(rel)
+    }
+    if (sweep)
+      for (const dir of this.absent)
+        if (this.exists(dir)) {
+          const aside = join(this.settings.quarantine_dir, new Date().toISOString().replace(/[:.]/g, "-"), "hors-du-dossier", dir)
+          mkdirSync(dirname(aside), { recursive: true })
+          renameSync(dir, aside)
+          reports.push(`${dir} créé hors d'ocmem (OpenCode y charge plugins et config) : retiré (dans ${aside})`)
+        }
     if (sweep) {
       for (const [rel, entry] of this.kept) {
         if (this.light(rel)) continue
@@ -557,7 +592,6 @@ class Monitor {
       }
       for (const name of this.list("")) names.add(name)
     }
-    const reports: string[] = []
     // Shallowest first: a folder moved to the quarantine takes its content with it.
     for (const rel of [...names].sort((a, b) => a.split(sep).length - b.split(sep).length)) {
       if (!this.watched(rel)) continue
@@ -624,7 +658,7 @@ class Monitor {
       chmodSync(path, before.mode)
     } else {
       this.forget(rel)
-      return `${rel} modifié hors d'ocmem : mis en quarantaine, sans copie à remettre${where} ; lance \`ocmem doctor\``
+      return `${rel} ${current ? "modifié" : "supprimé"} hors d'ocmem, sans copie à remettre${where} : lance \`ocmem doctor\``
     }
     const restored = this.read(rel)
     if (restored) this.kept.set(rel, { ...before, ...restored })
@@ -885,14 +919,13 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     if (sweep) {
       const now = projectConfig(directory)
       for (const [path, mark] of now)
-        if (project.size && project.get(path) !== mark && !within(canonical(directory), home))
+        if (project.get(path) !== mark && !within(canonical(directory), home))
           reports.push(`${path} ajouté ou modifié dans le projet : OpenCode le chargera au prochain démarrage, vérifie-le`)
       project = now
     }
-    for (const report of reports) {
-      await log("warn", `ocmem : ${report}`)
-      await toast(report, "warning")
-    }
+    for (const report of reports) await log("warn", `ocmem : ${report}`)
+    if (reports.length > 8) reports.splice(8, reports.length, `… et ${reports.length - 8} autre(s) (journal d'OpenCode)`)
+    if (reports.length) await toast(reports.join("\n"), "warning")
     return reports
   }
 
@@ -1078,7 +1111,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       output.system.push(...s.system)
       if (s.notices.length) {
         output.system.push(
-          "ocmem : des fichiers protégés ont été modifiés hors d'ocmem puis remis en état ; ne recommence pas :\n- " +
+          "ocmem : changements faits hors d'ocmem depuis ta dernière étape (ne recommence pas) :\n- " +
             s.notices.splice(0).join("\n- "),
         )
       }

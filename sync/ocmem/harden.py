@@ -73,7 +73,7 @@ def gate_command(owner: str, script: Path, home: Path) -> list[str]:
 def sudoers_rule(agent: str, owner: str, script: Path, home: Path) -> str:
     return (
         "# ocmem hardened mode: the agent's user may start ocmem's gate as the owner, nothing\n"
-        f"# else. Removed by `{script} harden --undo --home {home}`.\n"
+        f"# else. Removed by `{script} --home {home} harden --undo`.\n"
         f"{agent} ALL=({owner}) NOPASSWD: {script} --home {home} gate\n"
     )
 
@@ -131,7 +131,7 @@ class Hardener:
         if os.geteuid() != 0:
             raise Refused(
                 "ocmem harden change des propriétaires et une règle sudo : il faut être root",
-                fix=f"sudo {program()} harden --agent {agent} --home {paths.home}",
+                fix=f"sudo {program()} --home {paths.home} harden --agent {agent}",
             )
         for name in (agent, owner):
             if not _USER_NAME.match(name):
@@ -169,6 +169,7 @@ class Hardener:
         ):
             raise Refused("sudo n'est pas installé", fix="apt-get install sudo")
         self._check_program()
+        self._check_owner_runs_it()
         to_lock: list[Path] = []
         for parent in reversed(home.parents):  # from / down
             info = parent.lstat()
@@ -209,6 +210,33 @@ class Hardener:
                     fix="installe ocmem dans un virtualenv appartenant à root (python3 -m venv "
                     "/opt/ocmem && /opt/ocmem/bin/pip install ocmem) et lance-le de là",
                 )
+
+    def _check_owner_runs_it(self) -> None:
+        """The gate runs as the owner: its interpreter must be readable by the owner (a Python
+        under /root is not)."""
+        try:
+            done = subprocess.run(
+                [str(self.script), "--version"],
+                user=self.owner.pw_uid,
+                group=self.owner.pw_gid,
+                extra_groups=[],
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                cwd="/",
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            failed = done.returncode != 0
+            why = (done.stderr or done.stdout).strip()
+        except OSError as exc:
+            failed, why = True, str(exc)
+        if failed:
+            raise Refused(
+                f"{self.owner.pw_name} ne peut pas lancer {self.script} ({why})",
+                fix="installe ocmem avec un Python que tous peuvent lire, dans un virtualenv "
+                "appartenant à root (python3 -m venv /opt/ocmem && /opt/ocmem/bin/pip install ocmem)",
+            )
 
     # -- set up --------------------------------------------------------------------------------
 
@@ -262,7 +290,7 @@ class Hardener:
             "Promouvoir une proposition (l'humain, dans un terminal) :",
             f"  sudo -u {self.owner.pw_name} {self.script} --home {home} pending accept P-XXXX",
             "Pour annuler :",
-            f"  {self.script} harden --undo --home {home}",
+            f"  {self.script} --home {home} harden --undo",
         ]
         return Outcome(lines)
 
