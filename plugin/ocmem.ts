@@ -191,7 +191,8 @@ type SessionState = {
 }
 
 type Run = { code: number; out: string; err: string }
-type Hello = { version: string; pid: number } & Record<"hardened", boolean>
+// The gate's greeting (sync/ocmem/gate.py): its version, pid and mode.
+type Hello = Record<"version", string> & Record<"pid", number> & Record<"hardened", boolean>
 type Gate = { hello?: Hello; failure?: string; request(body: Record<string, unknown>, timeoutMs: number): Promise<Run> }
 
 const HOME = dirname(dirname(fileURLToPath(import.meta.url)))
