@@ -219,6 +219,7 @@ const OCMEM_WRITE =
   /\b(ocmem|-m\s+ocmem)\b[^|;&]*\b(note|journal\s+add|propose|pending\s+(accept|reject)|init|harden|gate|tool|cron)\b/
 const SHARED_GATE = Symbol.for("ocmem.gate") // one gate per OpenCode process, even if loaded twice
 const SHARED_LOCK = Symbol.for("ocmem.locked")
+const SHARED_REOPENED = Symbol.for("ocmem.reopened")
 
 /** Lowercase without accents, as ocmem compares text. */
 function fold(text: string): string {
@@ -731,8 +732,17 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
   }
 
   let gate: Gate | undefined
-  function ocmem(body: Record<string, unknown>, timeoutMs = 60_000): Promise<Run> {
-    return gate ? gate.request(body, timeoutMs) : Promise.resolve({ code: 1, out: "", err: "passerelle ocmem non démarrée" })
+  let opened = gateOpened
+  async function ocmem(body: Record<string, unknown>, timeoutMs = 60_000): Promise<Run> {
+    if (shared[SHARED_GATE] !== opened) gate = await (opened = shared[SHARED_GATE]) // reopened by a twin
+    // Default mode: a gate that stopped is opened again, at most once every 30 s. (In the
+    // hardened mode OpenCode can no longer run sudo: it takes a restart of OpenCode.)
+    if (gate?.failure && !gate.hello?.hardened && Date.now() - (shared[SHARED_REOPENED] ?? 0) > 30_000) {
+      shared[SHARED_REOPENED] = Date.now()
+      await log("warn", `passerelle ocmem arrêtée (${gate.failure}) : réouverture`)
+      gate = await (opened = shared[SHARED_GATE] = startGate(cmd, childEnv))
+    }
+    return gate ? gate.request(body, timeoutMs) : { code: 1, out: "", err: "passerelle ocmem non démarrée" }
   }
 
   let settings = coldStart()
@@ -762,7 +772,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
   let project = new Map<string, bigint>()
   // ocmem's settings arrive without holding up OpenCode's start-up; every hook awaits them.
   const ready = (async () => {
-    gate = await gateOpened
+    gate = await opened
     if (!gate.hello) {
       await log("error", `passerelle ocmem fermée : ${gate.failure} ; la mémoire est indisponible`)
       await toast(`ocmem indisponible : ${gate.failure}`, "error")

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ocmem import __version__, agentproc
-from ocmem.config import Paths
+from ocmem.config import Paths, resolve_home
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
 from ocmem.outcome import Outcome
@@ -86,7 +86,9 @@ class Gate:
     def __init__(self, home: Path | None, env: Mapping[str, str]):
         self.home = home
         self.env = env
-        self.paths = open_workspace(home, env=env).paths
+        # Settings are read per request: a broken ocmem.yaml fails those requests, with the
+        # file and the fix, and the gate stays open for when it is repaired.
+        self.paths = Paths(home if home is not None else resolve_home(env))
         self.hardened = self.paths.hardened_file.exists()
         self.client: agentproc.Proc | None = None
         self._write_lock = threading.Lock()
