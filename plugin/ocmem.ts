@@ -317,22 +317,22 @@ function startGate(cmd: string[], env: Record<string, string>): Promise<Gate> {
         if (gate.failure) return Promise.resolve({ code: 1, out: "", err: `passerelle ocmem indisponible : ${gate.failure}` })
         const id = next++
         return new Promise((done) => {
-          const timer = setTimeout(() => {
-            waiting.delete(id)
-            done({ code: 124, out: "", err: `pas de réponse d'ocmem après ${timeoutMs} ms` })
-          }, timeoutMs)
-          waiting.set(id, (r) => {
+          const settle = (r: Run) => {
             clearTimeout(timer)
+            waiting.delete(id)
             done(r)
-          })
+          }
+          // A pending timer also keeps OpenCode's event loop alive until the answer comes.
+          const timer = setTimeout(() => settle({ code: 124, out: "", err: `pas de réponse d'ocmem après ${timeoutMs} ms` }), timeoutMs)
+          waiting.set(id, settle)
           child.stdin.write(JSON.stringify({ ...body, id }) + "\n")
         })
       },
     }
     const fail = (why: string) => {
+      clearTimeout(greeting)
       if (!gate.failure) gate.failure = why
-      for (const [, answer] of waiting) answer({ code: 1, out: "", err: `passerelle ocmem arrêtée : ${why}` })
-      waiting.clear()
+      for (const answer of [...waiting.values()]) answer({ code: 1, out: "", err: `passerelle ocmem arrêtée : ${why}` })
       opened(gate)
     }
     try {
@@ -341,9 +341,11 @@ function startGate(cmd: string[], env: Record<string, string>): Promise<Gate> {
       gate.failure = String(e)
       return opened(gate)
     }
-    // The gate lives as long as OpenCode: it must never keep OpenCode from exiting.
+    // The gate lives as long as OpenCode: it must never keep OpenCode from exiting (the timers
+    // of the greeting and of each request keep the event loop alive while an answer is due).
     child.unref()
     for (const stream of [child.stdin, child.stdout, child.stderr] as any[]) stream.unref?.()
+    const greeting = setTimeout(() => fail("pas de salut de la passerelle après 30 s"), 30_000)
     child.stdin.on("error", (e) => fail(`entrée : ${e.message}`)) // EPIPE when the gate died
     child.on("error", (e) => fail(String(e)))
     child.on("exit", (code, signal) => fail((stderr.trim() || `code ${code ?? signal}`).replace(/^ocmem : /, "")))
@@ -361,11 +363,11 @@ function startGate(cmd: string[], env: Record<string, string>): Promise<Gate> {
           continue
         }
         if (message?.hello) {
+          clearTimeout(greeting)
           gate.hello = message.hello
           opened(gate)
         } else if (typeof message?.id === "number") {
           waiting.get(message.id)?.({ code: Number(message.code), out: String(message.out ?? ""), err: String(message.err ?? "") })
-          waiting.delete(message.id)
         }
       }
     })
