@@ -587,14 +587,16 @@ class Monitor {
           renameSync(dir, aside)
           reports.push(`${dir} créé hors d'ocmem (OpenCode y charge plugins et config) : retiré (dans ${aside})`)
         }
-    if (sweep) {
+    // Any event (an editor's temp file renamed over the original names only the temp file) or a
+    // sweep: compare every kept entry; a sweep also lists every kept folder for additions.
+    if (sweep || names.size) {
       for (const [rel, entry] of this.kept) {
         if (this.light(rel)) continue
         const now = this.stat(rel)
         if (!now || !same(now, entry)) names.add(rel)
-        if (entry.kind === "dir") for (const name of this.list(rel)) names.add(join(rel, name))
+        if (sweep && entry.kind === "dir") for (const name of this.list(rel)) names.add(join(rel, name))
       }
-      for (const name of this.list("")) names.add(name)
+      if (sweep) for (const name of this.list("")) names.add(name)
     }
     // Shallowest first: a folder moved to the quarantine takes its content with it.
     for (const rel of [...names].sort((a, b) => a.split(sep).length - b.split(sep).length)) {
@@ -921,13 +923,11 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
 
   /** Tamper check: put back what moved, tell the user now and the model with `tell`. */
   async function watchHome(sweep: boolean): Promise<string[]> {
-    if (!monitor) return []
-    let reports: string[]
+    let reports: string[] = []
     try {
-      reports = await monitor.check(sweep)
+      if (monitor) reports = await monitor.check(sweep)
     } catch (e) {
       await log("error", `surveillance d'ocmem : ${e}`)
-      return []
     }
     if (sweep) {
       const now = projectConfig(directory)
