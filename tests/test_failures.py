@@ -62,7 +62,8 @@ def test_the_matrix_covers_every_command() -> None:
 # What breaks, and how: (file relative to the home, its corrupt content, the commands that
 # read it and so must name it).
 CORRUPT_STATE: dict[str, tuple[str, str, set[str]]] = {
-    "ocmem.yaml": ("ocmem.yaml", "silverbullet: [unbalanced\n", set(COMMANDS)),
+    # The gate is a server: it stays open and answers each request with its own code (test_gate).
+    "ocmem.yaml": ("ocmem.yaml", "silverbullet: [unbalanced\n", set(COMMANDS) - {"ocmem gate"}),
     "sync-state.json": (
         ".ocmem/sync-state.json",
         "{not json",

@@ -174,3 +174,15 @@ def test_exposure_only_accumulates_and_direct_calls_are_recorded(
     assert sessions.exposure(paths, "ses_gate") == [sessions.UNTRUSTED_OUTPUT, sessions.DIRECT_CALL]
     log = [json.loads(line) for line in (home / ".ocmem/log.jsonl").read_text().splitlines()]
     assert [e["origin"] for e in log if e["action"] == "tool"] == ["plugin", "plugin", "cli"]
+
+
+def test_a_broken_config_fails_each_request_and_the_gate_stays_open(
+    gate: GateProcess, home: Path
+) -> None:
+    gate.hello()
+    good = (home / "ocmem.yaml").read_text() if (home / "ocmem.yaml").exists() else ""
+    (home / "ocmem.yaml").write_text("silverbullet: [unbalanced\n")
+    broken = gate.ask(op="prompt-context", session="ses_gate")
+    assert broken["code"] == 2 and "ocmem.yaml" in broken["err"] and "Correction :" in broken["err"]
+    (home / "ocmem.yaml").write_text(good)
+    assert gate.ask(op="prompt-context", session="ses_gate")["code"] == 0

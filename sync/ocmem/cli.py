@@ -539,9 +539,10 @@ def doctor(obj: _Context, fix: bool) -> Outcome:
 
 
 @cli.command()
-@click.option("--agent", help="Le compte Unix sous lequel tourne OpenCode.")
+@click.option("--agent", metavar="COMPTE", help="Le compte Unix sous lequel tourne OpenCode.")
 @click.option(
     "--owner",
+    metavar="COMPTE",
     default="ocmem",
     show_default=True,
     help="Le compte Unix qui possède la mémoire (à créer avant : useradd --system).",

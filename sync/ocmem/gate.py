@@ -35,6 +35,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -45,6 +46,7 @@ from ocmem import __version__, agentproc
 from ocmem.config import Paths, resolve_home
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
+from ocmem.fsio import log_event
 from ocmem.outcome import Outcome
 from ocmem.workspace import Workspace, open_workspace
 
@@ -127,8 +129,14 @@ class Gate:
         with contextlib.suppress(ValueError):
             request = json.loads(raw)
         ident = request.get("id") if isinstance(request, dict) else None
+        started = time.perf_counter()
         code, out, err = execute(lambda: self.handle(request))
         self._send(stdout, {"id": ident, "code": code, "out": out, "err": err})
+        op = request.get("op") if isinstance(request, dict) else None
+        if op in ("plugin-config", "prompt-context", "pull", "push"):  # tools log themselves
+            elapsed = round((time.perf_counter() - started) * 1000, 1)
+            with contextlib.suppress(OSError):
+                log_event(self.paths, "gate", op=op, code=code, ms=elapsed)
 
     def handle(self, request: Any) -> Outcome:
         if not isinstance(request, dict) or request.get("op") not in OPS:

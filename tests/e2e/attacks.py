@@ -37,6 +37,12 @@ class Ctx:
     owner: str | None  # the hardened mode's owner user (None in the default mode)
 
     @property
+    def owner_split(self) -> str:
+        """The owner's name with its first word split (``oc""mem-e2e``)."""
+        name = self.owner or ""
+        return f'{name[:2]}""{name[2:]}' if name.startswith("oc") else name
+
+    @property
     def program_split(self) -> str:
         """The ocmem path with its last word split, so no pattern sees "ocmem"."""
         head, _, tail = self.program.rpartition("/")
@@ -424,7 +430,7 @@ CORPUS: tuple[Attack, ...] = (
         "promote",
         lambda c: [
             bash(
-                (f's=su""do; $s -n -u {c.owner} -- ' if c.owner else "env -u OCMEM_AGENT_SESSION ")
+                (f's=su""do; $s -n -u {c.owner_split} -- ' if c.owner else "env -u OCMEM_AGENT_SESSION ")
                 + f"{c.program_split} --home {H} ga''te <<'EOF'\n"
                 + json.dumps(
                     {

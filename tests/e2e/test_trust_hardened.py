@@ -120,7 +120,8 @@ def hardened(
         _user("OCMEM_E2E_OWNER", "ocmem-e2e"),
         _user("OCMEM_E2E_AGENT", "ocmem-e2e-agent"),
     )
-    root = Path(tempfile.mkdtemp(prefix="ocmem-hardened-"))
+    # No "ocmem" in the paths: the plugin's text patterns would catch what the OS must stop.
+    root = Path(tempfile.mkdtemp(prefix="trust-hardened-"))
     root.chmod(0o755)  # the agent and the owner walk through it (pytest's tmp_path is 0700)
     program = _program(root, owner)
     oc = OpenCode(install=opencode_install, root=root / "e2e", llm=fake_llm, netguard=netguard)

@@ -26,6 +26,7 @@ TOKEN = "sb-token-7c1e9a4f2b8d6e3a5c0f1b2d"
 REDACTED = "[jeton SilverBullet masqué par ocmem]"
 # What the OS answers (lower case): permissions, no_new_privs, or a folder it may not list.
 OS_REFUSALS = (
+    "permissiondenied",
     "permission denied",
     "operation not permitted",
     "no new privileges",
