@@ -36,11 +36,11 @@ const hooks = await plugin({
   experimental_workspace: { register() {} },
 })
 const initNs = Number(process.hrtime.bigint() - initStart)
-const spawnedAtInit = spawns().slice(spawnedBeforeInit)
 
-// OpenCode announces a session before its tool calls.
+// OpenCode announces a session before its tool calls (the hook awaits the plugin's start).
 const sessionID = "ses_bench_root"
 await hooks.event({ event: { type: "session.created", properties: { info: { id: sessionID } } } })
+const spawnedAtInit = spawns().slice(spawnedBeforeInit)
 
 const src = join(project, "src")
 const cases = {

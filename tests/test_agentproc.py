@@ -98,7 +98,6 @@ def test_records_of_dead_processes_are_dropped(tmp_path: Path) -> None:
 
 WRITES = {
     "pending accept": (["pending", "accept", "P-0001", "--yes"], ""),
-    "pending reject": (["pending", "reject", "P-0001", "--reason", "non"], ""),
     "note": (["note", "une note"], ""),
     "journal add": (["journal", "add"], json.dumps(journal_fields())),
     "propose": (["propose"], json.dumps({"type": "fait", "titre": "t", "contenu": "c"})),
@@ -146,3 +145,26 @@ def test_reading_stays_open_to_the_agent(
 ) -> None:
     monkeypatch.setenv(AGENT_ENV, "ses_model")
     assert run_cli(*args).code == 0
+
+
+def test_the_agent_records_the_humans_no(
+    home: Path, run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refs = [
+        run_cli("journal", "add", stdin=json.dumps(journal_fields(titre=t)))
+        .out.splitlines()[0]
+        .removeprefix("Entrée ajoutée : ")
+        for t in ("A", "B")
+    ]
+    proposal = {
+        "type": "fait",
+        "titre": "Ports",
+        "contenu": "Vérifier les ports.",
+        "sources": refs,
+        "contradiction": "aucune",
+        "remplace": "rien",
+    }
+    assert run_cli("propose", stdin=json.dumps(proposal)).code == 0
+    monkeypatch.setenv(AGENT_ENV, "ses_model")  # « valide pending », the human said no
+    assert run_cli("pending", "reject", "P-0001", "--reason", "déjà couvert").code == 0
+    assert "refusé" in (home / "memory/pending.md").read_text()

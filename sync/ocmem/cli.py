@@ -318,9 +318,9 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
 @pass_context
 def pending_reject(obj: _Context, pid: str, reason: str) -> Outcome:
     """Refuse une proposition (elle reste, marquée « refusé »)."""
-    from ocmem.proposals import Proposals
-
-    return Proposals(obj.human_workspace("pending reject")).reject(pid, reason)
+    # Open to the agent: « valide pending » ends with the human's no, which the agent records;
+    # a refused proposal stays in pending.md, marked, where the human sees it.
+    return _proposals(obj).reject(pid, reason)
 
 
 @cli.command()

@@ -6,9 +6,10 @@ Nothing reaches the user as a Python traceback: an unexpected exception prints o
 where the details were logged (``--debug`` or ``OCMEM_DEBUG=1`` prints the traceback instead).
 
 The two machine-facing commands that take a JSON object on stdin — ``journal add`` (the
-retrospective) and ``tool NAME`` (every memory tool of the OpenCode plugin) — run without
-importing click: they have no options to parse, and they are the hot path (the click import
-alone costs about twice Python's own start-up). Everything else goes through ``ocmem.cli``.
+retrospective without the plugin) and ``tool NAME`` (a memory tool run outside the plugin's gate,
+``ocmem.gate``) — run without importing click: they have no options to parse, and the click
+import alone costs about twice Python's own start-up. Everything else goes through
+``ocmem.cli``.
 """
 
 from __future__ import annotations
