@@ -56,7 +56,7 @@ def _runs_as(program: Path, user: pwd.struct_passwd) -> bool:
             text=True,
             check=False,
         )
-    except OSError:  # the interpreter lives where the user cannot go (e.g. /root/.pyenv)
+    except OSError:  # the interpreter lives where the user cannot go (under /root)
         return False
     return done.returncode == 0
 
