@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem cron print": (["cron", "print"], ""),
     "ocmem curate": (["curate", "--print"], ""),
     "ocmem doctor": (["doctor"], ""),
+    "ocmem gate": (["gate"], '{"id": 1, "op": "prompt-context", "session": "ses_1"}\n'),
     "ocmem history": (["history"], ""),
     "ocmem init": (["init"], ""),
     "ocmem journal add": (["journal", "add"], JOURNAL_JSON),
@@ -81,7 +82,8 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem tool": (["tool", "memory_note"], ENVELOPE),
 }
 # They change the user's real crontab: covered by tests/test_schedule.py with a fake crontab.
-NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove"}
+# `harden` changes owners and /etc/sudoers.d as root: covered by tests/test_harden.py.
+NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove", "ocmem harden"}
 # Promotion is refused with sync on (it happens in SilverBullet): this one runs without sync.
 LOCAL_ONLY = {"ocmem pending accept"}
 # What must keep working when nothing can be written (read-only home, full disk, lock held).
@@ -89,6 +91,7 @@ READERS = {
     "ocmem context-size",
     "ocmem cron print",
     "ocmem curate",
+    "ocmem gate",  # here it serves prompt-context: the memory for the prompt
     "ocmem history",
     "ocmem journal recent",
     "ocmem journal search",
@@ -224,7 +227,8 @@ def _all(*names: str) -> frozenset[str]:
     return frozenset(f"ocmem {n}" for n in names)
 
 
-EVERY = frozenset(COMMANDS)
+# The gate is a server: it stays open and answers each request with its own code (test_gate).
+EVERY = frozenset(COMMANDS) - {"ocmem gate"}
 PENDING_USERS = _all(
     "pending list",
     "pending show",
