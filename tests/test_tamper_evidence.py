@@ -39,6 +39,27 @@ def test_writes_under_the_lock_are_announced_with_their_digest(workspace: Worksp
     ]
 
 
+def test_appends_and_cut_tails_are_announced_as_the_whole_file_they_leave(
+    workspace: Workspace,
+) -> None:
+    """The journal grows by appends (O(1), not a rewrite): the monitor, which knows whole
+    files, is told the digest of the file each one leaves, or it would put the old one back."""
+    from conftest import journal_fields
+    from ocmem.memory import Memory
+
+    paths = workspace.paths
+    before = len(announced(paths))
+    Memory(workspace).add_journal(journal_fields())
+    assert announced(paths)[before:] == [
+        {"ts": announced(paths)[-1]["ts"], "file": "memory/journal.md", "sha256": file_sha256(paths.journal)}
+    ]
+    with paths.journal.open("ab") as handle:  # what a killed append leaves
+        handle.write("## 2026-11-29 10:05 · coupé".encode())
+    Memory(workspace).add_journal(journal_fields(titre="Suivante"))
+    digests = [e["sha256"] for e in announced(paths) if e["file"] == "memory/journal.md"]
+    assert digests[-1] == file_sha256(paths.journal)  # the cut tail, then the new entry
+
+
 def test_writes_outside_the_lock_are_not_announced(home: Path) -> None:
     paths = Paths(home)
     before = len(announced(paths))
