@@ -71,6 +71,16 @@ ALTERING_LINE_CLASSES = (
     "sb-line-blockquote",
     "sb-line-task",
 )
+# A readable mix for --showcase: a benign entry, then visible kinds of damage.
+SHOWCASE = (
+    "jd-benign",
+    "jt-img",
+    "jf-md-img",
+    "jd-bt-autolink",
+    "jd-lua-heading",
+    "jl-table-img",
+    "jp-div-open",
+)
 PNG_1X1 = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
@@ -722,6 +732,27 @@ class Rig:
             outcome.evidence.setdefault("error", []).append(repr(error)[:300])
         return outcome
 
+    def run_showcase(self, payloads: list[Payload], shot: Path) -> Outcome:
+        """All the given journal payloads as entries in a row on one page, for a screenshot."""
+        outcome = Outcome("showcase", "journal", "showcase", "what the human sees")
+        self.reset_space()
+        sentinels = Sentinels()
+        self.space.write(self.page_name("journal"), sentinels.preamble(PAGE_TITLES["journal"]))
+        cli = Ocmem(self.args.ocmem_python, self.work, self.args.sb_url, self.args.token)
+        try:
+            for payload in payloads:
+                if payload.page == "journal":
+                    result = cli.journal(payload.journal_fields(self.beacon.origin))
+                    if result.returncode:
+                        outcome.flag("refused", payload.id)
+            cli.push()
+            self.human_appends("journal", sentinels.under, blank_line=False)
+            self.human_appends("journal", sentinels.last, blank_line=True)
+            self.visit("journal", sentinels, outcome, shot)
+        finally:
+            cli.cleanup()
+        return outcome
+
     def close(self) -> None:
         self.reset_space()
         if self.memory_page not in self.baseline:
@@ -833,6 +864,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--screenshots", action="store_true", help="a PNG per run in --out")
     parser.add_argument(
+        "--showcase",
+        action="store_true",
+        help="instead of the corpus: the selected journal payloads (--only, default "
+        f"{','.join(SHOWCASE)}) as entries in a row on one page, screenshot in --out/showcase.png",
+    )
+    parser.add_argument(
         "--strict",
         action="store_true",
         help="exit 1 if a payload got through or a control was missed",
@@ -860,6 +897,17 @@ def main(argv: list[str] | None = None) -> int:
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         rig = Rig(args, browser, beacon)
         rig.check_inbox_is_free()
+        if args.showcase:
+            try:
+                chosen = select(PAYLOADS, args.only or ",".join(SHOWCASE))
+                outcome = rig.run_showcase(chosen, args.out / "showcase.png")
+            finally:
+                rig.close()
+                browser.close()
+                beacon.close()
+            print(json.dumps(asdict(outcome), indent=1, ensure_ascii=False))
+            print(f"screenshot: {args.out / 'showcase.png'}")
+            return 0
         try:
             for control in controls:
                 outcome = rig.run_control(control)
