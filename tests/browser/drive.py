@@ -79,7 +79,7 @@ SHOWCASE = (
     "jd-bt-autolink",
     "jd-lua-heading",
     "jl-table-img",
-    "jp-div-open",
+    "jl-div-last",  # last: its <div> takes the human's line typed under it
 )
 PNG_1X1 = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -108,7 +108,12 @@ INIT_SCRIPT = r"""
 
 # Where does each human line stand in the rendered editor?
 CHECK_LINES_JS = r"""
-([lines, widget, altering]) => {
+async ([lines, widget, altering]) => {
+  // Bring a node into view first: a long page is taller than the window.
+  const reveal = async (node) => {
+    node.parentElement.scrollIntoView({ block: "center" });
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  };
   const content = document.querySelector("#sb-editor .cm-content") || document.querySelector(".cm-content");
   const out = {};
   // Markup a human's plain line can only be inside if something before it left it open.
@@ -174,6 +179,7 @@ CHECK_LINES_JS = r"""
           }
         }
       }
+      await reveal(node);
       const range = document.createRange();
       range.selectNodeContents(node);
       const v = visible(el, range);
@@ -190,6 +196,7 @@ CHECK_LINES_JS = r"""
   const wproblems = [];
   if (!wnodes.length) wproblems.push("widget value not rendered");
   for (const node of wnodes) {
+    await reveal(node);
     const range = document.createRange();
     range.selectNodeContents(node);
     const v = visible(node.parentElement, range);
@@ -610,7 +617,16 @@ class Rig:
                 lines = {"rig": {"ok": False, "problems": [str(error).splitlines()[0]]}}
             if shot:
                 with contextlib.suppress(PlaywrightError):
-                    tab.screenshot(path=str(shot), full_page=False)
+                    # The editor scrolls inside the page: grow the window to the whole page.
+                    height = tab.evaluate(
+                        "() => Math.max(document.documentElement.scrollHeight, "
+                        "...Array.from(document.querySelectorAll('.cm-scroller'), "
+                        "(e) => e.scrollHeight + 120))"
+                    )
+                    tab.set_viewport_size({"width": 1280, "height": min(int(height), 12_000)})
+                    tab.evaluate("() => document.querySelector('.cm-scroller')?.scrollTo(0, 0)")
+                    tab.wait_for_timeout(800)
+                    tab.screenshot(path=str(shot), full_page=True)
         finally:
             context.close()
         time.sleep(0.3)  # last beacon hits in flight
@@ -764,16 +780,20 @@ class Rig:
 
 
 def select(items: Sequence[Any], only: str) -> list[Any]:
+    """Items named in ``only``: ids, kinds, or id prefixes ending with ``*`` (``jt-*``)."""
     if not only:
         return list(items)
     wanted = [w.strip() for w in only.split(",") if w.strip()]
-    return [
-        item
-        for item in items
-        if any(
-            item.id == w or item.id.startswith(w) or getattr(item, "kind", "") == w for w in wanted
-        )
-    ]
+
+    def chosen(item: Any) -> bool:
+        for w in wanted:
+            if w.endswith("*") and item.id.startswith(w[:-1]):
+                return True
+            if item.id == w or getattr(item, "kind", "") == w:
+                return True
+        return False
+
+    return [item for item in items if chosen(item)]
 
 
 def summarise(payloads: list[Outcome], controls: list[Outcome]) -> dict[str, Any]:
@@ -853,7 +873,9 @@ def main(argv: list[str] | None = None) -> int:
         "--chromium", default=os.environ.get("OCMEM_TEST_CHROMIUM", "/usr/bin/chromium")
     )
     parser.add_argument("--inbox", default="Agents/Inbox/", help="the inbox folder ocmem pushes to")
-    parser.add_argument("--only", default="", help="comma-separated ids, id prefixes or kinds")
+    parser.add_argument(
+        "--only", default="", help="comma-separated ids, kinds or id prefixes (jt-*)"
+    )
     parser.add_argument("--no-controls", action="store_true", help="skip the raw controls")
     parser.add_argument("--controls-only", action="store_true")
     parser.add_argument(
@@ -899,7 +921,8 @@ def main(argv: list[str] | None = None) -> int:
         rig.check_inbox_is_free()
         if args.showcase:
             try:
-                chosen = select(PAYLOADS, args.only or ",".join(SHOWCASE))
+                by_id = {p.id: p for p in PAYLOADS}
+                chosen = select(PAYLOADS, args.only) if args.only else [by_id[i] for i in SHOWCASE]
                 outcome = rig.run_showcase(chosen, args.out / "showcase.png")
             finally:
                 rig.close()

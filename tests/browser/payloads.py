@@ -573,6 +573,13 @@ J(
     RUN_LUA + " (a ``` line inside an HTML block)",
 )
 J(
+    "jl-fence-in-div-open",
+    "lecon",
+    "escape-bypass",
+    "leçon\n<div>\n```\n${@LUA@}",
+    RUN_LUA + " (an unclosed ``` inside an HTML block: no code span closes it there)",
+)
+J(
     "jd-fence-in-quote",
     "demande",
     "escape-bypass",
@@ -819,6 +826,20 @@ P(
     "a hashtag turns off the human's ${...} widgets",
 )
 P("pd-hash-style", "description", "hashtag-attr", HASH_STYLE, STYLE)
+P(
+    "pd-hash-style-js",
+    "description",
+    "hashtag-attr",
+    """#space-style [style: '</style><img src=x onerror="@JS@">']""",
+    "a space-style attribute closes SilverBullet's <style> element and runs JavaScript",
+)
+P(
+    "pc-hash-lua-write",
+    "contradiction",
+    "hashtag-attr",
+    """#space-lua [script: 'space.writePage("Agents/Memory/MEMORY", "x")']""",
+    "a space-lua attribute overwrites the human's validated memory",
+)
 P(
     "pt-hash-lua",
     "titre",

@@ -14,7 +14,7 @@ Skipped unless all of these are given:
   Playwright is not a dependency of ocmem; never run ``playwright install``, the system
   Chromium is used.
 
-``OCMEM_TEST_BROWSER_ONLY`` (comma-separated ids, id prefixes or kinds) runs part of the corpus.
+``OCMEM_TEST_BROWSER_ONLY`` (comma-separated ids, kinds or id prefixes like ``jt-*``) runs part of the corpus.
 """
 
 from __future__ import annotations
