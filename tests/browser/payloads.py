@@ -16,7 +16,9 @@ Every active payload reports itself uniquely, so a detection names the payload t
 
 The marker ``PWNED-<id>`` never appears contiguously in a payload's source: it only exists
 once something evaluated the payload. ``@B@`` is the beacon's origin (another port of the
-loopback interface, so another origin than SilverBullet), ``@ID@`` the payload id.
+loopback interface, so another origin than SilverBullet), ``@H@`` its host and port, ``@ID@``
+the payload id. A field's first line follows « Demande : » on the entry's list item, so a payload
+that needs a block (list, quote, fence, HTML block) starts on the field's second line.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ def expand(template: str, pid: str, beacon: str) -> str:
     """The payload text for one run: macros first, then the beacon origin and the id."""
     for name, value in MACROS:
         template = template.replace(name, value)
-    return template.replace("@B@", beacon).replace("@ID@", pid)
+    host = beacon.split("://", 1)[-1]
+    return template.replace("@B@", beacon).replace("@H@", host).replace("@ID@", pid)
 
 
 @dataclass(frozen=True)
@@ -360,6 +363,13 @@ J("jl-link-css", "lecon", "html-load", """<link rel="stylesheet" href="@B@/l/@ID
 J("jd-video-poster", "demande", "html-load", """<video poster="@B@/l/@ID@.png"></video>""", LOADS)
 J("jf-svg-image", "fait", "html-load", """<svg><image href="@B@/l/@ID@.png"/></svg>""", LOADS)
 J("jp-style-import", "piege", "html-load", "<style>@import url(@B@/l/@ID@.css);</style>", LOADS)
+J(
+    "jl-style-import-rel",
+    "lecon",
+    "html-load",
+    "<style>@import url(//@H@/l/@ID@.css);</style>",
+    LOADS + " (no scheme, so no autolink spoils the CSS)",
+)
 J(
     "jl-style-attr-bg",
     "lecon",
@@ -683,14 +693,14 @@ J(
     "jl-sl-li-ordered",
     "lecon",
     "space-lua",
-    "1. ```space-lua\n   @LUAS@\n   ```",
+    "code\n1. ```space-lua\n   @LUAS@\n   ```",
     RUN_LUA + " (fence in an ordered item)",
 )
 J(
     "jd-sl-li-quote",
     "demande",
     "space-lua",
-    "> - ```space-lua\n>   @LUAS@\n>   ```",
+    "code\n> - ```space-lua\n>   @LUAS@\n>   ```",
     RUN_LUA + " (fence in a list inside a quote)",
 )
 J(
@@ -733,14 +743,14 @@ J(
     "jl-ss-break-out",
     "lecon",
     "space-style",
-    """- ```space-style\n  </style><img src=x onerror="@JS@">\n  ```""",
+    """style\n- ```space-style\n  </style><img src=x onerror="@JS@">\n  ```""",
     "a space-style closes its <style> element and runs JavaScript",
 )
 J(
     "jd-sc-li",
     "demande",
     "space-lua",
-    "- ```space-config\n  x: 1\n  ```",
+    "config\n- ```space-config\n  x: 1\n  ```",
     "a space-config block is taken as configuration",
 )
 P(
@@ -853,10 +863,10 @@ J(
     "jd-baked",
     "demande",
     "baked",
-    "<!--#lua @LUA@ -->\nx\n<!--/lua-->",
+    "voir\n<!--#lua @LUA@ -->\nx\n<!--/lua-->",
     "a baked section (run by « Baked Sections: Update »)",
 )
-J("jf-baked-space", "fait", "baked", "<!-- #lua @LUA@ -->", "a baked-section marker variant")
+J("jf-baked-space", "fait", "baked", "voir\n<!-- #lua @LUA@ -->", "a baked-section marker variant")
 P(
     "pc-baked",
     "contradiction",
