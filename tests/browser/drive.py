@@ -246,7 +246,8 @@ class Beacon:
     """Another origin on the loopback: every request any payload makes ends up here."""
 
     def __init__(self, port: int):
-        hits = self.hits = []  # (time, method, path)
+        hits: list[tuple[float, str, str]] = []  # (time, method, path)
+        self.hits = hits
         lock = threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
@@ -576,7 +577,11 @@ class Rig:
             tab = context.new_page()
             tab.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
             tab.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
-            tab.on("dialog", lambda d: (dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
+            def on_dialog(dialog: Any) -> None:
+                dialogs.append(f"{dialog.type}: {dialog.message}")
+                dialog.dismiss()
+
+            tab.on("dialog", on_dialog)
             tab.on(
                 "framenavigated",
                 lambda f: navigations.append(f.url) if f == tab.main_frame else None,
