@@ -429,6 +429,23 @@ ok
     ]
 
 
+@pytest.mark.parametrize(
+    ("line", "statement", "kind"),
+    [
+        ("This file stores long-term facts about the user.", None, INSTRUCTION),
+        ("Ce fichier est relu à chaque session.", None, INSTRUCTION),
+        ("Memory is for what has recurring value.", None, INSTRUCTION),
+        ("Remember: the VPS is in Frankfurt", "the VPS is in Frankfurt", FACT),
+        ("Retiens que la prod est en Debian 12", "la prod est en Debian 12", FACT),
+        ("Le VPS a 2 Go de mémoire vive", None, FACT),
+        ("en cours : migration vers Postgres 16", None, NOTE),
+    ],
+)
+def test_what_a_line_is(line: str, statement: str | None, kind: str) -> None:
+    (found,) = oldmemory.old_lines(line)
+    assert (found.text, found.kind) == (statement or line, kind)
+
+
 def test_in_a_section_only_the_list_items_are_statements() -> None:
     body = "Ici, la mémoire du projet.\n\n- Le VPS tourne sous Debian 12\n"
     assert [line.text for line in oldmemory.old_lines(body, bullets_only=True)] == [

@@ -107,6 +107,7 @@ class _Imports:
     notes: list[_NoteImport] = field(default_factory=list)
     facts: FactImport | None = None
     instructions: int = 0  # the old system's own rules, not imported
+    read: list[str] = field(default_factory=list)  # the old memory's files that were read
 
     def all_notes(self) -> list[shortterm.Note]:
         return [*self.kept, *(n for planned in self.notes for n in planned.imported)]
@@ -312,6 +313,7 @@ class Installer:
 
             imports.facts = Proposals(self.ws).plan_import(facts)
         imports.instructions = sum(line.kind == oldmemory.INSTRUCTION for _, line in lines)
+        imports.read = [where for p in old.chosen for where in p.read]
         return imports
 
     def _plan_notes(self, source: str, raw_lines: list[str], imports: _Imports) -> _NoteImport:
@@ -368,8 +370,8 @@ class Installer:
                     "`ocmem pending list`) dans",
                 )
             self.report.notes.append(
-                f"Faits de l'ancienne mémoire : {len(facts.added)} proposé(s) à ta validation, "
-                f"{len(facts.skipped)} écarté(s)"
+                f"Faits de l'ancienne mémoire (lus dans {', '.join(imports.read)}) : "
+                f"{len(facts.added)} proposé(s) à ta validation, {len(facts.skipped)} écarté(s)"
             )
             self.report.notes += [f"  - {line}" for line in facts.skipped]
         if imports.instructions:

@@ -49,7 +49,7 @@ OWN_SKILL = "retrospective"
 # Technical memory, removed from the folded text before anything is counted.
 _TECHNICAL = re.compile(
     r"""(?x)
-    \bin[\s-]memory\b
+    \bin[\s-]memory\b(?![./])
     | \bmemory[\s_-]?(?:limits?|usage|leaks?|footprint|pressure|requests?|reservations?
         |allocat\w*|alloc|profil\w*|mapped|map|management|safe\w*|errors?|consumption|bandwidth
         |barriers?|model|order\w*|cache\w*|store|hog\w*|bound|intensive|swap|overcommit
@@ -59,7 +59,7 @@ _TECHNICAL = re.compile(
     | \b(?:out[\s-]of|low|shared|virtual|gpu|video|heap|stack|physical|available|free|system
         |container|process|swap|flash|non[\s-]volatile|random[\s-]access|main|unified
         |device|host|pinned|total|used|max|more|less|enough|high|peak|resident|kernel|cuda|ram
-        |volatile|persistent[\s-]volume|instance|node|pod|vm|jvm|buffer)[\s-]memory\b
+        |volatile|persistent[\s-]volume|instance|node|pod|vm|jvm|buffer)[\s-]memory\b(?![./])
     | --?memory\S*
     | \bmem_(?:limit|reservation|swappiness|swap)\w* | \w*_mem\b | \bmemoiz\w* | \bmemo\b
     | \bmemoire\s+(?:vive|ram|disponible|utilisee|libre|partagee|virtuelle|cache|tampon
@@ -95,7 +95,7 @@ _MEM_TOOL = re.compile(
     r"|delete|forget|remember)\b"
 )
 _WRITE = re.compile(
-    r"\b(?:write|writes|append|add|update|save|store|record|persist|ecris|ecrire|ajoute"
+    r"\b(?:write|writes|append|add|update|save|saves|store|stores|record|records|persist|ecris|ecrire|ajoute"
     r"|ajouter|noter?|enregistre|enregistrer|consigne|consigner|mets\s+a\s+jour"
     r"|mettre\s+a\s+jour|sauvegarde|sauvegarder)\b"
 )
@@ -352,6 +352,13 @@ _SHORT_TERM = re.compile(
     r"|cette\s+semaine|this\s+week|ce\s+matin|this\s+morning|ce\s+soir|tonight)\b"
 )
 _DATED = re.compile(r"^\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b")
+# « Remember: X » / « Retiens que X »: the fact is X.
+_LEADING_REMEMBER = re.compile(
+    r"^(?:remember|retiens|souviens-toi|n['’]oublie pas|don['’]t forget)(?:\s+(?:that|que|qu['’]))?"
+    r"\s*[:,–-]?\s*",
+    re.IGNORECASE,
+)
+_ABOUT_ITSELF = re.compile(r"\b(?:this|ce|cette)\s+(?:file|fichier|page|section|skill)\b")
 _CHECKBOX = re.compile(r"^\[([ xX])\]\s*")
 
 
@@ -396,7 +403,7 @@ def old_lines(text: str, *, first_line: int = 1, bullets_only: bool = False) -> 
         box = _CHECKBOX.match(statement)
         if box and box.group(1) != " ":
             continue  # a task done: nothing left to know
-        statement = _CHECKBOX.sub("", statement).strip()
+        statement = _LEADING_REMEMBER.sub("", _CHECKBOX.sub("", statement)).strip()
         if not statement or statement.endswith(":") or len(statement.split()) < 2:
             continue
         found.append(OldLine(first_line + index, statement, classify(statement, bool(box))))
@@ -407,8 +414,15 @@ def classify(statement: str, open_task: bool = False) -> str:
     clean = cleaned(statement)
     if open_task or _DATED.match(statement) or _SHORT_TERM.search(clean):
         return NOTE
-    if is_memory_instruction(statement) or _MEMORY_FILE.search(clean) or _MEM_TOOL.search(clean):
-        return INSTRUCTION
+    if (
+        is_memory_instruction(statement)
+        or _MEMORY_FILE.search(clean)
+        or _MEM_TOOL.search(clean)
+        or _MEMORY.search(clean)
+        or _REMEMBER.search(clean)
+        or _ABOUT_ITSELF.search(clean)
+    ):
+        return INSTRUCTION  # about the old memory itself, not about the user's world
     return FACT
 
 
@@ -576,7 +590,8 @@ class Finding:
             )
         return (
             f"supprime le skill {self.path.name} dans SilverBullet (Agents/Skills/{self.path.name}/ "
-            "par défaut), puis `ocmem pull`"
+            f"par défaut), puis `ocmem pull` ; s'il n'y est pas, déplace {self.path} hors de "
+            "skills/"
         )
 
 
