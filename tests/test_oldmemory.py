@@ -204,6 +204,22 @@ description: Administer Debian servers.
 ---
 `free -h` shows available memory and swap; high memory usage often means a runaway process.
 """,
+    "langchain-patterns": """---
+name: langchain-patterns
+description: Patterns for LangChain chains, agents, tools, retrieval and conversation memory.
+---
+## Conversation memory
+Keep one message history per session id; trim it to the last 20 messages before each call.
+## Retrieval
+Embed documents once; vector stores hold the embeddings.
+""",
+    "context-management": """---
+name: context-management
+description: Keep the working memory of a long coding session small and accurate.
+---
+## Working memory
+Read a file before editing it. Summarise what you explored before moving on; drop stale details.
+""",
     "code-review": """---
 name: code-review
 description: Review a pull request for correctness and clarity.
@@ -215,9 +231,8 @@ Read the tests first. Remember: be specific and kind in comments.
 
 def flagged(name: str, text: str) -> bool:
     skill = oldmemory.split_skill(name, text)
-    return (
-        oldmemory.score(oldmemory.skill_signals(skill.name, skill.description, skill.body))
-        >= oldmemory.THRESHOLD
+    return oldmemory.runs_a_memory(
+        oldmemory.skill_signals(skill.name, skill.description, skill.body)
     )
 
 
@@ -230,7 +245,7 @@ def test_memory_skills_are_flagged(name: str) -> None:
 def test_other_skills_are_not_flagged(name: str) -> None:
     skill = oldmemory.split_skill(name, OTHER_SKILLS[name])
     signals = oldmemory.skill_signals(skill.name, skill.description, skill.body)
-    assert oldmemory.score(signals) < oldmemory.THRESHOLD, signals
+    assert not oldmemory.runs_a_memory(signals), signals
 
 
 def test_the_corpus_is_big_enough_and_scores_as_reported() -> None:
@@ -286,14 +301,21 @@ MEMORY_SECTIONS: list[tuple[str, str]] = [
         "## Notes persistantes\n\n- Le serveur de sauvegarde s'appelle backup01\n",
         "Notes persistantes",
     ),
-    ("## Remember\n\n- The user prefers short answers\n- Use pnpm, never npm\n", "Remember"),
+    (
+        "## Remember\n\nWhat I told you in earlier sessions:\n\n- The user prefers short answers\n- Use pnpm, never npm\n",
+        "Remember",
+    ),
+    ("## Remember\n\nWhen I say « note this », add it to ~/notes/memory.md.\n", "Remember"),
     (
         "## Contexte\n\nUne API Flask.\n\n### Mémoire du projet\n\n- La base est PostgreSQL 16\n",
         "Mémoire du projet",
     ),
     ("## Long-term memory\n\nSee memory-bank/ and keep it current.\n", "Long-term memory"),
     ("# Style\n\nFrançais.\n\n# Memory\n\n- The staging host is stg01\n", "Memory"),
-    ("## À retenir\n\n- Les certificats expirent en mars\n", "À retenir"),
+    (
+        "## À retenir entre les sessions\n\n- Les certificats expirent en mars\n",
+        "À retenir entre les sessions",
+    ),
 ]
 OTHER_SECTIONS: list[str] = [
     "## Style\n\nRéponds en français, sans emoji.\n",
@@ -303,6 +325,8 @@ OTHER_SECTIONS: list[str] = [
     "## Tests\n\n- run pytest\n- keep coverage above 90 %\n",
     "## Memory limits\n\n- api: 512m\n- worker: 1g\n",
     "## Remember\n\nAlways answer in French.\n",
+    "## Remember\n\nYou are a reviewer, not a competitor. Give:\n1. Validation\n2. Alternatives\n3. Risks\n",
+    "## À retenir\n\n- relire le diff avant de conclure\n- une PR par sujet\n",
     "# Projet X — mémoire technique\n\n## Style\n\n- phrases courtes\n\n## Outils\n\n- uv, ruff\n",
     "## In-memory store\n\n- sessions live in memory\n",
     "## Contexte\n\nLe projet est une API Flask.\n",
@@ -549,3 +573,20 @@ def test_symlinked_skill_folders_are_followed_once(tmp_path: Path) -> None:
 def test_a_lone_title_is_not_a_section_of_the_file() -> None:
     text = "# Mémoire du projet\n\n- lu au démarrage\n\n## Style\n\n- court\n"
     assert oldmemory.memory_sections(text) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "instruction"),
+    [
+        ("Append new facts to MEMORY.md.", True),
+        ("Mets à jour la mémoire du projet.", True),
+        ("Écris chaque fait nouveau dans ~/souvenirs.md", True),
+        ("Write tests. The memory of the team is long.", False),  # another sentence
+        ("Read MEMORY.md; then write the code", False),
+        ("It covers chains, agents, tools, RAG, memory, output parsers and vector stores.", False),
+        ("Set memory limits and update the compose file.", False),  # technical memory
+        ("Never answer from memory: check the docs.", False),  # an idiom
+    ],
+)
+def test_an_instruction_to_write_into_a_memory(line: str, instruction: bool) -> None:
+    assert oldmemory.is_memory_instruction(line) is instruction

@@ -10,8 +10,10 @@ replaces them (``ocmem init``) and ``ocmem.doctor`` reports them.
 Detection scores signals, and where a word appears says more than the word: a skill *named*
 "memory-bank" runs a memory, a "docker" skill that talks about memory limits does not. The
 phrases of technical memory (limits, in-memory, leaks, GPU memory…) are removed before anything
-is counted. A skill is flagged at ``THRESHOLD`` points; an AGENTS.md section must have a memory
-heading and one more signal. ocmem's own skill (``skills/retrospective``), the skills it
+is counted. A skill is flagged at ``THRESHOLD`` points, one of them saying what it does (its
+name, a memory file, a mem_ tool, an instruction to write into a memory, memory layers, keeping
+things across sessions): a skill about LangChain's chat memory talks about memory without running
+one. An AGENTS.md section must have a memory heading and more (a list of facts, a memory file…). ocmem's own skill (``skills/retrospective``), the skills it
 promoted and its own section (between its markers) are never flagged.
 """
 
@@ -67,6 +69,9 @@ _TECHNICAL = re.compile(
         |de\s+master|de\s+these)\b
     | \b(?:fuites?|consommation|manque|saturation|limites?|limitation)\s+(?:de\s+)?memoire\b
     | \b(?:stocke\w*|charge\w*|tient|tenir|tiennent)\s+en\s+memoire\b
+    | \b(?:answer|respond|reply|quote|cite|write|writing|work|working|guess|recite|code|coding
+        |draw|drawing|play|playing|speak|speaking)\w*\s+(?:\w+\s+){0,2}from\s+memory\b
+    | \b(?:repond|cit|ecri|travaill|jou|dessin|recit)\w*\s+(?:\w+\s+){0,2}de\s+memoire\b
     | \bremember\s+the\s+milk\b
     | \blong[\s-]term\s+support\b
     """
@@ -80,7 +85,8 @@ _MEMORY_WORD = re.compile(r"(?<![\w./-])(?:memory|memories|memoire|memoires|souv
 _REMEMBER = re.compile(r"\b(?:remember\w*|souviens|rappelle-toi|retiens|a\s+retenir)\b")
 _PERSIST = re.compile(
     r"\b(?:across\s+sessions|between\s+sessions|cross[\s-]sessions?|future\s+sessions"
-    r"|next\s+sessions?|entre\s+(?:les|deux)\s+sessions|d'une\s+session\s+a\s+l'autre"
+    r"|next\s+sessions?|(?:previous|earlier|past)\s+sessions|sessions\s+precedentes"
+    r"|entre\s+(?:les|deux)\s+sessions|d'une\s+session\s+a\s+l'autre"
     r"|prochaines?\s+sessions?|persist\w*\s+(?:facts|context|knowledge|notes|preferences"
     r"|information)|persistent\s+(?:context|knowledge))\b"
 )
@@ -95,9 +101,9 @@ _MEM_TOOL = re.compile(
     r"|delete|forget|remember)\b"
 )
 _WRITE = re.compile(
-    r"\b(?:write|writes|append|add|update|save|saves|store|stores|record|records|persist|ecris|ecrire|ajoute"
-    r"|ajouter|noter?|enregistre|enregistrer|consigne|consigner|mets\s+a\s+jour"
-    r"|mettre\s+a\s+jour|sauvegarde|sauvegarder)\b"
+    r"(?:write|writes|append|add|update|save|store|record|persist|ecris"
+    r"|ecrire|ajoute|ajouter|note|noter|enregistre|enregistrer|consigne|consigner|sauvegarde"
+    r"|sauvegarder|mets|mettre)"  # « mets à jour »: its first word
 )
 _LAYER = re.compile(r"^(?:\W*\s*)?(hot|warm|cold|chaud|tiede|froid)\b")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -109,6 +115,10 @@ _PROMOTED = re.compile(r"^\s*proposition:\s*['\"]?(?:[a-z0-9-]+/)?P-\d{4,}", re.
 class Signal(NamedTuple):
     label: str
     weight: int
+    # What a memory system *does* (its name says so, it writes to a memory file, has mem_
+    # tools, memory layers, keeps things across sessions), as opposed to a topic: a skill on
+    # LangChain's chat memory talks about memory without running one.
+    behaviour: bool = False
 
 
 def cleaned(text: str) -> str:
@@ -138,18 +148,18 @@ def body_signals(body: str, *, headings: bool) -> list[Signal]:
             found.append(Signal(f"titre {_quoted(memory_heads[0])}", HEADING))
     layers = {_LAYER_WORDS[m.group(1)] for h in heads if (m := _LAYER.match(cleaned(h).strip()))}
     if len(layers) >= 2:
-        found.append(Signal("couches Hot/Warm/Cold (façon Kessho)", 3))
+        found.append(Signal("couches Hot/Warm/Cold (façon Kessho)", 3, True))
     clean = cleaned(body)
     if _MEMORY_FILE.search(clean):
-        found.append(Signal(f"fichier {_as_written(_MEMORY_FILE, body)}", 2))
+        found.append(Signal(f"fichier {_as_written(_MEMORY_FILE, body)}", 2, True))
     elif _CONTEXT_FILE.search(clean) and _HISTORY_FILE.search(clean):
-        found.append(Signal("fichiers context.md et history.md", 2))
+        found.append(Signal("fichiers context.md et history.md", 2, True))
     if _MEM_TOOL.search(clean):
-        found.append(Signal(f"outil {_as_written(_MEM_TOOL, body)}", 2))
+        found.append(Signal(f"outil {_as_written(_MEM_TOOL, body)}", 2, True))
     if any(is_memory_instruction(line) for line in lines):
-        found.append(Signal("consigne d'écrire dans la mémoire", 2))
+        found.append(Signal("consigne d'écrire dans la mémoire", 2, True))
     if _PERSIST.search(clean):
-        found.append(Signal(_quoted(_as_written(_PERSIST, body)), BODY))
+        found.append(Signal(_quoted(_as_written(_PERSIST, body)), BODY, True))
     if _REMEMBER.search(clean):
         found.append(Signal(_quoted(_as_written(_REMEMBER, body)), BODY))
     if _MEMORY.search(_MEMORY_FILE.sub(" ", clean)):
@@ -173,25 +183,55 @@ def _as_written(pattern: re.Pattern[str], text: str) -> str:
 _LAYER_WORDS = {"hot": 1, "chaud": 1, "warm": 2, "tiede": 2, "cold": 3, "froid": 3}
 
 
+_WORD = re.compile(r"[\w'/-]+(?:\.[\w'/-]+)*|[;!?]|\.(?=\s|$)")
+INSTRUCTION_WINDOW = 8  # words between the verb and what it writes to
+
+
 def is_memory_instruction(line: str) -> bool:
-    """A line telling the agent to write into a memory (« append facts to MEMORY.md »)."""
+    """A sentence telling the agent to write into a memory (« append facts to MEMORY.md »):
+    a writing verb and a memory (word or file) at most INSTRUCTION_WINDOW words apart, in the
+    same sentence (a long line that lists « write » and, further on, « memory » is not one)."""
     clean = cleaned(line)
-    return bool(_WRITE.search(clean)) and bool(_MEMORY_FILE.search(clean) or _MEMORY.search(clean))
+    verbs: list[int] = []
+    targets: list[int] = []
+    sentence = 0
+    sentences: list[int] = []
+    for index, match in enumerate(_WORD.finditer(clean)):
+        word = match.group(0)
+        sentences.append(sentence)
+        if word in (".", ";", "!", "?"):
+            sentence += 1
+        elif _WRITE.fullmatch(word):
+            verbs.append(index)
+        elif _MEMORY_FILE.search(word) or _MEMORY.fullmatch(word):
+            targets.append(index)
+    return any(
+        abs(v - t) <= INSTRUCTION_WINDOW and sentences[v] == sentences[t]
+        for v in verbs
+        for t in targets
+    )
 
 
 def skill_signals(name: str, description: str, body: str) -> list[Signal]:
     found: list[Signal] = []
     words = name.replace("-", " ").replace("_", " ")
     if _memory_term(words) or re.search(r"\bmem\b", fold(words)):
-        found.append(Signal(f"nom {_quoted(name)}", NAME))
+        found.append(Signal(f"nom {_quoted(name)}", NAME, True))
     if _memory_term(description):
         term = next(w for p in (_MEMORY, _REMEMBER, _PERSIST) if (w := _as_written(p, description)))
-        found.append(Signal(f"description ({_quoted(term)})", DESCRIPTION))
+        persists = bool(_PERSIST.search(cleaned(description)))
+        found.append(Signal(f"description ({_quoted(term)})", DESCRIPTION, persists))
     return found + body_signals(body, headings=True)
 
 
 def score(signals: list[Signal]) -> int:
     return sum(s.weight for s in signals)
+
+
+def runs_a_memory(signals: list[Signal]) -> bool:
+    """Whether a skill's signals say it runs a memory: enough of them, and one that says what
+    it does (not only that it talks about memory)."""
+    return score(signals) >= THRESHOLD and any(s.behaviour for s in signals)
 
 
 # --- SKILL.md frontmatter (pure) --------------------------------------------------------------
@@ -306,7 +346,12 @@ def section_signals(title: str, body: str) -> list[Signal]:
     """Signals of an AGENTS.md section; empty unless its heading is about memory."""
     if not _memory_term(title):
         return []
-    found = [Signal(f"titre {_quoted(title)}", SECTION_HEADING)]
+    clean = cleaned(title)
+    # « Remember » alone is also how prompts title their closing reminders: weaker than
+    # « Mémoire » or « between sessions », it needs more than a list to be a memory.
+    remember_only = not (_MEMORY.search(clean) or _PERSIST.search(clean))
+    weight = SECTION_HEADING - 1 if remember_only else SECTION_HEADING
+    found = [Signal(f"titre {_quoted(title)}", weight)]
     bullets = sum(1 for line in _outside_fences(body.splitlines()) if _BULLET.match(line))
     if bullets:
         found.append(Signal(f"{bullets} ligne(s) en liste", BODY))
@@ -624,7 +669,7 @@ def detect(paths: Paths, env: Mapping[str, str], *, sync_mode: bool = False) -> 
             if skill.promoted:
                 continue
             signals = skill_signals(skill.name, skill.description, skill.body)
-            if score(signals) >= THRESHOLD:
+            if runs_a_memory(signals):
                 findings.append(
                     Finding(
                         "skill",
