@@ -36,14 +36,18 @@ const hooks = await plugin({
   experimental_workspace: { register() {} },
 })
 const initNs = Number(process.hrtime.bigint() - initStart)
-const spawnedAtInit = spawns().slice(spawnedBeforeInit)
 
-// OpenCode announces a session before its tool calls.
+// OpenCode announces a session before its tool calls (the hook awaits the plugin's start).
 const sessionID = "ses_bench_root"
 await hooks.event({ event: { type: "session.created", properties: { info: { id: sessionID } } } })
+const spawnedAtInit = spawns().slice(spawnedBeforeInit)
 
 const src = join(project, "src")
 const cases = {
+  "after:read": ["tool.execute.after", { tool: "read", sessionID, callID: "c8", args: {} },
+    () => ({ title: "app.ts", output: "export const a = 1\n", metadata: {} })],
+  "after:edit": ["tool.execute.after", { tool: "edit", sessionID, callID: "c9", args: {} },
+    () => ({ title: "app.ts", output: "Edit applied successfully.", metadata: {} })],
   "before:bash": ["tool.execute.before", { tool: "bash", sessionID, callID: "c1" },
     () => ({ args: { command: "ls -la src && git status --short", description: "état du dépôt" } })],
   "before:read": ["tool.execute.before", { tool: "read", sessionID, callID: "c2" },
@@ -61,7 +65,16 @@ const cases = {
 }
 const empty = async (_input, _output) => {}
 
-async function timeHook(fn, input, makeOutput, n) {
+async function timeHook(fn, input, makeOutput, n, pair) {
+  if (pair) {
+    const ns = new Float64Array(n)
+    for (let i = 0; i < n; i++) {
+      const t0 = process.hrtime.bigint()
+      await pair(i)
+      ns[i] = Number(process.hrtime.bigint() - t0)
+    }
+    return ns
+  }
   const outputs = Array.from({ length: n }, makeOutput)
   const ns = new Float64Array(n)
   for (let i = 0; i < n; i++) {
@@ -78,12 +91,27 @@ function summary(ns) {
   return { n: sorted.length, median: at(0.5), p10: at(0.1), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] }
 }
 
+// A tool call costs its before and its after hook: timed together, as OpenCode runs them.
+const pairs = {
+  "pair:bash": ["before:bash", "after:bash"],
+  "pair:read": ["before:read", "after:read"],
+  "pair:edit": ["before:edit", "after:edit"],
+}
+for (const [name, [b, a]] of Object.entries(pairs)) {
+  const [hb, ib, mb] = cases[b]
+  const [ha, ia, ma] = cases[a]
+  cases[name] = ["pair", null, null, async (i) => {
+    await hooks[hb](ib, mb())
+    await hooks[ha](ia, ma())
+  }]
+}
+
 const results = {}
 const before = spawns().length
 const warm = Math.min(2000, iterations)
-for (const [name, [hook, input, makeOutput]] of Object.entries(cases)) {
-  await timeHook(hooks[hook], input, makeOutput, warm)
-  await timeHook(empty, input, makeOutput, warm)
+for (const [name, [hook, input, makeOutput, pair]] of Object.entries(cases)) {
+  await timeHook(hooks[hook], input, makeOutput, warm, pair)
+  await timeHook(empty, {}, () => ({}), warm)
 }
 // Interleave rounds of every case with the empty anchor, so drift hits them alike.
 const rounds = 5
@@ -91,13 +119,23 @@ const per = Math.max(1, Math.floor(iterations / rounds))
 const samples = { "anchor:empty async hook": [] }
 for (const name of Object.keys(cases)) samples[name] = []
 for (let r = 0; r < rounds; r++) {
-  for (const [name, [hook, input, makeOutput]] of Object.entries(cases)) {
-    samples[name].push(...(await timeHook(hooks[hook], input, makeOutput, per)))
-    samples["anchor:empty async hook"].push(...(await timeHook(empty, input, makeOutput, per)))
+  for (const [name, [hook, input, makeOutput, pair]] of Object.entries(cases)) {
+    samples[name].push(...(await timeHook(hooks[hook], input, makeOutput, per, pair)))
+    samples["anchor:empty async hook"].push(...(await timeHook(empty, {}, () => ({}), per)))
   }
 }
 for (const [name, values] of Object.entries(samples)) results[name] = summary(values)
 const after = spawns()
+
+// A memory tool through the gate (one JSON line each way, no process): its round trip.
+const ctx = { sessionID, messageID: "m1", agent: "build", directory: project, worktree: project, abort: new AbortController().signal, metadata() {}, async ask() {} }
+const memoryNs = []
+for (let i = 0; i < 40; i++) {
+  const t0 = process.hrtime.bigint()
+  await hooks.tool.memory_search.execute({ query: "port", tags: null, last: null }, ctx)
+  memoryNs.push(Number(process.hrtime.bigint() - t0))
+}
+results["memory_search via the gate"] = summary(memoryNs.slice(5))
 
 const runtime = typeof Bun !== "undefined" ? `bun ${Bun.version}` : `node ${process.version}`
 writeFileSync(
@@ -107,8 +145,11 @@ writeFileSync(
     initNs,
     spawnedAtInit,
     spawnedDuringCalls: after.slice(before),
-    totalCalls: Object.keys(cases).length * (per * rounds + warm),
+    totalCalls: Object.keys(cases).length * (per * rounds + warm) + 40,
     clientCalls: calls,
     results,
   }, null, 1),
 )
+// The plugin's watch and its gate live as long as OpenCode does: end here, as OpenCode would.
+await hooks.dispose?.()
+process.exit(0)

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,21 +79,32 @@ class RunTiming:
     first_model_call: float  # launch → first main request reaches the fake model (s)
     spawns: list[Spawn]  # ocmem processes the plugin started during the run
     tool_calls: int
+    # What the plugin asked its gate during the run: (operation, seconds), from ocmem's log.
+    gate: list[tuple[str, float]] = dataclasses.field(default_factory=list)
 
     def blocked_by(self, command: str) -> float | None:
-        """From the start of ``command`` to the start of the next ocmem process (s).
-
-        At session start the plugin runs ``pull``, awaits it (or kills it at its timeout), then
-        starts ``prompt-context``: this is how long the pull held the session.
-        """
-        for here, after in zip(self.spawns, self.spawns[1:], strict=False):
-            if here.command == command:
-                return after.at - here.at
-        return None
+        """How long ``command`` (``pull``) held the session (s): the plugin awaits the gate's
+        answer, which comes when the pull ends or is killed at its timeout."""
+        return self.seconds_of(command)
 
     def seconds_of(self, command: str) -> float | None:
-        """Duration of the first ``command`` process (s), when logged."""
-        return next((s.seconds for s in self.spawns if s.command == command), None)
+        """Duration of the first ``command`` the gate ran (s)."""
+        return next((seconds for op, seconds in self.gate if op == command), None)
+
+
+def gate_events(log: Path, since: float) -> list[tuple[str, float]]:
+    """The gate's timed operations logged after ``since`` (seconds since the epoch)."""
+    found: list[tuple[str, float]] = []
+    if not log.exists():
+        return found
+    for line in log.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event.get("action") != "gate":
+            continue
+        when = datetime.fromisoformat(str(event["ts"])).timestamp()
+        if when >= since:
+            found.append((str(event["op"]), float(event["ms"]) / 1000))
+    return found
 
 
 class Scene:
@@ -155,6 +167,7 @@ class Scene:
             first_model_call=float(main[0].time) - launch,
             spawns=self._spawned()[before_spawns:],
             tool_calls=len(uses),
+            gate=gate_events(self.home / ".ocmem" / "log.jsonl", launch),
         )
 
 

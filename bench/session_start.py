@@ -158,12 +158,12 @@ def run(quick: bool = False) -> BenchResult:
         if all(own.values()):
             result.add(
                 Row(
-                    "ocmem processes awaited at session start (sync off)",
+                    "the plugin's requests to its gate at session start (sync off)",
                     f"plugin-config {ms(Sample.of(own['plugin-config']))}; "
                     f"prompt-context {ms(Sample.of(own['prompt-context']))}",
                     "",
                     "",
-                    "reported (wrapper timestamps, start → exit)",
+                    "reported (the gate's own timing, in ocmem's log)",
                 )
             )
         if "no-op pull" in s:
@@ -177,7 +177,7 @@ def run(quick: bool = False) -> BenchResult:
                     "reported",
                 ),
                 Row(
-                    "session start held by the no-op pull (wrapper timestamps)",
+                    "session start held by the no-op pull (the gate's timing)",
                     ms(held_s["no-op pull"]),
                     f"SilverBullet requests per session start: {sorted(set(sb_requests))}",
                     "",
@@ -207,9 +207,9 @@ def run(quick: bool = False) -> BenchResult:
                 ),
             )
         result.note(
-            "Held = from the start of `ocmem pull` to the start of the next ocmem process "
-            "(prompt-context), both logged by the wrapper plugin.json points to: the time the "
-            "plugin's session start waited for the pull. Slow: the server never answers (1 h delay) "
+            "Held = the gate's own timing of the pull it ran for the plugin (ocmem's log): the "
+            "plugin's session start awaits its answer, which comes when the pull ends or is "
+            "killed at the timeout. Slow: the server never answers (1 h delay) "
             "(without the plugin's kill, the pull would wait timeout_seconds, 30 s, "
             "per attempt). Unreachable: connection refused, default retry waits."
         )

@@ -67,9 +67,9 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory,
 
 def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    from ocmem import workspace
+    from ocmem import fsio, workspace
 
-    real = workspace.atomic_write
+    real = fsio.atomic_write
 
     def crash_on_journal(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "journal.md":
@@ -96,7 +96,7 @@ def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion
     proposals.limits = proposals.limits.__class__(duplicate_similarity=0.99)  # let near-duplicates in
     propose(proposals, refs[:1], "Ports libres avant déploiement", "Vérifier les ports libres avant un déploiement Docker.")
     propose(proposals, refs[1:2], "Vérifier les ports", "Vérifier que les ports sont libres avant de déployer avec Docker.")
-    propose(proposals, refs[2:], "Sauvegardes", "Faire une sauvegarde avant une migration.")
+    propose(proposals, refs[2:], "Compose sur le VPS", "Le VPS lance ses services par docker compose.")
     listing = proposals.pending_duplicates().render()
     assert re.search(r"P-0001 ~ P-0002 \(0\.\d\d\)", listing) and "P-0003" not in listing.split("\n")[0]
     before = protected(home)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -8,7 +9,7 @@ import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync
 from ocmem.config import load_settings
-from ocmem.doctor import Doctor, diagnose
+from ocmem.doctor import Doctor, diagnose, plugin_load_problems
 from ocmem.outcome import Status
 from ocmem.sync import run as sync
 from ocmem.workspace import Workspace, open_workspace
@@ -83,3 +84,61 @@ def test_cli_exit_codes(home: Path, run_cli: Any, clock: Clock) -> None:
     (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
     result = run_cli("doctor")
     assert result.code == 1 and "→ consolide MEMORY.md" in result.out
+
+
+# --- did OpenCode load the plugin? (OpenCode says so only in its log) -------------------------
+
+START = "2026-11-30T10:00:00.000Z"
+
+
+def opencode_log(home: Path, run: str = "r1", extra: str = "") -> str:
+    lines = [
+        f'timestamp={START} level=INFO run={run} message="creating instance" directory=/p',
+        f"timestamp=2026-11-30T10:00:00.100Z level=INFO run={run} message=loading path={home}/opencode.json",
+    ]
+    if extra:
+        lines.append(f'timestamp=2026-11-30T10:00:01.000Z level=ERROR run={run} message="{extra}"')
+    return "\n".join(lines) + "\n"
+
+
+LATER = datetime(2026, 11, 30, 10, 5, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("extra", "seen", "now", "expected"),
+    [
+        ("", "2026-11-30T10:00:02+00:00", LATER, None),  # the plugin announced itself
+        ("", None, datetime(2026, 11, 30, 10, 0, 30, tzinfo=timezone.utc), None),  # still starting
+        ("", None, LATER, "aucune erreur dans son journal"),
+        ("", "2026-11-29T09:00:00+00:00", LATER, "aucune erreur"),  # seen, but by an older run
+        ("passerelle ocmem fermée : spawn /gone/ocmem ENOENT", None, LATER, "spawn /gone/ocmem ENOENT"),
+        ("failed to load plugin path=file:///x/plugin/ocmem.ts", None, LATER, "failed to load plugin"),
+    ],
+)
+def test_a_plugin_opencode_did_not_load_is_reported(home: Path, extra: str, seen: str | None, now: datetime, expected: str | None) -> None:
+    found = plugin_load_problems(opencode_log(home, extra=extra), home, seen, now)
+    if expected is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and expected in found[0] and str(home) in found[0]
+
+
+def test_runs_with_another_config_dir_are_ignored(home: Path, tmp_path: Path) -> None:
+    assert plugin_load_problems(opencode_log(tmp_path / "elsewhere"), home, None, LATER) == []
+
+
+def test_doctor_reads_opencode_log_and_reports_the_cause(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = home.parent / "data"
+    (data / "opencode/log").mkdir(parents=True)
+    (data / "opencode/log/2026-11-30T100000.log").write_text(opencode_log(home, extra="passerelle ocmem fermée : code 127"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    report = diagnose(Workspace(load_settings(home))).render()
+    assert "sans charger le plugin ocmem : passerelle ocmem fermée : code 127" in report
+
+
+def test_quarantined_files_are_reported(home: Path) -> None:
+    aside = home / ".ocmem/quarantine/2026-11-30T10-00-00-000Z/memory/MEMORY.md"
+    aside.parent.mkdir(parents=True)
+    aside.write_text("- faux\n")
+    report = diagnose(Workspace(load_settings(home))).render()
+    assert "1 fichier(s) modifiés hors d'ocmem" in report and "rm -r" in report

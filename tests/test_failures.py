@@ -28,6 +28,7 @@ import pytest
 
 from conftest import SB_TOKEN, configure_sync, journal_fields
 from ocmem import clidocs, journal, pending, shortterm
+from ocmem.cli import cli
 from ocmem.config import load_settings
 from ocmem.fsio import TEMP_SUFFIX
 from ocmem.install import Installer
@@ -56,6 +57,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem cron print": (["cron", "print"], ""),
     "ocmem curate": (["curate", "--print"], ""),
     "ocmem doctor": (["doctor"], ""),
+    "ocmem gate": (["gate"], '{"id": 1, "op": "prompt-context", "session": "ses_1"}\n'),
     "ocmem history": (["history"], ""),
     "ocmem init": (["init"], ""),
     "ocmem journal add": (["journal", "add"], JOURNAL_JSON),
@@ -80,7 +82,8 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem tool": (["tool", "memory_note"], ENVELOPE),
 }
 # They change the user's real crontab: covered by tests/test_schedule.py with a fake crontab.
-NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove"}
+# `harden` changes owners and /etc/sudoers.d as root: covered by tests/test_harden.py.
+NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove", "ocmem harden"}
 # Promotion is refused with sync on (it happens in SilverBullet): this one runs without sync.
 LOCAL_ONLY = {"ocmem pending accept"}
 # What must keep working when nothing can be written (read-only home, full disk, lock held).
@@ -88,6 +91,7 @@ READERS = {
     "ocmem context-size",
     "ocmem cron print",
     "ocmem curate",
+    "ocmem gate",  # here it serves prompt-context: the memory for the prompt
     "ocmem history",
     "ocmem journal recent",
     "ocmem journal search",
@@ -105,7 +109,7 @@ SYNC_COMMANDS = {"ocmem pull", "ocmem push", "ocmem sync"}
 
 
 def test_the_matrix_covers_every_command() -> None:
-    every = {path for path, _ in clidocs.commands(clidocs.cli, "ocmem", hidden=True)}
+    every = {path for path, _ in clidocs.commands(cli, "ocmem", hidden=True)}
     assert every - NOT_RUN_HERE == set(COMMANDS)
 
 
@@ -135,7 +139,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Installer(workspace).run()
     refs = [
         Memory(workspace)
-        .add_journal(journal_fields(titre=title))
+        .add_journal(
+            journal_fields(titre=title, piege="disques pleins : sauvegarder et surveiller avant")
+        )
         .lines[0]
         .removeprefix("Entrée ajoutée : ")
         for title in ("Ports", "Sauvegardes")
@@ -221,7 +227,8 @@ def _all(*names: str) -> frozenset[str]:
     return frozenset(f"ocmem {n}" for n in names)
 
 
-EVERY = frozenset(COMMANDS)
+# The gate is a server: it stays open and answers each request with its own code (test_gate).
+EVERY = frozenset(COMMANDS) - {"ocmem gate"}
 PENDING_USERS = _all(
     "pending list",
     "pending show",
@@ -568,7 +575,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
 ) -> None:
     import errno
 
-    from ocmem import workspace
+    from ocmem import fsio, workspace
 
     envelope = {
         "session": "ses_9",
@@ -577,7 +584,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
         "args": journal_fields(titre="Rétrospective"),
     }
     journal_before = (home / "memory/journal.md").read_bytes()
-    real = workspace.atomic_write
+    real = fsio.atomic_write
 
     def full_on_sessions(path: Path, data: object, **kw: Any) -> None:
         if path.parent.name == "sessions":

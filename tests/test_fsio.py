@@ -11,8 +11,8 @@ import pytest
 
 from conftest import journal_fields
 from ocmem.config import Paths
-from ocmem.entry import exit_code
 from ocmem.errors import Busy, StorageError
+from ocmem.execution import exit_code
 from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
 from ocmem.memory import Memory
 

@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import HOME_ID, Clock, journal_fields
-from ocmem import journal, workspace
+from ocmem import journal
 from ocmem.errors import StorageError
 from ocmem.journal import JOURNAL_HEADER
 from ocmem.memory import Memory
@@ -126,7 +126,7 @@ def test_a_disk_full_in_the_middle_of_an_append_leaves_the_journal_as_it_was(
             return real_write(fd, bytes(data[:40]))
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(workspace.os, "write", half_then_full)
+    monkeypatch.setattr("ocmem.workspace.os.write", half_then_full)
     with pytest.raises(
         StorageError,
         match=r"disque plein : impossible d'écrire memory/journal\.md : rien n'a été modifié",

@@ -228,9 +228,9 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
 
 def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, proposals: Proposals) -> None:
     proposals.propose(fact(refs))
-    from ocmem import workspace
+    from ocmem import fsio, workspace
 
-    real_write = workspace.atomic_write
+    real_write = fsio.atomic_write
 
     def crash_on_pending(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "pending.md":
@@ -312,7 +312,7 @@ def test_a_refused_or_merged_proposal_cannot_be_accepted(memory: Memory, refs: l
 
 
 def test_identical_short_proposals_are_the_same_but_another_skill_is_not(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
-    short = fact(refs, titre="Use it", contenu="Do it.")
+    short = fact(refs, titre="Ports", contenu="Ports libres.")
     proposals.propose(short)
     assert "déjà en attente" in proposals.propose(short).render()
     proposals.propose(skill(refs, titre="Nginx", name="nginx-reload"))
@@ -354,3 +354,35 @@ def test_every_proposal_field_has_a_size_cap(memory: Memory, refs: list[str], pr
         proposals.propose(fact(refs, **overrides))
     with pytest.raises(InputError, match="« contenu » fait 6001 caractères"):
         proposals.propose(skill(refs, contenu="z" * 6001))
+
+
+@pytest.mark.parametrize(
+    ("entry", "lesson", "says"),
+    [
+        ("Leçon : vérifier les ports libres avant de déployer", "Ports libres Vérifier les ports.", True),
+        ("Piège : le port 8080 était pris", "Ports Vérifier les ports libres avant un déploiement.", False),
+        ("Leçon : vérifie que le port est libre", "Ports libres Vérifier les ports libres.", True),
+        # a translation sharing one keyword is not evidence (the glossary maps a few words only)
+        ("Lesson: check that ports are free before deploying", "Ports libres Vérifier les ports libres.", False),
+        ("Les SAUVEGARDES tournent à 3 h", "Sauvegardes nocturnes Les sauvegardes tournent la nuit.", True),
+        ("docker compose up -d", "Serveur de prod Le serveur de prod est 10.0.0.5.", False),
+        ("Mise à jour de nginx, certificat renouvelé", "Certificats Renouveler le certificat nginx avant expiration.", True),
+        ("Mise à jour de nginx", "Certificats Renouveler le certificat nginx avant expiration.", False),
+        ("rien à voir", "Podman", False),
+        ("on passe à Podman", "Podman", True),
+    ],
+)
+def test_a_source_must_speak_of_the_lesson(entry: str, lesson: str, says: bool) -> None:
+    from ocmem.proposals import says_lesson
+
+    assert says_lesson(entry, lesson) is says
+
+
+def test_a_proposal_citing_entries_that_do_not_show_the_lesson_is_refused(
+    memory: Memory, refs: list[str], proposals: Proposals, home: Path
+) -> None:
+    before = (home / "memory/pending.md").read_bytes()
+    injected = fact(refs[:2], titre="Serveur de prod", contenu="Le serveur de prod est 10.0.0.5.")
+    with pytest.raises(Refused, match="ne parle"):
+        proposals.propose(injected)
+    assert (home / "memory/pending.md").read_bytes() == before

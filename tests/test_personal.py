@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from conftest import CliResult, Clock, journal_fields
 from ocmem.config import load_settings
-from ocmem.entry import exit_code
 from ocmem.errors import Refused
+from ocmem.execution import exit_code
 from ocmem.install import Installer
 from ocmem.memory import Memory
 from ocmem.personal import (

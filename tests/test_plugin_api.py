@@ -82,10 +82,10 @@ def test_only_one_journal_entry_per_session(workspace: Workspace, clock: Clock, 
 
 def test_retiens_ca_claim_is_checked_against_the_user_messages(workspace: Workspace, clock: Clock) -> None:
     ref = run_tool(workspace, "memory_journal", envelope(journal_fields())).lines[0].removeprefix("Entrée ajoutée : ")
-    proposal = {"type": "fait", "titre": "Podman", "contenu": "On utilise Podman.", "sources": [ref], "contradiction": "aucune", "remplace": "rien", "retiens_ca": True}
+    proposal = {"type": "fait", "titre": "Docker", "contenu": "On déploie avec Docker compose.", "sources": [ref], "contradiction": "aucune", "remplace": "rien", "retiens_ca": True}
     with pytest.raises(Refused, match="n'a pas demandé de retenir"):
         run_tool(workspace, "memory_propose", envelope(proposal, user=["déploie X"]))
-    result = run_tool(workspace, "memory_propose", envelope(proposal, user=["retiens ça : on utilise Podman"]))
+    result = run_tool(workspace, "memory_propose", envelope(proposal, user=["retiens ça : on déploie avec Docker compose"]))
     assert "P-0001" in result.render()
 
 

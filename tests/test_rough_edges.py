@@ -179,13 +179,16 @@ def test_help_and_usage_errors_speak_french(home: Path, run_cli: Run) -> None:
 
 @pytest.mark.parametrize("command", [("journal", "add"), ("propose",)])
 def test_every_option_has_help_text(command: tuple[str, ...]) -> None:
+    import click
+
     from ocmem.cli import cli
 
-    group = cli
+    found: click.Command = cli
     for name in command:
-        group = group.commands[name]  # type: ignore[attr-defined]
-    for param in group.params:
-        if param.param_type_name == "option" and not param.hidden:
+        assert isinstance(found, click.Group)
+        found = found.commands[name]
+    for param in found.params:
+        if isinstance(param, click.Option) and not param.hidden:
             assert getattr(param, "help", None), param.name
 
 

@@ -920,7 +920,9 @@ def _propose_three(memory: Any, proposals: Any, clock: Any) -> None:
     refs = []
     for title in ("Ports", "Déploiement"):
         clock.advance(minutes=1)
-        added = memory.add_journal(journal_fields(titre=title)).lines[0]
+        # each entry also speaks of the third lesson: a source must show what it proves
+        fields = journal_fields(titre=title, piege="les sauvegardes tournent à 3 h, pendant le déploiement")
+        added = memory.add_journal(fields).lines[0]
         refs.append(added.removeprefix("Entrée ajoutée : "))
     common = {"sources": refs, "contradiction": "aucune", "remplace": "rien"}
     proposals.propose(

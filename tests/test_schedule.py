@@ -137,7 +137,7 @@ def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(tmp_pat
     program.write_text(DUMP.format(python=sys.executable))
     program.chmod(0o755)
     real_which = shutil.which
-    monkeypatch.setattr(schedule.shutil, "which", lambda name: str(program) if name == "ocmem" else real_which(name))
+    monkeypatch.setattr("ocmem.schedule.shutil.which", lambda name: str(program) if name == "ocmem" else real_which(name))
     monkeypatch.delenv("OCMEM_SILVERBULLET_TOKEN_FILE", raising=False)
     settings = load_settings(home)
     expected = {"argv": ["--wait", "60", "sync"], "home": str(home)}

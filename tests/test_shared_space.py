@@ -334,7 +334,7 @@ def test_a_proposal_deleted_or_promoted_by_hand_comes_back(
     proposals = Proposals(workspace(synced, clock))
     refs = [entry(memory, "A")]
     proposals.propose(fact(refs, "Ports", "Vérifier les ports libres."))
-    proposals.propose(fact(refs, "Sauvegardes", "Sauvegarder avant une migration."))
+    proposals.propose(fact(refs, "Compose", "Le VPS lance ses services par docker compose."))
     push(synced)
     text = sb.read(PENDING)
     sb.write(PENDING, text[: text.index("## P-0002")])  # deleted by the human

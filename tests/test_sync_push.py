@@ -168,7 +168,7 @@ def test_a_connection_lost_after_the_write_is_not_a_duplicate(synced: Path, sb: 
 def test_a_write_between_our_read_and_the_probe_is_kept(synced: Path, sb: Any, memory: Memory, clock: Clock) -> None:
     sb.write(JOURNAL, "# Journal\n")
     entry(memory, clock, "Un")
-    fired = []
+    fired: list[object] = []
 
     def human_writes_after_first_read(request: httpx.Request) -> None:
         if request.method == "GET" and "x-get-meta" not in request.headers and request.url.path.endswith("journal.md") and not fired:

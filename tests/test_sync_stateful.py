@@ -438,7 +438,7 @@ def _taking_any_block_with_our_id(
 
 
 _real_merge = merge.merge
-MUTATIONS = {
+MUTATIONS: dict[str, list[tuple[object, str, object]]] = {
     "stable-read": [(reads, "trusted_read", _without_confirmation)],
     "identity": [
         (merge, "merge", _taking_any_block_with_our_id),

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ocmem.entry import exit_code
 from ocmem.errors import Refused
+from ocmem.execution import exit_code
 from ocmem.textsafety import check_text, find_injection, find_secrets
 
 

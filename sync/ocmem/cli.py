@@ -40,6 +40,14 @@ class _Context:
             creating=creating,
         )
 
+    def human_workspace(self, what: str, *, creating: bool = False) -> Workspace:
+        """The workspace, for a command the agent may not run itself (see ocmem.agentproc)."""
+        from ocmem.agentproc import refuse_agent
+
+        workspace = self.workspace(creating=creating)
+        refuse_agent(workspace.paths, what)
+        return workspace
+
 
 def _notify(message: str) -> None:
     click.echo(f"ocmem : {message}", err=True)
@@ -127,7 +135,7 @@ def init(
 
         return _text(library_page())
     return Installer(
-        obj.workspace(creating=True),
+        obj.human_workspace("init", creating=True),
         upgrade=upgrade,
         home_id=home_id,
         replace_old=replace_old,
@@ -166,9 +174,9 @@ def note(
 
     if sum([text is not None, list_, remove is not None]) != 1:
         raise click.UsageError("donne soit un TEXTE, soit --list, soit --remove N")
-    memory = Memory(obj.workspace())
     if list_:
-        return memory.list_notes()
+        return Memory(obj.workspace()).list_notes()
+    memory = Memory(obj.human_workspace("note"))
     if remove is not None:
         return memory.remove_note(remove)
     return memory.add_note(text or "", days)
@@ -200,8 +208,9 @@ def journal_add(obj: _Context, /, **fields: str | None) -> Outcome:
     from ocmem.memory import Memory
 
     given = {k: v for k, v in fields.items() if v is not None}
+    workspace = obj.human_workspace("journal add")
     data = given if given else read_json("journal add")
-    return Memory(obj.workspace()).add_journal(data)
+    return Memory(workspace).add_journal(data)
 
 
 @journal_group.command(name="search")
@@ -291,6 +300,7 @@ def propose(
     """Propose un fait ou un skill (options, ou objet JSON sur l'entrée standard)."""
     from ocmem.proposals import Proposals
 
+    workspace = obj.human_workspace("propose")
     if kind is None:
         data = read_json("propose")
     else:
@@ -301,7 +311,7 @@ def propose(
             "note_recurrente": note_recurrente,
         }
         data.update({k: v for k, v in rest.items() if v is not None})
-    return Proposals(obj.workspace()).propose(data)
+    return Proposals(workspace).propose(data)
 
 
 @cli.group(name="pending", subcommand_metavar="COMMANDE [ARGUMENTS]...")
@@ -358,7 +368,9 @@ def pending_merge(obj: _Context, keep: str, other: str) -> Outcome:
 @pass_context
 def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
     """Promeut une proposition (fait → MEMORY.md, skill → skills/<nom>/SKILL.md)."""
-    proposals = _proposals(obj)
+    from ocmem.proposals import Proposals
+
+    proposals = Proposals(obj.human_workspace("pending accept"))
     if not yes:
         if not sys.stdin.isatty():
             raise Refused(
@@ -382,6 +394,8 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
 @pass_context
 def pending_reject(obj: _Context, pid: str, reason: str) -> Outcome:
     """Refuse une proposition (elle reste, marquée « refusé »)."""
+    # Open to the agent: « valide pending » ends with the human's no, which the agent records;
+    # a refused proposal stays in pending.md, marked, where the human sees it.
     return _proposals(obj).reject(pid, reason)
 
 
@@ -509,7 +523,7 @@ def cron_install(obj: _Context, every: int) -> Outcome:
     """Ajoute (ou met à jour) la ligne ocmem de la crontab ; idempotent."""
     from ocmem import schedule
 
-    return _text(schedule.install(obj.workspace().settings, every))
+    return _text(schedule.install(obj.human_workspace("cron install").settings, every))
 
 
 @cron.command(name="remove")
@@ -546,7 +560,17 @@ def tool_command(obj: _Context, name: str) -> Outcome:
     """Run a memory tool for the plugin: envelope JSON on stdin."""
     from ocmem.pluginapi import run_tool
 
-    return run_tool(obj.workspace(), name, read_json(f"tool {name}"))
+    workspace = obj.human_workspace(f"tool {name}")
+    return run_tool(workspace, name, read_json(f"tool {name}"))
+
+
+@cli.command(name="gate", hidden=True)
+@pass_context
+def gate_command(obj: _Context) -> Outcome:
+    """The plugin's gate: JSON requests on stdin, one answer per line (see ocmem.gate)."""
+    from ocmem.gate import serve
+
+    return serve(obj.home)
 
 
 @cli.command()
@@ -590,7 +614,26 @@ def doctor(obj: _Context, fix: bool) -> Outcome:
     """Vérifie l'installation ; chaque problème avec la commande qui le corrige."""
     from ocmem.doctor import diagnose
 
-    return diagnose(obj.workspace(), fix=fix)
+    return diagnose(obj.human_workspace("doctor --fix") if fix else obj.workspace(), fix=fix)
+
+
+@cli.command()
+@click.option("--agent", metavar="COMPTE", help="Le compte Unix sous lequel tourne OpenCode.")
+@click.option(
+    "--owner",
+    metavar="COMPTE",
+    default="ocmem",
+    show_default=True,
+    help="Le compte Unix qui possède la mémoire (à créer avant : useradd --system).",
+)
+@click.option("--undo", is_flag=True, help="Annule le mode durci (rend le dossier à l'agent).")
+@pass_context
+def harden(obj: _Context, agent: str | None, owner: str, undo: bool) -> Outcome:
+    """Mode durci (root) : la mémoire, les skills et la config d'OpenCode à un autre utilisateur."""
+    from ocmem.harden import harden as run_harden
+
+    obj.human_workspace("harden")
+    return run_harden(obj.home, agent, owner, undo=undo)
 
 
 def _wait_after_the_command(

@@ -135,6 +135,32 @@ class Paths(NamedTuple):
         return self.state_dir / "journal-index.sqlite3"
 
     @property
+    def agents_dir(self) -> Path:
+        """The OpenCode processes a plugin gate serves (see ``ocmem.agentproc``)."""
+        return self.state_dir / "agents"
+
+    @property
+    def writes_journal(self) -> Path:
+        """Every file ocmem writes in the home, with its new digest: what the plugin's
+        tamper monitor accepts as ocmem's own change."""
+        return self.state_dir / "writes.jsonl"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        """Where the plugin moves files the agent added or changed behind ocmem's back."""
+        return self.state_dir / "quarantine"
+
+    @property
+    def plugin_seen(self) -> Path:
+        """Written each time OpenCode loads the plugin (``ocmem doctor`` reads it)."""
+        return self.state_dir / "plugin-seen.json"
+
+    @property
+    def hardened_file(self) -> Path:
+        """The hardened mode's record (owner, agent, what ``ocmem harden --undo`` restores)."""
+        return self.state_dir / "hardened.json"
+
+    @property
     def cron_log(self) -> Path:
         return self.state_dir / "cron.log"
 

@@ -47,6 +47,17 @@ class PluginSettings(TypedDict):
     corrections: str
     skill_usage_file: str
     maintenance_marker: str
+    # The tamper monitor (default mode) watches the whole home but ocmem's state dir, accepts
+    # the changes the writes journal announces and moves the others to the quarantine dir.
+    state_dir: str
+    plugin_command_file: str
+    writes_journal: str
+    quarantine_dir: str
+    # True when the home belongs to another Unix user (``ocmem harden``): the OS protects it.
+    hardened: bool
+    # The SilverBullet token and its obvious encodings, erased from every tool output (default
+    # mode only: in the hardened mode the agent's user cannot read the token at all).
+    redact: list[str]
 
 
 class PromptContext(TypedDict):
@@ -82,7 +93,16 @@ TRUSTED_TOOLS = (
     "invalid",
 )
 # Settings fields that are paths: relative to the home in the cold-start settings.
-PATH_FIELDS = ("protected_files", "protected_dirs", "secret_files", "skill_usage_file")
+PATH_FIELDS = (
+    "protected_files",
+    "protected_dirs",
+    "secret_files",
+    "skill_usage_file",
+    "state_dir",
+    "plugin_command_file",
+    "writes_journal",
+    "quarantine_dir",
+)
 
 
 def cold_start_settings() -> PluginSettings:
@@ -109,6 +129,12 @@ def cold_start_settings() -> PluginSettings:
         "corrections": CORRECTION_SOURCE,
         "skill_usage_file": paths.rel(paths.skill_usage),
         "maintenance_marker": MAINTENANCE_MARKER,
+        "state_dir": paths.rel(paths.state_dir),
+        "plugin_command_file": paths.rel(paths.plugin_command),
+        "writes_journal": paths.rel(paths.writes_journal),
+        "quarantine_dir": paths.rel(paths.quarantine_dir),
+        "hardened": False,
+        "redact": [],
     }
 
 

@@ -9,6 +9,7 @@ import re
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ocmem import journal, pending, shortterm
@@ -84,6 +85,9 @@ class Doctor:
             self.formats,
             self.skills,
             self.plugin,
+            self.plugin_loaded,
+            self.hardened,
+            self.quarantine,
             self.opencode,
             self.lock,
             self.leftovers,
@@ -264,6 +268,81 @@ class Doctor:
                 "apt-get install ripgrep",
             )
 
+    def plugin_loaded(self) -> None:
+        """Did the last OpenCode that read this home start the plugin? OpenCode only logs it."""
+        logs = opencode_logs(self.env)
+        if not logs:
+            return
+        try:
+            seen = json.loads(read_text(self.paths.plugin_seen))["ts"]
+        except (ValueError, KeyError, TypeError, OcmemError):
+            seen = None
+        text = "\n".join(read_text(log) for log in logs)
+        for problem in plugin_load_problems(
+            text, self.paths.home, seen, datetime.now(timezone.utc)
+        ):
+            self.problem(
+                ERROR,
+                problem,
+                "lance `ocmem doctor` après avoir corrigé la cause indiquée ; `ocmem init` "
+                "réinstalle le plugin et sa commande (le plugin n'importe aucun paquet : il se "
+                "charge même hors ligne)",
+            )
+
+    def hardened(self) -> None:
+        record_file = self.paths.hardened_file
+        try:
+            record = json.loads(record_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            self.problem(
+                WARNING,
+                f"mode durci : {record_file} illisible ({exc})",
+                "lance ocmem doctor en root ou sous le propriétaire (sudo -u ocmem ocmem doctor)",
+            )
+            return
+        owner = str(record.get("owner", ""))
+        fix = f"sudo ocmem --home {self.paths.home} harden --agent {record.get('agent')} --owner {owner}"
+        if not Path(str(record.get("sudoers", ""))).exists():
+            self.problem(ERROR, "mode durci : la règle sudo de la passerelle a disparu", fix)
+        import pwd
+
+        try:
+            uid = pwd.getpwnam(owner).pw_uid
+        except KeyError:
+            self.problem(ERROR, f"mode durci : l'utilisateur {owner} n'existe plus", fix)
+            return
+        wrong = [
+            self.paths.rel(p)
+            for p in (
+                self.paths.home,
+                self.paths.agents_md,
+                self.paths.memory_dir,
+                self.paths.plugin_file,
+            )
+            if p.exists() and (p.lstat().st_uid != uid or p.lstat().st_mode & 0o022)
+        ]
+        if wrong:
+            self.problem(
+                ERROR,
+                f"mode durci : {', '.join(wrong)} n'appartiennent plus à {owner} ou sont modifiables par d'autres",
+                fix,
+            )
+
+    def quarantine(self) -> None:
+        try:
+            kept = [p for p in self.paths.quarantine_dir.rglob("*") if p.is_file()]
+        except OSError:
+            return
+        if kept:
+            self.problem(
+                WARNING,
+                f"{len(kept)} fichier(s) modifiés hors d'ocmem pendant une session ont été remis en "
+                f"état ; ce que l'agent avait écrit est gardé dans {self.paths.quarantine_dir}",
+                f"regarde-les, puis supprime le dossier : rm -r {self.paths.quarantine_dir}",
+            )
+
     def opencode(self) -> None:
         seen_by_opencode = {resolve_home({k: v for k, v in self.env.items() if k != "OCMEM_HOME"})}
         if self.env.get("OPENCODE_CONFIG_DIR"):
@@ -373,6 +452,60 @@ class Doctor:
                 f"{finding.describe(self.paths, self.env)}",
                 f"{fix} (sauvegarde, mise de côté, faits proposés à ta validation)",
             )
+
+
+_LOG_LINE = re.compile(r"^timestamp=(\S+) level=(\S+) run=(\S+) message=(.*)$")
+# What OpenCode or the plugin log when the plugin could not start.
+_LOAD_FAILURES = (
+    "failed to load plugin",
+    "Failed to load plugin",
+    "passerelle ocmem fermée",
+    "ocmem plugin-config a échoué",
+)
+STARTUP_SECONDS = 60
+
+
+def opencode_logs(env: Mapping[str, str], newest: int = 3) -> list[Path]:
+    """OpenCode's newest log files (``$XDG_DATA_HOME/opencode/log``)."""
+    data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local/share")
+    folder = Path(data) / "opencode" / "log"
+    try:
+        return sorted(folder.glob("*.log"), key=lambda p: p.stat().st_mtime)[-newest:]
+    except OSError:
+        return []
+
+
+def _when(stamp: str) -> datetime | None:
+    try:
+        found = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
+
+
+def plugin_load_problems(log: str, home: Path, seen: str | None, now: datetime) -> list[str]:
+    """The last OpenCode run that loaded ``home`` as a config dir, when the plugin did not
+    announce itself (``seen``: its last ``plugin-config``) within a minute of that start."""
+    runs: dict[str, list[tuple[datetime, str]]] = {}
+    for line in log.splitlines():
+        match = _LOG_LINE.match(line)
+        when = _when(match.group(1)) if match else None
+        if match and when:
+            runs.setdefault(match.group(3), []).append((when, match.group(4)))
+    marker = f"path={home}/"
+    used = [lines for lines in runs.values() if any(marker in m for _, m in lines)]
+    if not used:
+        return []
+    last = max(used, key=lambda lines: lines[0][0])
+    start = last[0][0]
+    seen_at = _when(seen) if seen else None
+    if (now - start).total_seconds() < STARTUP_SECONDS or (seen_at and seen_at >= start):
+        return []
+    causes = [m.strip('"') for _, m in last if any(f in m for f in _LOAD_FAILURES)]
+    why = f" : {causes[-1][:300]}" if causes else " (aucune erreur dans son journal)"
+    return [
+        f"OpenCode a démarré le {start:%Y-%m-%d %H:%M} UTC avec {home} sans charger le plugin ocmem{why}"
+    ]
 
 
 def _create(path: Path, template: str) -> Repair:

@@ -6,9 +6,10 @@ Nothing reaches the user as a Python traceback: an unexpected exception prints o
 where the details were logged (``--debug`` or ``OCMEM_DEBUG=1`` prints the traceback instead).
 
 The two machine-facing commands that take a JSON object on stdin — ``journal add`` (the
-retrospective) and ``tool NAME`` (every memory tool of the OpenCode plugin) — run without
-importing click: they have no options to parse, and they are the hot path (the click import
-alone costs about twice Python's own start-up). Everything else goes through ``ocmem.cli``.
+retrospective without the plugin) and ``tool NAME`` (a memory tool run outside the plugin's gate,
+``ocmem.gate``) — run without importing click: they have no options to parse, and the click
+import alone costs about twice Python's own start-up. Everything else goes through
+``ocmem.cli``.
 """
 
 from __future__ import annotations
@@ -18,25 +19,9 @@ import sys
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from ocmem.errors import Busy, InputError, OcmemError, Refused
-from ocmem.outcome import Outcome, Status, terminal_safe
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NEEDS_HUMAN, EXIT_BUSY = 0, 1, 2, 3, 75
-_STATUS_CODES = {
-    Status.OK: EXIT_OK,
-    Status.FAILED: EXIT_ERROR,
-    Status.NEEDS_HUMAN: EXIT_NEEDS_HUMAN,
-}
-_ERROR_CODES: tuple[tuple[type[OcmemError], int], ...] = (
-    (InputError, EXIT_USAGE),
-    (Refused, EXIT_NEEDS_HUMAN),
-    (Busy, EXIT_BUSY),
-    (OcmemError, EXIT_ERROR),
-)
-
-
-def exit_code(error: OcmemError) -> int:
-    return next(code for kind, code in _ERROR_CODES if isinstance(error, kind))
+from ocmem.errors import InputError, OcmemError
+from ocmem.execution import EXIT_ERROR, EXIT_USAGE, Passthrough, execute
+from ocmem.outcome import Outcome, terminal_safe
 
 
 def _fast_path(args: list[str]) -> Outcome | None:
@@ -57,6 +42,7 @@ def _fast_path(args: list[str]) -> Outcome | None:
         rest.pop()
     if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool"):
         return None
+    from ocmem.agentproc import refuse_agent
     from ocmem.fsio import DEFAULT_WAIT_SECONDS
     from ocmem.stdin import read_json
     from ocmem.workspace import open_workspace
@@ -66,6 +52,7 @@ def _fast_path(args: list[str]) -> Outcome | None:
         wait_seconds=DEFAULT_WAIT_SECONDS if wait is None else wait,
         notify=lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
     )
+    refuse_agent(workspace.paths, " ".join(rest))
     if rest[0] == "journal":
         from ocmem.memory import Memory
 
@@ -105,34 +92,11 @@ def _run_cli(args: list[str]) -> Outcome:
     return result if isinstance(result, Outcome) else Outcome()
 
 
-class _Handled(Exception):
+class _Handled(Passthrough):
     """Click already told the user; only the exit code is left."""
 
     def __init__(self, code: int):
         self.code = code
-
-
-def _crash(exc: BaseException, debug: bool) -> int:
-    """An exception ocmem did not expect: one line for the user, the traceback kept aside."""
-    import tempfile
-    import traceback
-
-    details = "".join(traceback.format_exception(exc))
-    try:
-        # a new private file (a fixed name in a shared /tmp could be a planted symlink)
-        fd, where = tempfile.mkstemp(prefix="ocmem-crash-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(details)
-        kept = f"détails dans {where}"
-    except OSError:
-        kept = "relance avec --debug pour les détails"
-    if debug:
-        sys.stderr.write(details)
-    sys.stderr.write(
-        f"ocmem : erreur inattendue ({type(exc).__name__}) ; {kept}. "
-        "Rien n'est perdu : chaque écriture est atomique. C'est un bogue à signaler.\n"
-    )
-    return EXIT_ERROR
 
 
 def _emit(stream: TextIO, text: str) -> None:
@@ -158,34 +122,24 @@ def main(argv: list[str] | None = None) -> NoReturn:
     debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
     if args[:1] == ["--debug"]:
         debug, args = True, args[1:]
-    try:
+
+    def run() -> Outcome:
         bad = _undecodable(args)
         if bad is not None:
             raise InputError(
                 f"argument non UTF-8 : {bad.encode('utf-8', 'replace').decode('utf-8')!r}",
                 fix="passe le texte en UTF-8 (ou en JSON sur l'entrée standard)",
             )
-        try:
-            outcome = _fast_path(args)
-            if outcome is None:
-                outcome = _run_cli(args)
-        except OSError as exc:
-            from ocmem.fsio import storage_error
+        outcome = _fast_path(args)
+        return _run_cli(args) if outcome is None else outcome
 
-            raise storage_error(exc, action="d'accéder à") from exc
-        if outcome.lines:
-            _emit(sys.stdout, outcome.render() + "\n")
-        code = _STATUS_CODES[outcome.status]
-    except OcmemError as exc:
-        _emit(sys.stderr, f"ocmem : {exc.render()}\n")
-        code = exit_code(exc)
+    try:
+        code, out, err = execute(run, debug)
+        _emit(sys.stdout, out)
+        _emit(sys.stderr, err)
     except _Handled as handled:
         code = handled.code
-    except KeyboardInterrupt:
-        code = 130
     except BrokenPipeError:
         code = EXIT_ERROR  # the reader went away (`ocmem … | head`): nothing to say
-    except Exception as exc:
-        code = _crash(exc, debug)
     sys.stdout.flush()
     sys.exit(code)

@@ -8,7 +8,8 @@ import errno
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,60 @@ from ocmem.config import Paths
 from ocmem.errors import Busy, OcmemError, StorageError
 
 TEMP_SUFFIX = ".ocmem-tmp"
+WRITES_KEEP_BYTES = 256 * 1024
+# The home whose run lock this thread holds: its writes go to the writes journal.
+_RECORDING: ContextVar[Paths | None] = ContextVar("ocmem_recording", default=None)
+
+
+def monitored(paths: Paths, path: Path) -> bool:
+    """Whether the plugin's tamper monitor watches ``path``: the whole home (OpenCode's
+    config dir) but ocmem's own state, except the file that says how to start ocmem."""
+    try:
+        path.relative_to(paths.home)
+    except ValueError:
+        return False
+    try:
+        path.relative_to(paths.state_dir)
+    except ValueError:
+        return True
+    return path == paths.plugin_command
+
+
+def record_writes(paths: Paths, changes: Iterable[tuple[str, str | None]]) -> None:
+    """Append ``(path relative to the home, new sha256 or None when removed)`` to the writes
+    journal, before the change lands, so the monitor never sees ocmem's write unannounced."""
+    ts = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    lines = "".join(
+        json.dumps({"ts": ts, "file": rel, "sha256": digest}) + "\n" for rel, digest in changes
+    )
+    if not lines:
+        return
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(paths.writes_journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, lines.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def announce(path: Path, content: Callable[[], bytes]) -> None:
+    """Before ``path`` changes under the run lock: its new bytes' digest to the writes journal,
+    if the plugin's monitor watches it (``content`` is only called then)."""
+    recording = _RECORDING.get()
+    if recording is not None and monitored(recording, path):
+        record_writes(recording, [(recording.rel(path), sha256(content()))])
+
+
+def _trim_writes(paths: Paths) -> None:
+    """Keep the writes journal small: the monitor only reads what was added since it started."""
+    try:
+        if paths.writes_journal.stat().st_size <= WRITES_KEEP_BYTES:
+            return
+        tail = paths.writes_journal.read_bytes()[-WRITES_KEEP_BYTES // 2 :]
+    except FileNotFoundError:
+        return
+    atomic_write(paths.writes_journal, tail[tail.find(b"\n") + 1 :], mode=0o600)
+
 
 # How long a direct command waits for another ocmem run, and when it says it is waiting.
 DEFAULT_WAIT_SECONDS = 10.0
@@ -71,6 +126,7 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         # Same directory (so the rename is atomic), unique name, created exclusively.
         tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}{TEMP_SUFFIX}"
         previous_mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+        announce(path, lambda: payload)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         raise about_path(exc, path) from exc
@@ -290,9 +346,12 @@ def run_lock(
                     )
                     told = True
                 time.sleep(0.05)
+        _trim_writes(paths)
+        recording = _RECORDING.set(paths)
         try:
             yield
         finally:
+            _RECORDING.reset(recording)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
@@ -304,6 +363,8 @@ def log_event(paths: Paths, action: str, **fields: Any) -> bool:
     Best effort: the log records what was done, it is not what makes it safe; a disk that
     refuses the line (full, read-only) does not undo a write that succeeded. False then.
     """
+    if action == "pull" and fields.get("removed"):
+        record_writes(paths, [(str(rel), None) for rel in fields["removed"]])
     record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "action": action}
     record.update(fields)
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"

@@ -222,6 +222,8 @@ class Installer:
 
     def _plugin_command(self) -> None:
         """Tell the plugin how to run this ocmem (OpenCode's PATH may not have it)."""
+        if self.paths.hardened_file.exists():
+            return  # `ocmem harden` wrote how to start the gate through sudo: keep it
         target = self.paths.plugin_command
         # The console script next to this interpreter starts faster than `python -m` (no runpy).
         script = Path(sys.executable).with_name("ocmem")

@@ -177,6 +177,17 @@ class Proposals:
                 f"source(s) introuvable(s) dans le journal : {', '.join(missing)}",
                 fix="cite des entrées existantes (`ocmem journal search` pour les retrouver)",
             )
+        unrelated = [
+            journal.ref_of(ref)
+            for ref, block in found.items()
+            if not says_lesson(block.text, draft.lesson())
+        ]
+        if unrelated:
+            raise Refused(
+                f"{', '.join(unrelated)} ne parle(nt) pas de cette leçon (trop peu de mots-clés en commun "
+                f"avec « {draft.title} ») : une source doit montrer la leçon, pas seulement exister",
+                fix="cite les entrées où la leçon apparaît (`ocmem journal search` avec ses mots-clés)",
+            )
         note = self._recurring_note(draft) if draft.from_note else None
         if not draft.retiens_ca and note is None and len(found) < 2:
             raise Refused(
@@ -624,6 +635,11 @@ class _Draft:
                 found.append((name, value))
         return found
 
+    def lesson(self) -> str:
+        """What a cited entry must speak of: the title, and the fact or the skill's description
+        (a skill's whole draft would share common words with any entry)."""
+        return f"{self.title} {self.content if self.kind == 'fait' else self.description or ''}"
+
     def source_minutes(self) -> list[journal.Ref]:
         return [journal.parse_ref(s) for s in self.sources]
 
@@ -700,6 +716,21 @@ _PROPOSE_HINT = (
     '["journal AAAA-MM-JJ HH:MM", …], "contradiction": "aucune|…", "remplace": "rien|…", '
     '"retiens_ca": false, et pour un skill "name" et "description" (2 phrases au plus)}'
 )
+
+
+LESSON_TERMS_SHARED = 2
+
+
+def says_lesson(entry_text: str, lesson: str) -> bool:
+    """Whether a journal entry speaks of ``lesson``: it shares two of the lesson's keywords
+    (stemmed, accents and case folded, English glossary words as French), or half of them when
+    the lesson has fewer than four. Cheap and explainable; a paraphrase with no common keyword is
+    not evidence."""
+    from ocmem import searchterms
+
+    wanted = set(searchterms.terms(lesson))
+    shared = wanted & set(searchterms.terms(entry_text))
+    return len(shared) >= min(LESSON_TERMS_SHARED, (len(wanted) + 1) // 2)
 
 
 def _sources(earlier: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from ocmem.errors import InputError, OcmemError
 from ocmem.fsio import (
     Backups,
     about_path,
+    announce,
     atomic_write,
     log_event,
     prune,
@@ -111,6 +112,8 @@ class Transaction:
         try:
             start = os.fstat(fd).st_size
             self._undo.append((path, self._truncater(path, existed, start)))
+            # The monitor knows whole files: the digest of what the file will be (reads it).
+            announce(path, lambda: _bytes_upto(path, start) + payload)
             view = memoryview(payload)
             while view:
                 view = view[os.write(fd, view) :]
@@ -139,6 +142,7 @@ class Transaction:
         kept = self.backups.save_bytes(name, tail)
         self._undo.append((path, self._reappender(path, tail)))
         try:
+            announce(path, lambda: _bytes_upto(path, start))
             os.truncate(path, start)
         except OSError as exc:
             raise about_path(exc, path) from exc
@@ -367,3 +371,8 @@ def _sync_mentioned(settings: Settings, env: Mapping[str, str]) -> bool:
         or any(key.startswith("OCMEM_SILVERBULLET_") and value for key, value in env.items())
         or settings.paths.default_token_file.exists()
     )
+
+
+def _bytes_upto(path: Path, size: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(size)

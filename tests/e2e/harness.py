@@ -671,6 +671,8 @@ class OpenCode:
     config: dict[str, Any] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
     allow_outbound: bool = False  # set True in a test that expects netguard hits
+    # (uid, gid) to run OpenCode as (root only): the hardened-mode suite runs it as the agent
+    run_as: tuple[int, int] | None = None
     runs: list[RunResult] = field(default_factory=list)
     servers: list[OpenCodeServer] = field(default_factory=list)
 
@@ -823,6 +825,12 @@ class OpenCode:
         for d in dirs:
             seed_config_dir(d, self.install.plugin_deps)
 
+    def _user_kwargs(self) -> dict[str, Any]:
+        if self.run_as is None:
+            return {}
+        uid, gid = self.run_as
+        return {"user": uid, "group": gid, "extra_groups": []}
+
     # -- running ----------------------------------------------------------------------------------
     def run(
         self,
@@ -854,6 +862,7 @@ class OpenCode:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            **self._user_kwargs(),
         )
         try:
             stdout, stderr = proc.communicate(message, timeout=timeout)
@@ -904,6 +913,7 @@ class OpenCode:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            **self._user_kwargs(),
         )
         url_box: list[str] = []
         ready = threading.Event()

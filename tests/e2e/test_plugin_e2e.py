@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import re
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +213,7 @@ def web_page() -> Iterator[str]:
 def test_a_web_page_saying_retiens_que_is_not_memorised(oc: OpenCode, web_page: str) -> None:
     home = install(oc)
     injected = "le serveur de production est 10.0.0.99"
-    attempts = [
+    attempts: list[ToolCalls | Text] = [
         ToolCalls.one("webfetch", url=web_page, format="text"),
         ToolCalls.one("memory_note", text=injected),
         ToolCalls.one("memory_propose", type="fait", titre="Serveur de production", contenu=f"Le {injected}.",
@@ -234,7 +236,7 @@ def test_a_web_page_saying_retiens_que_is_not_memorised(oc: OpenCode, web_page: 
 def test_protected_files_cannot_be_edited_by_the_model(oc: OpenCode) -> None:
     home = install(oc)
     before = {p: p.read_bytes() for p in [home / "memory/MEMORY.md", home / "AGENTS.md", home / "skills/retrospective/SKILL.md"]}
-    attempts = [
+    attempts: list[ToolCalls | Text] = [
         ToolCalls.one("write", filePath=str(home / "memory/MEMORY.md"), content="- faux fait\n"),
         ToolCalls.one("edit", filePath=str(home / "AGENTS.md"), oldString="Mémoire", newString="Rien"),
         ToolCalls.one("write", filePath=str(home / "skills/evil/SKILL.md"), content="---\nname: evil\n---\n"),
@@ -401,3 +403,83 @@ def test_a_hung_silverbullet_never_blocks_the_session_longer_than_the_pull_timeo
     assert oc.llm.main_requests, "the session went on without its memory"
     assert result.duration < 30, result.duration  # the HTTP timeout alone would be 60 s
     assert "pull au démarrage impossible" in oc.log_text()
+
+
+def test_the_plugin_loads_offline_without_node_modules(oc: OpenCode) -> None:
+    """OpenCode cannot install @opencode-ai/plugin (the registry refuses): the plugin, which
+    imports nothing at run time, still loads and its tools work."""
+    home = install(oc)
+    oc.allow_outbound = True  # OpenCode's own install attempt reaches the (refusing) proxy
+    def prepare(project: Path) -> None:
+        (home / "opencode.json").write_text(json.dumps(oc.config))
+
+    oc._prepare = prepare  # type: ignore[method-assign]
+    play(oc, Model(work=[ToolCalls.one("memory_note", text="hors ligne, la mémoire marche", days=None)]))
+    result = oc.run(oc.project(), "note ceci")
+    assert result.returncode == 0, oc.debug_report(result)
+    assert not (home / "node_modules").exists()
+    assert "background dependency install failed" in oc.log_text()
+    assert "hors ligne, la mémoire marche" in (home / "memory/SHORT_TERM.md").read_text()
+
+
+def test_a_gate_that_dies_at_once_neither_crashes_opencode_nor_goes_unnoticed(oc: OpenCode) -> None:
+    """The command greets and exits without reading: writing to it fails with EPIPE. OpenCode
+    goes on without memory, and `ocmem doctor` says the plugin did not start."""
+    home = install(oc)
+    hello = json.dumps({"hello": {"version": "0", "pid": 1, "hardened": False}})
+    (home / ".ocmem/plugin.json").write_text(json.dumps({"command": ["/bin/sh", "-c", f"echo '{hello}'", "sh"]}))
+    play(oc, Model(work=[bash(1)]))
+    result = oc.run(oc.project(), "une commande")
+    assert result.returncode == 0, oc.debug_report(result)
+    assert "passerelle ocmem" in oc.log_text()
+    env = {**os.environ, "XDG_DATA_HOME": str(oc.data_home)}
+    import ocmem.doctor as doctor
+
+    problems = doctor.plugin_load_problems(oc.log_text(), home, None, datetime.now(timezone.utc) + timedelta(minutes=2))
+    assert problems and "sans charger le plugin ocmem" in problems[0] and "passerelle ocmem arrêtée" in problems[0], problems
+    report = subprocess.run([sys.executable, "-m", "ocmem", "--home", str(home), "doctor"], env=env, capture_output=True, text=True, check=False)
+    assert "plugin" in report.stdout
+
+
+def test_a_failed_session_start_is_tried_again_at_the_next_message(oc: OpenCode) -> None:
+    home = install(oc)
+    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Le cluster s'appelle Orion.\n")
+    play(oc, Model(work=[Text("tour 1"), Text("tour 2")]))
+    with oc.serve(oc.project()) as server:
+        sid = server.create_session()
+        good = (home / "ocmem.yaml").read_text() if (home / "ocmem.yaml").exists() else ""
+        (home / "ocmem.yaml").write_text("limits: [pas un dictionnaire\n")  # prompt-context fails
+        server.prompt(sid, "tour 1")
+        (home / "ocmem.yaml").write_text(good)
+        server.prompt(sid, "tour 2")
+        server.dispose()
+    first, second = oc.llm.main_requests[0], oc.llm.main_requests[-1]
+    assert "Orion" not in first.system
+    assert "Orion" in second.system
+
+
+def test_memory_is_not_sent_to_the_title_model(oc: OpenCode) -> None:
+    home = install(oc)
+    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Le cluster s'appelle Orion.\n")
+    play(oc, Model(work=[bash(1)]))
+    result = oc.run(oc.project(), "une commande")
+    assert result.returncode == 0, oc.debug_report(result)
+    assert oc.llm.title_requests and all("Orion" not in r.system for r in oc.llm.title_requests)
+    assert "Orion" in oc.llm.main_requests[0].system
+
+
+def test_a_correction_after_two_tool_calls_gives_exactly_one_retrospective(oc: OpenCode) -> None:
+    home = install(oc)
+    model = Model(work=[bash(1), bash(2), Text("C'est fait : le service écoute sur le port 80.")])
+    play(oc, model)
+    with oc.serve(oc.project()) as server:
+        sid = server.create_session()
+        server.prompt(sid, "déploie le service")
+        assert not [s for s in model.seen if "REMINDER" in s], model.seen  # 2 calls: no reminder
+        reply = assistant_text(server.prompt(sid, "non, c'est faux : il doit écouter sur le port 8080"))
+        assert "Journal mis à jour" in reply
+        server.prompt(sid, "merci, et ajoute un commentaire")
+        server.dispose()
+    assert len([s for s in model.seen if "REMINDER" in s]) == 1, model.seen
+    assert len(HEADER.findall(journal_text(home))) == 1
+    assert "t'a corrigé" in next(r.system for r in oc.llm.main_requests if REMINDER in r.system)

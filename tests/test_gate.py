@@ -1,0 +1,188 @@
+"""The plugin's gate (ocmem.gate): who it serves, what it answers, what it records."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocmem import agentproc, sessions
+from ocmem.agentproc import AGENT_ENV, Proc
+from ocmem.config import Paths
+from ocmem.errors import Refused
+from ocmem.gate import admission
+
+OPENCODE = Proc(100, 50, 7, "opencode")
+GATE = Proc(300, 200, 9, "python3")
+SUDO = Proc(200, 100, 8, "sudo")
+
+
+def test_the_gate_serves_the_process_that_started_it_past_sudo(tmp_path: Path) -> None:
+    paths = Paths(tmp_path)
+    assert admission(paths, GATE, [SUDO, OPENCODE], {}) == OPENCODE
+    assert admission(paths, GATE, [OPENCODE], {}) == OPENCODE
+
+
+def test_a_gate_started_from_a_model_shell_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="shell du modèle"):
+        admission(Paths(tmp_path), GATE, [OPENCODE], {AGENT_ENV: "ses_1"})
+
+
+def test_one_live_gate_per_opencode(tmp_path: Path) -> None:
+    paths = Paths(tmp_path)
+    me = agentproc.read_proc(os.getpid())
+    parent = agentproc.read_proc(os.getppid())
+    assert me is not None and parent is not None
+    agentproc.register(paths, parent, me)  # this live process serves our parent
+    other = Proc(999_999, parent.pid, 1, "python3")
+    with pytest.raises(Refused, match="en a déjà une"):
+        admission(paths, other, [parent], {})
+    assert admission(paths, me, [parent], {}) == parent  # the same gate again is fine
+
+
+def test_a_gate_inside_an_opencode_already_served_is_refused(tmp_path: Path) -> None:
+    paths = Paths(tmp_path)
+    me = agentproc.read_proc(os.getpid())
+    parent = agentproc.read_proc(os.getppid())
+    assert me is not None and parent is not None
+    agentproc.register(paths, parent, me)
+    nested = Proc(999_998, 999_997, 1, "opencode")  # e.g. `opencode run` from the model's shell
+    with pytest.raises(Refused, match="déjà servi"):
+        admission(paths, Proc(999_996, nested.pid, 1, "python3"), [nested, parent], {})
+
+
+class GateProcess:
+    def __init__(self, home: Path, env: dict[str, str] | None = None):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ocmem", "--home", str(home), "gate"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.next = 0
+
+    def hello(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line, self.process.stderr.read() if self.process.stderr else ""
+        return dict(json.loads(line)["hello"])
+
+    def ask(self, **request: Any) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.next += 1
+        self.process.stdin.write(json.dumps({"id": self.next, **request}) + "\n")
+        self.process.stdin.flush()
+        answer = json.loads(self.process.stdout.readline())
+        assert answer["id"] == self.next
+        return dict(answer)
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def gate(home: Path) -> Iterator[GateProcess]:
+    process = GateProcess(home)
+    yield process
+    if process.process.poll() is None:
+        process.close()
+
+
+def envelope(
+    args: dict[str, Any], session: str = "ses_gate", untrusted: list[str] | None = None
+) -> dict[str, Any]:
+    return {
+        "session": session,
+        "user_messages": ["note ça"],
+        "untrusted_outputs": untrusted or [],
+        "args": args,
+    }
+
+
+def test_the_gate_answers_like_the_commands(gate: GateProcess, home: Path) -> None:
+    hello = gate.hello()
+    assert hello["hardened"] is False and hello["pid"] == gate.process.pid
+    assert gate.ask(op="ping")["out"] == "pong\n"
+    config = json.loads(gate.ask(op="plugin-config")["out"])
+    assert config["home"] == str(home) and config["hardened"] is False
+    assert json.loads((home / ".ocmem/plugin-seen.json").read_text())["opencode_pid"] == os.getpid()
+    note = gate.ask(
+        op="tool", name="memory_note", envelope=envelope({"text": "service X sur le port 8080"})
+    )
+    assert note["code"] == 0 and "Note ajoutée" in note["out"]
+    context = json.loads(gate.ask(op="prompt-context", session="ses_gate")["out"])
+    assert "service X sur le port 8080" in "\n".join(context["system"])
+    refused = gate.ask(
+        op="tool", name="memory_note", envelope=envelope({"text": "mot de passe : hunter2"})
+    )
+    assert refused["code"] == 3 and "Correction :" in refused["err"]
+    bad = gate.ask(op="format-disk")
+    assert bad["code"] == 2 and "requête invalide" in bad["err"]
+    assert gate.ask(op="skill-used", skill="retrospective", session="ses_gate")["code"] == 0
+    assert '"skill": "retrospective"' in (home / ".ocmem/skill-usage.jsonl").read_text()
+    assert gate.close() == 0
+    assert agentproc.registered(Paths(home)) == set()  # its record goes with it
+
+
+def test_a_second_gate_for_the_same_opencode_is_refused(gate: GateProcess, home: Path) -> None:
+    gate.hello()
+    second = GateProcess(home)
+    assert second.process.wait(timeout=30) == 3
+    assert second.process.stderr is not None and "en a déjà une" in second.process.stderr.read()
+
+
+def test_a_gate_started_from_the_model_shell_never_opens(home: Path) -> None:
+    process = GateProcess(home, {AGENT_ENV: "ses_model"})
+    assert process.process.wait(timeout=30) == 3
+
+
+def test_the_hardened_gate_never_promotes(gate: GateProcess, home: Path) -> None:
+    (home / ".ocmem/hardened.json").write_text("{}")
+    gate.close()
+    hardened = GateProcess(home)
+    assert hardened.hello()["hardened"] is True
+    answer = hardened.ask(op="tool", name="memory_accept", envelope=envelope({"id": "P-0001"}))
+    assert answer["code"] == 3 and "mode durci" in answer["err"]
+    assert json.loads(hardened.ask(op="plugin-config")["out"])["redact"] == []
+    hardened.close()
+
+
+def test_exposure_only_accumulates_and_direct_calls_are_recorded(
+    gate: GateProcess, home: Path, run_cli: Any
+) -> None:
+    gate.hello()
+    gate.ask(
+        op="tool",
+        name="memory_search",
+        envelope=envelope({"query": "port"}, untrusted=["<html>page</html>"]),
+    )
+    gate.ask(op="tool", name="memory_search", envelope=envelope({"query": "port"}))
+    paths = Paths(home)
+    assert sessions.exposure(paths, "ses_gate") == [sessions.UNTRUSTED_OUTPUT]
+    direct = run_cli("tool", "memory_search", stdin=json.dumps(envelope({"query": "port"})))
+    assert direct.code == 0
+    assert sessions.exposure(paths, "ses_gate") == [sessions.UNTRUSTED_OUTPUT, sessions.DIRECT_CALL]
+    log = [json.loads(line) for line in (home / ".ocmem/log.jsonl").read_text().splitlines()]
+    assert [e["origin"] for e in log if e["action"] == "tool"] == ["plugin", "plugin", "cli"]
+
+
+def test_a_broken_config_fails_each_request_and_the_gate_stays_open(
+    gate: GateProcess, home: Path
+) -> None:
+    gate.hello()
+    good = (home / "ocmem.yaml").read_text() if (home / "ocmem.yaml").exists() else ""
+    (home / "ocmem.yaml").write_text("silverbullet: [unbalanced\n")
+    broken = gate.ask(op="prompt-context", session="ses_gate")
+    assert broken["code"] == 2 and "ocmem.yaml" in broken["err"] and "Correction :" in broken["err"]
+    (home / "ocmem.yaml").write_text(good)
+    assert gate.ask(op="prompt-context", session="ses_gate")["code"] == 0
