@@ -358,6 +358,28 @@ def test_in_sync_mode_agents_md_is_changed_in_silverbullet(
     assert "Le serveur de sauvegarde s'appelle backup01" in contents
 
 
+def test_a_skill_set_aside_from_the_home_is_announced_to_the_tamper_monitor(
+    home: Path, run_cli: Any
+) -> None:
+    """The plugin's monitor puts back what disappears from the home unannounced: every path of
+    the folder moved aside is announced as removed, before the move."""
+    folder = home / "skills/memory-bank"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(OLD_SKILL)
+    (folder / "notes/MEMORY.md").write_text("- The VPS runs Debian 12\n")
+    journal = home / ".ocmem/writes.jsonl"
+    start = journal.stat().st_size if journal.exists() else 0
+    assert run_cli("init", "--replace-old").code == 0
+    lines = journal.read_bytes()[start:].decode().splitlines()
+    removed = {e["file"] for e in map(json.loads, lines) if e["sha256"] is None}
+    assert removed == {
+        "skills/memory-bank",
+        "skills/memory-bank/SKILL.md",
+        "skills/memory-bank/notes",
+        "skills/memory-bank/notes/MEMORY.md",
+    }
+
+
 # --- the import path of proposals ----------------------------------------------------------------
 
 

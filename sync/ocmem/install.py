@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ocmem import home, inert, oldmemory, shortterm
 from ocmem.errors import OcmemError
 from ocmem.fill import Fill
-from ocmem.fsio import Backups, atomic_write, log_event, read_text
+from ocmem.fsio import Backups, atomic_write, log_event, monitored, read_text, record_writes
 from ocmem.oldmemory import BEGIN_MARKER, END_MARKER
 from ocmem.outcome import Outcome, Status
 from ocmem.textsafety import find_injection, find_personal_data, find_secrets
@@ -441,6 +441,7 @@ class Installer:
                 / self.backups.stamp
                 / oldmemory.aside_name(finding, taken)
             )
+            self._announce_removal(finding.path)
             _move(finding.path, aside)
             log_event(self.paths, "old-memory", moved=str(finding.path), to=self.paths.rel(aside))
             self.report.done.append(
@@ -456,6 +457,18 @@ class Installer:
                     f"Non lu(s) dans {oldmemory.shown(finding.path, self.paths, self.env)} "
                     "(gardé(s) dans la mise de côté et la sauvegarde) : " + ", ".join(prepared.left)
                 )
+
+    def _announce_removal(self, unit: Path) -> None:
+        """Tell the plugin's tamper monitor, before the move, that the skill's folder and every
+        path in it go away (in the home only: it watches nothing else); unannounced, it would
+        put them back."""
+        if not monitored(self.paths, unit):
+            return
+        gone = [unit]
+        if unit.is_dir() and not unit.is_symlink():
+            for folder, dirs, files in os.walk(unit):
+                gone += [Path(folder) / name for name in [*dirs, *files]]
+        record_writes(self.paths, [(self.paths.rel(path), None) for path in gone])
 
     def _report_found(self, old: _OldMemory) -> None:
         """What was found, and why (its signals)."""
