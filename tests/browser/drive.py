@@ -423,7 +423,7 @@ def lesson_words(fields: dict[str, object]) -> str:
 
 
 def entry_ref(result: subprocess.CompletedProcess[str]) -> str:
-    match = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}", result.stdout)
+    match = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?", result.stdout)
     if not match:
         raise RuntimeError(f"no journal reference in {result.stdout!r} / {result.stderr!r}")
     return match.group(0)
