@@ -202,7 +202,7 @@ def _rows(result: BenchResult, data: dict[str, Any], judged: bool) -> None:
 
 def one_shot_tool(home: Path, runs: int) -> list[float]:
     """What a memory tool call cost before the gate: one ``ocmem tool`` process per call."""
-    envelope = '{"session": "ses_bench", "user_messages": [], "untrusted_outputs": [], '
+    envelope = '{"session": "ses_bench", "user_messages": [], "exposures": [], '
     envelope += '"args": {"query": "port"}}'
     times = []
     for _ in range(runs):
