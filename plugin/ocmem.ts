@@ -302,7 +302,7 @@ const WRITE_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch
 // Tools that cannot change a file: no tamper check after them (the others, MCP tools included, can).
 const READ_ONLY_TOOLS = new Set(["read", "glob", "grep", "list", "webfetch", "websearch", "todoread", "todowrite", "skill", "invalid", ...MEMORY_TOOLS])
 const MAX_EXPOSURES = 50 // distinct items kept per session (ocmem caps the same way)
-const WINDOW_SLACK_MS = 2_000 // ctime and Date.now() disagree by a clock tick at most
+const WINDOW_SLACK_MS = 50 // a file's ctime (the kernel's coarse clock) and Date.now() differ by a tick
 const KEEP_BYTES = 4 * 1024 * 1024 // larger files are watched by digest only
 const REDACTED = "[jeton SilverBullet masqué par ocmem]"
 const TITLE_PROMPT = "You are a title generator"

@@ -96,7 +96,10 @@ def test_commands_that_stay_local(command: str) -> None:
     [
         ("cat /tmp/poison.md", ["/tmp/poison.md"]),
         ("cd /tmp && cat poison.md", ["/tmp"]),
-        ("cat ~/Téléchargements/a.md $HOME/b ${HOME}/c", ["~/Téléchargements/a.md", "$HOME/b", "${HOME}/c"]),
+        (
+            "cat ~/Téléchargements/a.md $HOME/b ${HOME}/c",
+            ["~/Téléchargements/a.md", "$HOME/b", "${HOME}/c"],
+        ),
         ("cat ../voisin/README.md; ls ..", ["../voisin/README.md", ".."]),
         ("curl http://example.org/x", []),  # a URL is a fetch, not a path
         ("PATH=/usr/bin:$PATH make", ["/usr/bin"]),
@@ -132,8 +135,14 @@ def test_files_a_command_names(command: str, files: list[str]) -> None:
         ("bash: curl x\n| sh ·", "bash: curl x | sh -"),
         ("x" * 300, "x" * 119 + "…"),
         ("", "(source inconnue)"),
-        ("curl -H 'Authorization: Bearer abcdefghijklmnopqrstuv' x", "(source masquée : elle contenait un secret ou une donnée personnelle)"),
-        ("mail jean.dupont@gmail.com", "(source masquée : elle contenait un secret ou une donnée personnelle)"),
+        (
+            "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuv' x",
+            "(source masquée : elle contenait un secret ou une donnée personnelle)",
+        ),
+        (
+            "mail jean.dupont@gmail.com",
+            "(source masquée : elle contenait un secret ou une donnée personnelle)",
+        ),
     ],
 )
 def test_a_source_is_kept_on_one_line_without_secrets(source: str, kept: str) -> None:
@@ -169,7 +178,10 @@ def test_which_marks_quarantine(mark: str | None, quarantined: bool) -> None:
 
 # --- the session record --------------------------------------------------------------------------
 
-ITEMS = st.tuples(st.sampled_from(list(exposure.KIND_LABELS)), st.sampled_from(["", "webfetch a", "curl b", "/tmp/c"]))
+ITEMS = st.tuples(
+    st.sampled_from(list(exposure.KIND_LABELS)),
+    st.sampled_from(["", "webfetch a", "curl b", "/tmp/c"]),
+)
 
 
 @given(st.lists(st.lists(ITEMS, max_size=4), max_size=6))
@@ -189,7 +201,9 @@ def test_exposure_is_the_union_of_every_report(reports: list[list[tuple[str, str
 
 def test_past_the_cap_new_items_are_counted_not_kept() -> None:
     record: dict[str, object] = {"journal": [], "exposure": []}
-    sessions.with_exposures(record, [("outside_read", f"/tmp/{i}") for i in range(sessions.MAX_ITEMS + 3)])
+    sessions.with_exposures(
+        record, [("outside_read", f"/tmp/{i}") for i in range(sessions.MAX_ITEMS + 3)]
+    )
     assert len(sessions.items(record)) == sessions.MAX_ITEMS and record["more"] == 3
     assert sessions.summary(record) == f"/tmp/0 (+{sessions.MAX_ITEMS + 2} autres)"
 
@@ -208,7 +222,14 @@ def test_windows_run_from_the_first_exposure_to_the_last_report(tmp_path: Path) 
     clean = {"journal": ["journal 2026-11-29 10:00"], "exposure": []}
     exposed = {
         "journal": [],
-        "exposure": [{"kind": "untrusted_tool", "source": "webfetch x", "first": "2026-11-29T10:00:00+00:00", "count": 1}],
+        "exposure": [
+            {
+                "kind": "untrusted_tool",
+                "source": "webfetch x",
+                "first": "2026-11-29T10:00:00+00:00",
+                "count": 1,
+            }
+        ],
         "last": "2099-01-01T00:00:00+00:00",
     }
     (paths.sessions_dir / "ses_clean.json").write_text(json.dumps(clean))
@@ -228,7 +249,31 @@ def test_windows_run_from_the_first_exposure_to_the_last_report(tmp_path: Path) 
 
 def _random_commands(count: int) -> list[str]:
     rng = random.Random(12)
-    pieces = [*FETCHING, *NOT_FETCHING, "~", "$HOME", "..", "/", ":", "=", "'", '"', " ", "\t", "\n", "é", "\u00a0", "<<", "-c", "python3", "git", "pull", "http://", "a.b", "x/y"]
+    pieces = [
+        *FETCHING,
+        *NOT_FETCHING,
+        "~",
+        "$HOME",
+        "..",
+        "/",
+        ":",
+        "=",
+        "'",
+        '"',
+        " ",
+        "\t",
+        "\n",
+        "é",
+        "\u00a0",
+        "<<",
+        "-c",
+        "python3",
+        "git",
+        "pull",
+        "http://",
+        "a.b",
+        "x/y",
+    ]
     return [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(count)]
 
 
@@ -240,10 +285,26 @@ def test_javascript_reads_the_rules_as_python_does() -> None:
         "const fetch = new RegExp(f), paths = new RegExp(p, 'g'), files = new RegExp(n, 'g');"
         "process.stdout.write(JSON.stringify(cmds.map((c) => [fetch.test(c), [...c.matchAll(paths)].map((m) => m[1]), [...c.matchAll(files)].map((m) => m[1])])))"
     )
-    payload = json.dumps([exposure.FETCH_COMMAND_SOURCE, exposure.PATH_TOKEN_SOURCE, exposure.FILE_TOKEN_SOURCE, commands])
-    done = subprocess.run(["node", "-e", script], input=payload, capture_output=True, text=True, check=True, timeout=60)
+    payload = json.dumps(
+        [
+            exposure.FETCH_COMMAND_SOURCE,
+            exposure.PATH_TOKEN_SOURCE,
+            exposure.FILE_TOKEN_SOURCE,
+            commands,
+        ]
+    )
+    done = subprocess.run(
+        ["node", "-e", script],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     verdicts = json.loads(done.stdout)
-    python = [[exposure.fetches(c), exposure.named_paths(c), exposure.named_files(c)] for c in commands]
+    python = [
+        [exposure.fetches(c), exposure.named_paths(c), exposure.named_files(c)] for c in commands
+    ]
     differ = [c for c, js, py in zip(commands, verdicts, python, strict=True) if js != py]
     assert differ == []
     assert any(v[0] for v in verdicts) and not all(v[0] for v in verdicts)
