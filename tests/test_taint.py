@@ -465,3 +465,14 @@ def test_a_prose_secret_is_refused_in_every_proposal_field(
         data[field] = secret
     with pytest.raises(Refused, match="secret"):
         tool(workspace, "memory_propose", data, exposed=False, session="ses_clean")
+
+
+def test_null_optional_arguments_are_not_given(
+    workspace: Workspace, home: Path, clock: Clock
+) -> None:
+    """The plugin's schema lets a model send null for retiens_ca, note_recurrente, name, description."""
+    refs = [entry(workspace, clock, LESSON, exposed=False, session=f"ses_{i}") for i in range(2)]
+    nulls = {"retiens_ca": None, "note_recurrente": None, "name": None, "description": None}
+    assert "P-0001" in tool(
+        workspace, "memory_propose", proposal(refs, **nulls), exposed=False, session="ses_clean"
+    )

@@ -508,7 +508,10 @@ class _Draft:
     def from_mapping(cls, data: Mapping[str, Any], limits: Limits) -> _Draft:
         if not isinstance(data, Mapping):
             raise InputError("la proposition doit être un objet JSON", fix=_PROPOSE_HINT)
-        values = {fold(str(k)).strip().replace(" ", "_"): v for k, v in data.items()}
+        # null is how the plugin's tool schema says "not given" (its optional arguments)
+        values = {
+            fold(str(k)).strip().replace(" ", "_"): v for k, v in data.items() if v is not None
+        }
         allowed = {
             "type",
             "titre",
