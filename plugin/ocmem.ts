@@ -270,6 +270,7 @@ type SessionState = {
   exposureKeys: Set<string>
   exposedAt?: number // ms: the start of this session's window (sync/ocmem/sessions.py)
   lastActive: number // ms: the end of its window so far
+  lastReported: number // ms: when ocmem last heard of this window
   started: boolean
   start?: Promise<void>
   system: string[]
@@ -302,6 +303,7 @@ const WRITE_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch
 // Tools that cannot change a file: no tamper check after them (the others, MCP tools included, can).
 const READ_ONLY_TOOLS = new Set(["read", "glob", "grep", "list", "webfetch", "websearch", "todoread", "todowrite", "skill", "invalid", ...MEMORY_TOOLS])
 const MAX_EXPOSURES = 50 // distinct items kept per session (ocmem caps the same way)
+const REPORT_EVERY_MS = 5_000 // an exposed session's window, told to ocmem during a turn
 const WINDOW_SLACK_MS = 50 // a file's ctime (the kernel's coarse clock) and Date.now() differ by a tick
 const KEEP_BYTES = 4 * 1024 * 1024 // larger files are watched by digest only
 const REDACTED = "[jeton SilverBullet masqué par ocmem]"
@@ -931,6 +933,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
         exposures: [],
         exposureKeys: new Set(),
         lastActive: 0,
+        lastReported: 0,
         started: false,
         system: [],
         retrospectiveAsked: false,
@@ -1181,12 +1184,19 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     if (!fresh.length) return
     s.exposedAt ??= Date.now()
     s.lastActive = Date.now()
-    void report(root, fresh)
+    void report(root, s, fresh)
   }
 
-  async function report(root: string, exposures: Exposure[]): Promise<void> {
-    const r = await ocmem({ op: "exposure", session: root, exposures }, 30_000)
-    if (r.code !== 0) await log("warn", `ocmem exposure (${r.code}) : ${(r.err || r.out).trim()}`)
+  /** Tells ocmem what entered the session and that its window reaches now (kept in `pending`:
+   * dispose waits for it, so a window is not cut short by OpenCode exiting). */
+  function report(root: string, s: SessionState, exposures: Exposure[]): Promise<unknown> {
+    s.lastReported = Date.now()
+    const sent = ocmem({ op: "exposure", session: root, exposures }, 30_000).then(async (r) => {
+      if (r.code !== 0) await log("warn", `ocmem exposure (${r.code}) : ${(r.err || r.out).trim()}`)
+    })
+    pending.add(sent)
+    sent.finally(() => pending.delete(sent))
+    return sent
   }
 
   function answer(r: Run): string {
@@ -1310,7 +1320,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       } else if (type === "session.idle") {
         const root = rootIfKnown(props.sessionID)
         const s = root !== undefined && root === props.sessionID ? sessions.get(root) : undefined
-        if (s?.exposedAt !== undefined) void report(root!, []) // the session's window reaches now
+        if (s?.exposedAt !== undefined) void report(root!, s, []) // the session's window reaches now
         if (s?.memoryChanged) {
           s.memoryChanged = false
           void push()
@@ -1430,13 +1440,18 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       // An exposed session's window lasts until its last call has ended (files it wrote).
       const root = rootIfKnown(input.sessionID)
       const s = root === undefined ? undefined : sessions.get(root)
-      if (s?.exposedAt !== undefined) s.lastActive = Date.now()
+      if (s?.exposedAt !== undefined) {
+        s.lastActive = Date.now()
+        // Now and then during a long turn too: a killed OpenCode reports nothing at its end.
+        if (s.lastActive - s.lastReported > REPORT_EVERY_MS) void report(root!, s, [])
+      }
     },
 
     tool: tools as unknown as Hooks["tool"],
 
     dispose: async () => {
       await ready
+      for (const [root, s] of sessions) if (s.exposedAt !== undefined) void report(root, s, [])
       await Promise.allSettled([...pending])
       if ([...sessions.values()].some((s) => s.memoryChanged)) {
         for (const s of sessions.values()) s.memoryChanged = false
