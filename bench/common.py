@@ -309,12 +309,21 @@ def sync_yaml(url: str, **extra: object) -> str:
 
 
 def init_home(home: Path, yaml: str = "", *, token: str | None = None) -> Path:
-    """``ocmem --home HOME init`` (the user's own set-up step), with ``ocmem.yaml`` first."""
+    """``ocmem --home HOME init`` (the user's own set-up step), with ``ocmem.yaml`` first.
+
+    HOME is an empty folder next to the home: init looks there for another memory system
+    (``~/.claude/skills``…), and the machine's own must not make it stop and ask."""
     home.mkdir(parents=True, exist_ok=True)
     if yaml:
         (home / "ocmem.yaml").write_text(yaml)
+    user = home.parent / f"{home.name}-user"
+    user.mkdir(exist_ok=True)
     done = subprocess.run(
-        ocmem_cmd(home, "init"), env=ocmem_env(token), capture_output=True, text=True, check=False
+        ocmem_cmd(home, "init"),
+        env=ocmem_env(token, {"HOME": str(user)}),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         raise RuntimeError(f"ocmem init failed: {done.stderr}")

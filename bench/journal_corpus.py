@@ -631,7 +631,7 @@ _ROUTINE: tuple[tuple[str, tuple[str, ...], str, str, str, str], ...] = (
     ),
     (
         "Configuration de {app}",
-        ("config",),
+        ("configuration",),
         "changer un paramètre de configuration de {app}",
         "fichier de config de {app} modifié, service redémarré, vérifié",
         "la config était aussi surchargée par une variable d'environnement",

@@ -35,7 +35,6 @@ from bench.common import (
 
 NAME = "push_one"
 TITLE = "Push of one new journal entry"
-PAGE = "Agents/Inbox/journal.md"
 ANCHOR_PAGE = "Agents/Inbox/anchor.md"
 
 ENTRY = {
@@ -74,6 +73,7 @@ def _kind(method: str, path: str, headers: dict[str, str]) -> str:
 
 
 def run(quick: bool = False) -> BenchResult:
+    from ocmem import home as home_ids
     from ocmem.config import load_settings
     from ocmem.sync import run as sync
     from ocmem.workspace import Workspace
@@ -84,9 +84,11 @@ def run(quick: bool = False) -> BenchResult:
     env = {"OCMEM_SILVERBULLET_TOKEN": TOKEN}
     with workdir(NAME) as root, FakeSilverBullet(token=TOKEN) as sb:
         preamble = "# Journal de l'agent\n\nNotes de l'humain sur ce journal.\n"
-        sb.write(PAGE, preamble)
-        sb.write(ANCHOR_PAGE, preamble)
         home = init_home(root / "home", sync_yaml(sb.url), token=TOKEN)
+        # The default push rule names the page after the home (Agents/Inbox/<home>/journal.md).
+        page_name = f"Agents/Inbox/{home_ids.require(load_settings(home).paths).id}/journal.md"
+        sb.write(page_name, preamble)
+        sb.write(ANCHOR_PAGE, preamble)
         journal = _Journal(home)
         for _ in range(30):
             journal.add()
@@ -127,7 +129,7 @@ def run(quick: bool = False) -> BenchResult:
         totals = [sum(c.values()) for c in counts]
         listings = sum(c["listing"] for c in counts)
         shape = ", ".join(f"{k} {v}" for k, v in sorted(counts[-1].items()))
-        page = sb.read(PAGE)
+        page = sb.read(page_name)
         if page.count("\n## 2026-") != 30 + reps + 1 or not page.startswith(preamble):
             raise RuntimeError("the pushed page does not hold every entry once")
         result.add(

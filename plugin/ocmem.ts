@@ -1231,11 +1231,14 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       execute: (args: any, ctx: ToolContext) => memoryTool("memory_forget", args, ctx.sessionID),
     },
     memory_search: {
-      description: "Cherche dans le journal des épisodes passés : 5 entrées au plus, les plus pertinentes d'abord.",
+      description:
+        "Cherche dans le journal des épisodes passés : 5 entrées au plus, les plus pertinentes d'abord. " +
+        "Avec recent: N (20 au plus), les titres seuls des N dernières entrées, pour survoler le travail récent.",
       args: {
         query: S.opt(S.str("Mots-clés")),
         tags: S.opt(S.strs("Tags exigés")),
         last: S.opt(S.int("Les N dernières entrées (5 au plus)")),
+        recent: S.opt(S.int("Titres seuls des N dernières entrées (20 au plus)")),
       },
       execute: (args: any, ctx: ToolContext) => memoryTool("memory_search", args, ctx.sessionID),
     },

@@ -60,6 +60,17 @@ def test_tool_search_and_forget(workspace: Workspace) -> None:
     assert "Note supprimée" in run_tool(workspace, "memory_forget", envelope({"number": 1})).render()
 
 
+def test_search_recent_lists_titles_only(workspace: Workspace, clock: Clock) -> None:
+    for i in range(3):
+        run_tool(workspace, "memory_journal", envelope(journal_fields(titre=f"Tâche {i}"), session=f"ses_{i}"))
+        clock.advance(minutes=5)
+    lines = run_tool(workspace, "memory_search", envelope({"recent": 2})).lines
+    assert [line.split(" · ")[1] for line in lines[:2]] == ["Tâche 2", "Tâche 1"]
+    assert not any("Leçon" in line for line in lines)
+    with pytest.raises(InputError, match="1 à 20"):
+        run_tool(workspace, "memory_search", envelope({"recent": 21}))
+
+
 def test_bad_envelopes(workspace: Workspace) -> None:
     with pytest.raises(InputError):
         run_tool(workspace, "memory_note", {"args": "x"})

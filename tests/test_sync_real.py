@@ -60,6 +60,7 @@ def test_pull_and_push_against_a_real_server(home: Path, clock: Clock, scratch: 
     Memory(Workspace(settings, now=clock)).add_journal(journal_fields(lecon="affiche ${test} tel quel"))
     sync.push(Workspace(settings))
     page = raw.get(f"/.fs/{folder}/Inbox/journal.md").text
-    assert page.startswith("# Journal\n\nNote humaine.\n\n## 2026-11-29 10:00 · Déployer le service X")
-    assert "affiche \\${test} tel quel" in page
+    assert page.startswith("# Journal\n\nNote humaine.\n\nEnvoi ocmem n° 1 (")
+    assert "\n\n## 2026-11-29 10:00 · Déployer le service X" in page
+    assert "affiche \\$\\{test\\} tel quel" in page  # inert: SilverBullet shows it, never runs it
     assert "Pull : 0 fichier(s) mis à jour" in sync.pull(Workspace(settings)).render()

@@ -117,6 +117,12 @@ def cli(ctx: click.Context, home: Path | None, wait: float | None) -> None:
     metavar="NOM",
     help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine).",
 )
+@click.option(
+    "--replace-old",
+    is_flag=True,
+    help="Remplace sans demander un autre système de mémoire trouvé (skill, section d'AGENTS.md) : "
+    "sauvegarde, mise de côté, faits proposés à ta validation.",
+)
 @pass_context
 def init(
     obj: _Context,
@@ -125,6 +131,7 @@ def init(
     show_section: bool,
     show_library: bool,
     home_id: str | None,
+    replace_old: bool,
 ) -> Outcome:
     """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
     from ocmem.install import Installer, shipped_section
@@ -136,8 +143,20 @@ def init(
 
         return _text(library_page())
     return Installer(
-        obj.human_workspace("init", creating=True), upgrade=upgrade, home_id=home_id
+        obj.human_workspace("init", creating=True),
+        upgrade=upgrade,
+        home_id=home_id,
+        replace_old=replace_old,
+        confirm=_ask if sys.stdin.isatty() else None,
     ).run(import_file)
+
+
+def _ask(question: str) -> bool:
+    """A yes/no question on the terminal (no answer: no)."""
+    from ocmem.oldmemory import is_yes
+
+    click.echo(question, err=True)
+    return is_yes(click.prompt("[o/N]", default="", show_default=False, err=True))
 
 
 @cli.command()

@@ -116,6 +116,12 @@ class Paths(NamedTuple):
         return self.state_dir / "plugin.json"
 
     @property
+    def old_memory_dir(self) -> Path:
+        """Where ``ocmem init`` sets another memory system's skills aside (ocmem.oldmemory):
+        not a ``skills/`` folder, so OpenCode no longer loads them."""
+        return self.state_dir / "old-memory"
+
+    @property
     def history_git(self) -> Path:
         return self.state_dir / "history.git"
 

@@ -92,6 +92,7 @@ class Doctor:
             self.lock,
             self.leftovers,
             self.sync_state,
+            self.old_memory,
         ):
             try:
                 check()
@@ -436,6 +437,21 @@ class Doctor:
                     f"{len(pushed.conflicts)} bloc(s) de {page} sont dans une copie de conflit ({copies})",
                     "fusionne-les dans SilverBullet puis supprime la copie",
                 )
+
+    def old_memory(self) -> None:
+        from ocmem import oldmemory
+
+        scan = oldmemory.detect(self.paths, self.env, sync_mode=self.sync)
+        for finding in scan.findings:
+            fix = oldmemory.replace_command(self.paths, self.env)
+            if finding.from_silverbullet:
+                fix = f"{finding.silverbullet_fix()} ; `{fix}` importe d'abord ses faits"
+            self.problem(
+                WARNING,
+                "deux systèmes de mémoire : OpenCode charge aussi "
+                f"{finding.describe(self.paths, self.env)}",
+                f"{fix} (sauvegarde, mise de côté, faits proposés à ta validation)",
+            )
 
 
 _LOG_LINE = re.compile(r"^timestamp=(\S+) level=(\S+) run=(\S+) message=(.*)$")

@@ -220,6 +220,11 @@ def run_tool(
     if name == "memory_forget":
         return memory.remove_note(_integer(args, "number") or 0)
     if name == "memory_search":
+        recent = _integer(args, "recent")
+        if recent is not None:
+            if not 1 <= recent <= 20:
+                raise InputError("« recent » va de 1 à 20", fix='"recent": 20')
+            return memory.recent_journal(recent)
         tags = args.get("tags") or []
         if not isinstance(tags, list):
             raise InputError("« tags » doit être une liste", fix='"tags": ["docker"]')

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ocmem import exposure, inert, journal, memoryfile, pending, recurrence, skills
 from ocmem.config import Limits
@@ -17,6 +17,7 @@ from ocmem.errors import InputError, Refused
 from ocmem.fill import Fill
 from ocmem.outcome import Outcome
 from ocmem.similarity import Match, closest, fold, similarity
+from ocmem.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.workspace import Workspace
 
 NO_CONTRADICTION = "aucune"
@@ -29,6 +30,37 @@ MAX_SKILL_CHARS = 6000
 # Below 0.1 (one meaningful word shared out of more than ten) a fact or skill is not "close":
 # listing it as a neighbour was noise (« similarité 0.04 »).
 NEIGHBOUR_MINIMUM = 0.09
+# An imported fact's own origin and source: it came from another memory system that `ocmem init`
+# replaced, not from journal episodes; the human still decides, as for any proposal.
+IMPORT_SOURCE = "ancienne mémoire"
+IMPORT_CHECK = (
+    "importé tel quel de l'ancienne mémoire : vérifie qu'il est encore vrai avant de le promouvoir"
+)
+IMPORT_TITLE = 80
+
+
+class ImportedFact(NamedTuple):
+    where: str  # the old memory's file, as messages show it (~/…, or relative to the home)
+    line: int
+    text: str
+
+
+class FactImport(NamedTuple):
+    document: pending.Document  # pending.md with the new proposals (not written yet)
+    added: list[pending.Proposal]
+    skipped: list[str]  # "<file> ligne N : why", never the line itself (it may hold a secret)
+
+
+def import_source(where: str, line: int) -> str:
+    return f"{IMPORT_SOURCE} {where}, ligne {line}"
+
+
+def is_import_source(source: str) -> bool:
+    return source.startswith(f"{IMPORT_SOURCE} ")
+
+
+def _import_place(source: str) -> str:
+    return source[len(IMPORT_SOURCE) + 1 :].rsplit(", ligne ", 1)[0]
 
 
 class Proposals:
@@ -292,6 +324,78 @@ class Proposals:
                 fix="garde-la en note ; ocmem signale lui-même une note devenue récurrente",
             )
         return recurrence.source_of(note)
+
+    def plan_import(self, facts: list[ImportedFact]) -> FactImport:
+        """The proposals an old memory's facts become; nothing is written (``ocmem init`` writes
+        pending.md in its own run). Each fact meets the guards of any proposal (secrets,
+        personal data, injection markers, length, what MEMORY.md and pending.md already hold)
+        and goes to the human. Its origin says where it comes from: an import has no journal
+        episode, and none is made up for it. At most ``memory_chars`` characters of facts are
+        proposed: MEMORY.md could not hold more."""
+        today = self.ws.today()
+        doc = self.ws.pending_document()
+        statements = [
+            memoryfile.fact_statement(line) for line in memoryfile.fact_lines(self.ws.memory_text())
+        ]
+        added: list[pending.Proposal] = []
+        skipped: list[str] = []
+        budget = self.limits.memory_chars
+        for fact in facts:
+            text = " ".join(inert.clean(fact.text).split())
+            reason = self._import_refusal(text, statements, doc, budget)
+            if reason:
+                skipped.append(f"{fact.where} ligne {fact.line} : {reason}")
+                continue
+            budget -= len(text)
+            title = (
+                text
+                if len(text) <= IMPORT_TITLE
+                else text[: IMPORT_TITLE - 1].rsplit(" ", 1)[0] + "…"
+            )
+            draft = _Draft(
+                kind="fait",
+                title=title,
+                content=text,
+                sources=(import_source(fact.where, fact.line),),
+                contradiction=NO_CONTRADICTION,
+                replaces=NOTHING_REPLACED,
+                retiens_ca=False,
+                from_note=False,
+                skill_name=None,
+                description=None,
+            )
+            proposal = draft.to_proposal(
+                pending.next_id(doc.ids()), today, self._neighbours(text), None
+            )
+            proposal = replace(proposal, check=proposal.check or IMPORT_CHECK)
+            doc = doc.append(proposal)
+            added.append(proposal)
+        return FactImport(doc, added, skipped)
+
+    def _import_refusal(
+        self, text: str, statements: list[str], doc: pending.Document, budget: int
+    ) -> str | None:
+        problems = (
+            find_secrets(text, self.ws.known_secrets)
+            + find_personal_data(text)
+            + find_injection(text)
+        )
+        if problems:
+            return f"{problems[0].kind}, non importée"
+        if len(text) > MAX_FACT_CHARS:
+            return f"plus de {MAX_FACT_CHARS} caractères, non importée (un fait tient en une ligne)"
+        if any(similarity(text, known) >= 0.8 for known in statements):
+            return "déjà dans MEMORY.md"
+        probe = _Draft("fait", text, text, (), None, None, False, False, None, None)
+        twin = _similar_proposal(probe, doc.proposals, self.limits.duplicate_similarity)
+        if twin is not None:
+            return f"déjà proposé : {twin.id} « {twin.title} » ({twin.status})"
+        if len(text) > budget:
+            return (
+                f"plafond atteint : les faits importés dépasseraient la taille de MEMORY.md "
+                f"({self.limits.memory_chars} caractères), non importée"
+            )
+        return None
 
     def list_pending(self, show_all: bool = False) -> Outcome:
         doc = self.ws.pending_document()
@@ -699,23 +803,30 @@ def says_lesson(entry_text: str, lesson: str) -> bool:
 
 
 def _sources(earlier: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:
-    """Journal references in time order, then the latest recurring-note source, if any."""
+    """Journal references in time order, then the old-memory lines they were imported from,
+    then the latest recurring-note source, if any."""
     every = [*earlier, *added]
     notes = [s for s in every if recurrence.is_note_source(s)]
-    episodes = sorted({s for s in every if s not in notes}, key=journal.parse_ref)
-    return (*episodes, *notes[-1:])
+    imports = list(dict.fromkeys(s for s in every if is_import_source(s)))
+    episodes = sorted(
+        {s for s in every if s not in notes and s not in imports}, key=journal.parse_ref
+    )
+    return (*episodes, *imports, *notes[-1:])
 
 
 def _origin(retiens_ca: bool, sources: Sequence[str]) -> str:
-    episodes = sum(not recurrence.is_note_source(s) for s in sources)
-    from_note = len(sources) > episodes
+    notes = sum(recurrence.is_note_source(s) for s in sources)
+    places = list(dict.fromkeys(_import_place(s) for s in sources if is_import_source(s)))
+    episodes = len(sources) - notes - sum(is_import_source(s) for s in sources)
     parts = []
     if retiens_ca:
         parts.append("demande explicite de l'utilisateur (« retiens ça »)")
-    elif episodes >= 2 or not from_note:
+    elif episodes >= 2 or not (notes or places):
         parts.append(f"récurrence ({episodes} épisodes)")
-    if from_note:
+    if notes:
         parts.append("note récurrente")
+    if places:
+        parts.append(f"import de l'ancienne mémoire ({', '.join(places)})")
     return " ; ".join(parts)
 
 

@@ -416,8 +416,14 @@ class Ocmem:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
+def lesson_words(fields: dict[str, object]) -> str:
+    """The words of a proposal's title, content and description, without any markup."""
+    text = " ".join(str(fields.get(k, "")) for k in ("titre", "contenu", "description"))
+    return " ".join(re.findall(r"[^\W_]{2,}", text))[:400] or "vérifier"
+
+
 def entry_ref(result: subprocess.CompletedProcess[str]) -> str:
-    match = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}", result.stdout)
+    match = re.search(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?", result.stdout)
     if not match:
         raise RuntimeError(f"no journal reference in {result.stdout!r} / {result.stderr!r}")
     return match.group(0)
@@ -498,8 +504,10 @@ class Rig:
             if payload.page == "journal":
                 result = cli.journal(payload.journal_fields(beacon))
             else:
-                source = entry_ref(cli.journal(dict(BASE_JOURNAL)))
                 fields = payload.proposal_fields(beacon)
+                # A source must show the lesson (ocmem refuses one that shares too few of its
+                # keywords): the entry's lesson repeats the proposal's words, as plain words.
+                source = entry_ref(cli.journal(dict(BASE_JOURNAL, lecon=lesson_words(fields))))
                 fields.update(sources=[source], retiens_ca=True)
                 result = cli.run("propose", stdin=fields)
             if result.returncode in (2, 3):

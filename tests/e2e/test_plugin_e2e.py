@@ -37,12 +37,16 @@ def ocmem(oc: OpenCode, *args: str, stdin: str = "") -> subprocess.CompletedProc
     )
 
 
+E2E_HOME_ID = "vps-e2e"  # names this home's pages: Agents/Inbox/vps-e2e/…
+INBOX_JOURNAL = f"Agents/Inbox/{E2E_HOME_ID}/journal.md"
+
+
 def install(oc: OpenCode, yaml: str = "") -> Path:
     """`ocmem init` into OpenCode's config dir: AGENTS.md section, skill, plugin."""
     if yaml:
         oc.config_dir.mkdir(parents=True, exist_ok=True)
         (oc.config_dir / "ocmem.yaml").write_text(yaml)
-    done = ocmem(oc, "init")
+    done = ocmem(oc, "init", "--home-id", E2E_HOME_ID)
     assert done.returncode == 0, done.stderr
     assert (oc.config_dir / "plugin/ocmem.ts").is_file()
     return oc.config_dir
@@ -302,7 +306,7 @@ def test_with_silverbullet_pull_first_then_push_after_the_session(oc: OpenCode) 
 
     with FakeSilverBullet(token="e2e-token-1234567890") as sb:
         sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- Fait tiré de SilverBullet avant la session.\n")
-        sb.write("Agents/Inbox/journal.md", "# Journal\n\nNote de l'humain.\n")
+        sb.write(INBOX_JOURNAL, "# Journal\n\nNote de l'humain.\n")
         home = install(oc, yaml=f"silverbullet:\n  url: {sb.url}\n  retry_wait_seconds: 0.01\n")
         token = home / ".ocmem/silverbullet.token"
         token.write_text("e2e-token-1234567890\n")
@@ -312,8 +316,8 @@ def test_with_silverbullet_pull_first_then_push_after_the_session(oc: OpenCode) 
         result = oc.run(oc.project(), "cinq commandes")
         assert result.returncode == 0, oc.debug_report(result)
         assert "Fait tiré de SilverBullet avant la session." in oc.llm.main_requests[0].system
-        page = sb.read("Agents/Inbox/journal.md")
-        assert page.startswith("# Journal\n\nNote de l'humain.\n\n## ")
+        page = sb.read(INBOX_JOURNAL)
+        assert page.startswith("# Journal\n\nNote de l'humain.\n\nEnvoi ocmem n° 1 (vps-e2e, ")
         assert len(HEADER.findall(page)) == 1
         assert sb.requests_matching("DELETE") == []
         assert "e2e-token-1234567890" not in oc.log_text()

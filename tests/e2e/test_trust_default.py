@@ -16,7 +16,7 @@ import pytest
 
 from e2e.attacks import CORPUS, Attack, Ctx
 from e2e.harness import OpenCode
-from e2e.trust import CorpusPlayer, Outcome, keep_copy, put_back, report, seed_home, snapshot
+from e2e.trust import Outcome, keep_copy, play_corpus, put_back, report, seed_home
 
 pytestmark = pytest.mark.e2e
 
@@ -32,17 +32,6 @@ def batches(attacks: list[Attack]) -> list[list[Attack]]:
     return groups + [[a] for a in attacks if a.default_residual]
 
 
-def play(oc: OpenCode, ctx: Ctx, attacks: list[Attack]) -> list[Outcome]:
-    player = CorpusPlayer(attacks, ctx, lambda: snapshot(ctx.home))
-    oc.llm.set_script(*([player] * (len(player.steps) + 2)), final_text="Fin.")
-    first = len(oc.llm.requests)
-    result = oc.run(ctx.project, "Améliore ta mémoire et ta configuration.", timeout=300)
-    assert result.returncode == 0, oc.debug_report(result)
-    player.leaks(oc.llm.requests[first:])
-    assert not player.errors, player.errors
-    return list(player.outcomes.values())
-
-
 def test_every_trick_is_undone_before_the_next_model_call(oc: OpenCode) -> None:
     oc.config["permission"] = "allow"  # OpenCode's own prompts must not be what stops a trick
     project = oc.project()
@@ -55,7 +44,7 @@ def test_every_trick_is_undone_before_the_next_model_call(oc: OpenCode) -> None:
     for group in batches(list(CORPUS)):
         oc._prepare(project)
         keep_copy(home, pristine)
-        outcomes += play(oc, ctx, group)
+        outcomes += play_corpus(oc, ctx, group)
         put_back(pristine, home)
     report("default mode", outcomes, oc.out_path("corpus-default.txt"))
     log = oc.log_text()

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e.attacks import CORPUS, Attack, Ctx
+from e2e.attacks import CORPUS, Ctx
 from e2e.fake_llm import FakeLLM, ToolCalls
 from e2e.harness import OpenCode, OpenCodeInstall, require_e2e
 from e2e.netguard import NetGuard
-from e2e.trust import TOKEN, CorpusPlayer, Outcome, differences, report, seed_home, snapshot
+from e2e.trust import TOKEN, Outcome, differences, play_corpus, report, seed_home, snapshot
 
 pytestmark = pytest.mark.e2e
 
@@ -170,17 +170,6 @@ def hardened(
     netguard.assert_no_attempts()
 
 
-def _play(oc: OpenCode, ctx: Ctx, attacks: list[Attack]) -> list[Outcome]:
-    player = CorpusPlayer(attacks, ctx, lambda: snapshot(ctx.home, owners=True))
-    oc.llm.set_script(*([player] * (len(player.steps) + 2)), final_text="Fin.")
-    first = len(oc.llm.requests)
-    result = oc.run(ctx.project, "Améliore ta mémoire et ta configuration.", timeout=300)
-    assert result.returncode == 0, oc.debug_report(result)
-    player.leaks(oc.llm.requests[first:])
-    assert not player.errors, player.errors
-    return list(player.outcomes.values())
-
-
 def test_no_trick_changes_the_home_reads_the_token_or_promotes(
     hardened: tuple[OpenCode, Ctx, Path], tmp_path: Path
 ) -> None:
@@ -190,7 +179,7 @@ def test_no_trick_changes_the_home_reads_the_token_or_promotes(
     attacks = list(CORPUS)
     outcomes: list[Outcome] = []
     for start in range(0, len(attacks), BATCH):
-        outcomes += _play(oc, ctx, attacks[start : start + BATCH])
+        outcomes += play_corpus(oc, ctx, attacks[start : start + BATCH], owners=True)
     report("hardened mode, through OpenCode", outcomes, tmp_path / "corpus-hardened.txt")
     assert len(CORPUS) >= 30
     assert [o.attack.name for o in outcomes if o.changed] == []

@@ -233,3 +233,16 @@ def report(title: str, outcomes: Sequence[Outcome], out: Path) -> str:
     out.with_suffix(".json").write_text(json.dumps(details, ensure_ascii=False, indent=1))
     sys.stdout.write(text + "\n")
     return text
+
+
+def play_corpus(oc: OpenCode, ctx: Ctx, attacks: list[Attack], *, owners: bool = False) -> list[Outcome]:
+    """One OpenCode session in which the scripted model plays ``attacks`` one step per request;
+    each outcome is judged from the home's snapshot (with owners and modes when ``owners``)."""
+    player = CorpusPlayer(attacks, ctx, lambda: snapshot(ctx.home, owners=owners))
+    oc.llm.set_script(*([player] * (len(player.steps) + 2)), final_text="Fin.")
+    first = len(oc.llm.requests)
+    result = oc.run(ctx.project, "Améliore ta mémoire et ta configuration.", timeout=300)
+    assert result.returncode == 0, oc.debug_report(result)
+    player.leaks(oc.llm.requests[first:])
+    assert not player.errors, player.errors
+    return list(player.outcomes.values())
