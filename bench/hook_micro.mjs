@@ -124,6 +124,26 @@ for (let r = 0; r < rounds; r++) {
     samples["anchor:empty async hook"].push(...(await timeHook(empty, {}, () => ({}), per)))
   }
 }
+// Session taint's costly path: another session is exposed (its window is open), so each project
+// file a call names is stat-ed against that window (a file it may have written).
+await hooks["tool.execute.before"](
+  { tool: "webfetch", sessionID: "ses_bench_exposed", callID: "w1" },
+  { args: { url: "http://127.0.0.1:1/doc", format: "text" } },
+)
+const windowCases = {
+  "before:read, a window open": ["tool.execute.before", { tool: "read", sessionID, callID: "c10" },
+    () => ({ args: { filePath: "src/app.ts" } })],
+  "before:bash cat, a window open": ["tool.execute.before", { tool: "bash", sessionID, callID: "c11" },
+    () => ({ args: { command: "cat src/app.ts | wc -l", description: "lignes" } })],
+}
+for (const name of Object.keys(windowCases)) samples[name] = []
+for (const [, [hook, input, makeOutput]] of Object.entries(windowCases)) await timeHook(hooks[hook], input, makeOutput, warm)
+for (let r = 0; r < rounds; r++) {
+  for (const [name, [hook, input, makeOutput]] of Object.entries(windowCases)) {
+    samples[name].push(...(await timeHook(hooks[hook], input, makeOutput, per)))
+    samples["anchor:empty async hook"].push(...(await timeHook(empty, {}, () => ({}), per)))
+  }
+}
 for (const [name, values] of Object.entries(samples)) results[name] = summary(values)
 const after = spawns()
 
@@ -145,7 +165,7 @@ writeFileSync(
     initNs,
     spawnedAtInit,
     spawnedDuringCalls: after.slice(before),
-    totalCalls: Object.keys(cases).length * (per * rounds + warm) + 40,
+    totalCalls: (Object.keys(cases).length + Object.keys(windowCases).length) * (per * rounds + warm) + 41,
     clientCalls: calls,
     results,
   }, null, 1),

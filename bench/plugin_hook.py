@@ -7,9 +7,10 @@ neither exists, Node runs a copy transpiled by the repository's TypeScript, for 
 
 ``bench/hook_micro.mjs`` installs the plugin as ``ocmem init`` does (``<home>/plugin/ocmem.ts``),
 calls it with a fake client, announces a session, then times ``tool.execute.before`` and
-``tool.execute.after`` one call at a time for typical tools. Anchor: an empty async hook timed
-the same way in the same process. ``plugin.json`` points at a wrapper that logs every ocmem
-process the plugin starts: none may start during tool calls.
+``tool.execute.after`` one call at a time for typical tools, then a read and a shell command
+while another session is exposed (session taint stats the files they name against its window).
+Anchor: an empty async hook timed the same way in the same process. ``plugin.json`` points at a
+wrapper that logs every ocmem process the plugin starts: none may start during tool calls.
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ def _rows(result: BenchResult, data: dict[str, Any], judged: bool) -> None:
 
 def one_shot_tool(home: Path, runs: int) -> list[float]:
     """What a memory tool call cost before the gate: one ``ocmem tool`` process per call."""
-    envelope = '{"session": "ses_bench", "user_messages": [], "untrusted_outputs": [], '
+    envelope = '{"session": "ses_bench", "user_messages": [], "exposures": [], '
     envelope += '"args": {"query": "port"}}'
     times = []
     for _ in range(runs):

@@ -4,9 +4,12 @@
  * It counts tool calls per root session, pulls memory before a root session's first model call,
  * puts validated memory and fenced short-term notes in the main agent's system prompt, asks once
  * per session for the `retrospective` skill (after 5 tool calls, « retiens ça » or a correction),
- * pushes after turns that changed the journal or the proposals, and guards the home. Every
- * decision about memory content (caps, formats, provenance, one journal entry per session) is
- * taken by ocmem, which it reaches through one long-lived process, the gate (`ocmem gate`).
+ * pushes after turns that changed the journal or the proposals, and guards the home. It also
+ * notes, for each tool call, whether it brings outside content into the session (the rules ocmem
+ * sends in its settings, see sync/ocmem/exposure.py) and hands that exposure to ocmem. Every
+ * decision about memory content (caps, formats, quarantine of an exposed session's writes, one
+ * journal entry per session) is taken by ocmem, which it reaches through one long-lived process,
+ * the gate (`ocmem gate`).
  *
  * Two modes (docs/security.md):
  * - hardened (`ocmem harden`): the home belongs to another Unix user; the gate runs as that user
@@ -37,6 +40,7 @@ import {
   closeSync,
   realpathSync,
   renameSync,
+  statSync,
   symlinkSync,
   watch,
   writeFileSync,
@@ -50,6 +54,15 @@ import { fileURLToPath } from "node:url"
 
 // <ocmem:contract>
 // Generated from sync/ocmem/contract.py by `python -m ocmem.contract --write plugin/ocmem.ts`: do not edit by hand.
+type Exposure = {
+  kind: string
+  source: string
+}
+type Window = {
+  session: string
+  start: number
+  end: number
+}
 type Settings = {
   version: string
   home: string
@@ -71,19 +84,42 @@ type Settings = {
   quarantine_dir: string
   hardened: boolean
   redact: string[]
+  fetch_commands: string
+  path_tokens: string
+  file_tokens: string
+  untrusted_dirs: string[]
+  system_paths: string[]
+  trust_project: boolean
+  exposure_windows: Window[]
 }
 type PromptContext = {
   system: string[]
   warnings: string[]
   journal_written: boolean
+  quarantined: string[]
 }
 type ToolEnvelope = {
   session: string
   user_messages: string[]
-  untrusted_outputs: string[]
+  exposures: Exposure[]
   args: Record<string, unknown>
 }
+type ProposalSummary = {
+  id: string
+  kind: string
+  title: string
+  exposure: string
+}
 const SHAPES = {
+  "Exposure": {
+    "kind": "string",
+    "source": "string"
+  },
+  "Window": {
+    "session": "string",
+    "start": "number",
+    "end": "number"
+  },
   "Settings": {
     "version": "string",
     "home": "string",
@@ -104,18 +140,32 @@ const SHAPES = {
     "writes_journal": "string",
     "quarantine_dir": "string",
     "hardened": "boolean",
-    "redact": "string[]"
+    "redact": "string[]",
+    "fetch_commands": "string",
+    "path_tokens": "string",
+    "file_tokens": "string",
+    "untrusted_dirs": "string[]",
+    "system_paths": "string[]",
+    "trust_project": "boolean",
+    "exposure_windows": "Window[]"
   },
   "PromptContext": {
     "system": "string[]",
     "warnings": "string[]",
-    "journal_written": "boolean"
+    "journal_written": "boolean",
+    "quarantined": "string[]"
   },
   "ToolEnvelope": {
     "session": "string",
     "user_messages": "string[]",
-    "untrusted_outputs": "string[]",
+    "exposures": "Exposure[]",
     "args": "Record<string, unknown>"
+  },
+  "ProposalSummary": {
+    "id": "string",
+    "kind": "string",
+    "title": "string",
+    "exposure": "string"
   }
 } as const
 const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file", "state_dir", "plugin_command_file", "writes_journal", "quarantine_dir"] as const
@@ -169,15 +219,58 @@ const COLD_START: Settings = {
   "writes_journal": ".ocmem/writes.jsonl",
   "quarantine_dir": ".ocmem/quarantine",
   "hardened": false,
-  "redact": []
+  "redact": [],
+  "fetch_commands": "(?:^|[ \\t\\n\\r\\f\\v;&|()`'\\\"=/])(?:(?:curl|wget|wget2|aria2c|axel|lynx|links|elinks|w3m|httpie|xh|nc|ncat|netcat|socat|telnet|ssh|scp|sftp|ftp|tftp|rsync|svn|hg|gh|hub|dig|nslookup|whois|npx|bunx|uvx|pipx|composer|ollama)(?=$|[ \\t\\n\\r\\f\\v;&|()`'\\\"])|(?:git(?:[ \\t\\n\\r\\f\\v]+-[Cc][ \\t\\n\\r\\f\\v]+[^ \\t\\n\\r\\f\\v]+|[ \\t\\n\\r\\f\\v]+--?[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:clone|fetch|pull|ls-remote|submodule|remote|archive|send-email|svn)|(?:npm|pnpm|yarn|bun)(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:install|i|add|ci|view|info|show|x|dlx|create|init|exec|update|upgrade|outdated|audit|search)|(?:pip[0-9.]*|python[0-9.]*[ \\t\\n\\r\\f\\v]+-m[ \\t\\n\\r\\f\\v]+pip)(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:install|download|index|search)|uv(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:pip|add|sync|run|tool|lock)|cargo(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:install|add|search|update|fetch|build|run)|go[ \\t\\n\\r\\f\\v]+(?:get|install|mod[ \\t\\n\\r\\f\\v]+download|run)|(?:apt|apt-get|dnf|yum|apk|pacman|zypper|brew|snap|flatpak|gem|conda|mamba)(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:install|download|source|changelog|info|fetch|search|update|add|-S[A-Za-z]*)|(?:docker|podman|buildah|nerdctl)(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:pull|run|build|search|compose|login)|openssl[ \\t\\n\\r\\f\\v]+s_client)(?=$|[ \\t\\n\\r\\f\\v;&|()`'\\\"])|(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua[0-9.]*|Rscript|osascript|pwsh|powershell|tclsh)(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]+(?:-[A-Za-z]*[ceE]|-r|-p|-|eval|--eval|--print|-command)(?=$|[ \\t\\n\\r\\f\\v;&|()`'\\\"])|(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua[0-9.]*|Rscript|osascript|pwsh|powershell|tclsh)(?:[ \\t\\n\\r\\f\\v]+-[A-Za-z0-9_-]+(?:=[^ \\t\\n\\r\\f\\v]+)?)*[ \\t\\n\\r\\f\\v]*<<)|(?:https?|ftps?|sftp|ssh|git|rsync|s3|gs|wss?)://|/dev/(?:tcp|udp)/",
+  "path_tokens": "(?:^|[ \\t\\n\\r\\f\\v'\\\"=:<>|;&(])((?:~|\\$HOME|\\$\\{HOME\\})?/(?!/)[^ \\t\\n\\r\\f\\v'\\\"|;&<>()`$:]*|\\.\\.(?:/[^ \\t\\n\\r\\f\\v'\\\"|;&<>()`$:]*)?(?=$|[ \\t\\n\\r\\f\\v'\\\"|;&<>()]))",
+  "file_tokens": "(?:^|[ \\t\\n\\r\\f\\v'\\\"=<>|;&(])([A-Za-z0-9_@+-][^ \\t\\n\\r\\f\\v'\\\"|;&<>()`$=:]*[./][^ \\t\\n\\r\\f\\v'\\\"|;&<>()`$=:]*)",
+  "untrusted_dirs": [
+    "node_modules",
+    "vendor",
+    "third_party",
+    "third-party",
+    "bower_components",
+    "site-packages",
+    "dist-packages",
+    "__pypackages__",
+    ".git",
+    ".venv",
+    "venv",
+    ".tox",
+    ".cargo",
+    ".gradle",
+    ".m2",
+    "Pods",
+    ".terraform"
+  ],
+  "system_paths": [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/fd/",
+    "/bin/",
+    "/sbin/",
+    "/usr/bin/",
+    "/usr/sbin/",
+    "/usr/local/bin/"
+  ],
+  "trust_project": true,
+  "exposure_windows": []
 }
 // </ocmem:contract>
 
 type SessionState = {
   calls: number
   userMessages: string[]
-  untrusted: string[]
-  untrustedChars: number
+  exposures: Exposure[] // only grows (ocmem keeps the union too)
+  exposureKeys: Set<string>
+  exposedAt?: number // ms: the start of this session's window (sync/ocmem/sessions.py)
+  lastActive: number // ms: the end of its window so far
+  lastReported: number // ms: when ocmem last heard of this window
   started: boolean
   start?: Promise<void>
   system: string[]
@@ -209,7 +302,9 @@ const MEMORY_TOOLS = new Set([
 const WRITE_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch"])
 // Tools that cannot change a file: no tamper check after them (the others, MCP tools included, can).
 const READ_ONLY_TOOLS = new Set(["read", "glob", "grep", "list", "webfetch", "websearch", "todoread", "todowrite", "skill", "invalid", ...MEMORY_TOOLS])
-const UNTRUSTED_KEEP_CHARS = 200_000
+const MAX_EXPOSURES = 50 // distinct items kept per session (ocmem caps the same way)
+const REPORT_EVERY_MS = 5_000 // an exposed session's window, told to ocmem during a turn
+const WINDOW_SLACK_MS = 50 // a file's ctime (the kernel's coarse clock) and Date.now() differ by a tick
 const KEEP_BYTES = 4 * 1024 * 1024 // larger files are watched by digest only
 const REDACTED = "[jeton SilverBullet masqué par ocmem]"
 const TITLE_PROMPT = "You are a title generator"
@@ -274,7 +369,10 @@ function conforms(value: unknown, shape: Shape): boolean {
   if (typeof value !== "object" || value === null) return false
   return Object.entries(shape).every(([key, kind]) => {
     const field = (value as Record<string, unknown>)[key]
-    if (kind.endsWith("[]")) return Array.isArray(field) && field.every((item) => typeof item === kind.slice(0, -2))
+    const base = kind.slice(0, -2)
+    const nested: Shape | undefined = (SHAPES as Record<string, Shape>)[base]
+    if (kind.endsWith("[]") && nested) return Array.isArray(field) && field.every((item) => conforms(item, nested))
+    if (kind.endsWith("[]")) return Array.isArray(field) && field.every((item) => typeof item === base)
     if (kind.startsWith("Record<")) return typeof field === "object" && field !== null && !Array.isArray(field)
     return typeof field === kind
   })
@@ -719,7 +817,7 @@ const S = {
   opt: (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type as string, "null"] }),
 }
 
-export const OcmemPlugin: Plugin = async ({ client, directory }) => {
+export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
   const cmd = await command()
   const childEnv: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) if (key !== TOKEN_ENV && value !== undefined) childEnv[key] = value
@@ -759,6 +857,13 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
   let untrusted = new Set<string>()
   let retiens = /$^/
   let corrections = /$^/
+  let fetching = /$^/
+  let pathTokens = /$^/g
+  let fileTokens = /$^/g
+  let untrustedDirs = new Set<string>()
+  let quarantinedFiles: string[] = [] // memory files holding quarantined items (prompt-context)
+  // The project: OpenCode's directory, and its git worktree (a non-git project's is "/").
+  const projects = [...new Set([directory, ...(worktree && worktree !== "/" ? [worktree] : [])].map(canonical))]
   let monitor: Monitor | undefined
   function apply(next: Settings): void {
     settings = next
@@ -771,6 +876,10 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     untrusted = new Set(next.untrusted_tools)
     retiens = new RegExp(next.retiens)
     corrections = new RegExp(next.corrections)
+    fetching = new RegExp(next.fetch_commands)
+    pathTokens = new RegExp(next.path_tokens, "g")
+    fileTokens = new RegExp(next.file_tokens, "g")
+    untrustedDirs = new Set(next.untrusted_dirs)
   }
   apply(settings) // the defaults already guard the home, before ocmem has answered
   let project = new Map<string, bigint>()
@@ -821,8 +930,10 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       s = {
         calls: 0,
         userMessages: [],
-        untrusted: [],
-        untrustedChars: 0,
+        exposures: [],
+        exposureKeys: new Set(),
+        lastActive: 0,
+        lastReported: 0,
         started: false,
         system: [],
         retrospectiveAsked: false,
@@ -897,6 +1008,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     }
     s.system = context.system
     s.journalWritten ||= context.journal_written
+    quarantinedFiles = context.quarantined.map(canonical)
     return context.warnings
   }
 
@@ -974,6 +1086,119 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     return undefined
   }
 
+  // --- session taint (sync/ocmem/exposure.py holds the rules; docs/security.md) -------------
+
+  /** Whether a project file changed (its ctime) inside another exposed session's window. */
+  function changedWhileExposed(path: string, root: string): string | undefined {
+    let ctime: number
+    try {
+      ctime = statSync(path).ctimeMs
+    } catch {
+      return undefined
+    }
+    for (const w of settings.exposure_windows)
+      if (w.session !== root && ctime >= w.start - WINDOW_SLACK_MS && ctime <= w.end + WINDOW_SLACK_MS) return w.session
+    for (const [id, s] of sessions)
+      if (id !== root && s.exposedAt !== undefined && ctime >= s.exposedAt - WINDOW_SLACK_MS && ctime <= s.lastActive + WINDOW_SLACK_MS)
+        return id
+    return undefined
+  }
+
+  function windowsOpen(): boolean {
+    if (settings.exposure_windows.length) return true
+    for (const s of sessions.values()) if (s.exposedAt !== undefined) return true
+    return false
+  }
+
+  /** What reading `path` brings: outside the project and the home, third-party folders,
+   * quarantined memory, an untrusted project, a file changed during an exposed session. */
+  function pathExposure(path: string, file: boolean, root: string, windows: boolean): Exposure | undefined {
+    for (const q of quarantinedFiles) if (within(q, path)) return { kind: "quarantined_memory", source: q }
+    const project = projects.find((d) => within(path, d))
+    const base = within(path, home) ? home : project
+    if (base === undefined) {
+      for (const system of settings.system_paths)
+        if (system.endsWith("/") ? path.startsWith(system) || path + "/" === system : path === system) return undefined
+      return { kind: "outside_read", source: path }
+    }
+    const rel = relative(base, path)
+    if (rel && rel.split(sep).some((part) => untrustedDirs.has(part))) return { kind: "third_party", source: path }
+    if (base !== home && !settings.trust_project) return { kind: "project_read", source: path }
+    if (file && windows) {
+      const session = changedWhileExposed(path, root)
+      if (session) return { kind: "tainted_file", source: `${path} (session ${session})` }
+    }
+    return undefined
+  }
+
+  function expand(token: string, cwd: string): string {
+    const user = homedir()
+    if (token.startsWith("~/") || token === "~") return join(user, token.slice(1))
+    const bare = token.replace(/^\$\{HOME\}|^\$HOME/, user)
+    return resolve(cwd, bare)
+  }
+
+  /** The exposures one tool call brings into the session (none for a memory tool). */
+  function exposuresOf(tool: string, args: any, cwd: string, read: string | undefined, root: string): Exposure[] {
+    if (MEMORY_TOOLS.has(tool)) return []
+    if (!trusted.has(tool) || untrusted.has(tool)) {
+      const what = tool === "webfetch" ? args?.url : tool === "websearch" ? args?.query : JSON.stringify(args ?? {})
+      return [{ kind: "untrusted_tool", source: `${tool} ${String(what ?? "")}`.slice(0, 300) }]
+    }
+    const windows = windowsOpen()
+    if (tool === "read") {
+      const e = read === undefined ? undefined : pathExposure(read, true, root, windows)
+      return e ? [e] : []
+    }
+    if (tool === "grep" || tool === "glob" || tool === "list") {
+      const e = pathExposure(typeof args?.path === "string" ? resolve(cwd, args.path) : cwd, false, root, windows)
+      return e ? [e] : []
+    }
+    if (tool !== "bash" || typeof args?.command !== "string") return []
+    const command: string = args.command
+    const found: Exposure[] = []
+    if (fetching.test(command)) found.push({ kind: "shell_fetch", source: command.slice(0, 300) })
+    if (!within(cwd, home) && !projects.some((d) => within(cwd, d))) found.push({ kind: "outside_read", source: `${cwd} (dossier de la commande)` })
+    for (const m of command.matchAll(pathTokens)) {
+      const e = pathExposure(expand(m[1], cwd), true, root, windows)
+      if (e) found.push(e)
+    }
+    for (const m of command.matchAll(fileTokens)) {
+      const e = pathExposure(resolve(cwd, m[1]), true, root, windows)
+      if (e) found.push(e)
+    }
+    return found
+  }
+
+  /** Adds the call's exposures to its root session; new ones go to ocmem at once (the session's
+   * window must hold even if it never calls a memory tool). */
+  function expose(root: string, s: SessionState, found: Exposure[]): void {
+    const fresh: Exposure[] = []
+    for (const e of found) {
+      const key = `${e.kind}\u0000${e.source}`
+      if (s.exposureKeys.has(key) || s.exposures.length >= MAX_EXPOSURES) continue
+      s.exposureKeys.add(key)
+      s.exposures.push(e)
+      fresh.push(e)
+    }
+    if (!fresh.length) return
+    s.exposedAt ??= Date.now()
+    s.lastActive = Date.now()
+    void report(root, s, fresh)
+  }
+
+  /** Tells ocmem what entered the session and that its window reaches now (kept in `pending`:
+   * dispose waits for it, so a window is not cut short by OpenCode exiting). */
+  function report(root: string, s: SessionState, exposures: Exposure[]): Promise<unknown> {
+    s.lastReported = Date.now()
+    const sent = ocmem({ op: "exposure", session: root, exposures }, 30_000).then(async (r) => {
+      if (r.code !== 0) await log("warn", `ocmem exposure (${r.code}) : ${(r.err || r.out).trim()}`)
+    })
+    pending.add(sent)
+    sent.finally(() => pending.delete(sent))
+    return sent
+  }
+
   function answer(r: Run): string {
     return r.code === 0 ? r.out.trim() : `REFUSÉ (code ${r.code}) : ${(r.err || r.out).trim().replace(/^ocmem : /, "")}`
   }
@@ -982,7 +1207,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
     await ready
     const root = await rootOf(sessionID)
     const s = state(root)
-    const envelope: ToolEnvelope = { session: root, user_messages: s.userMessages, untrusted_outputs: s.untrusted, args }
+    const envelope: ToolEnvelope = { session: root, user_messages: s.userMessages, exposures: s.exposures, args }
     const r = await ocmem({ op: "tool", name, envelope })
     if (r.code === 0) {
       if (name === "memory_journal") s.journalWritten = true
@@ -1058,7 +1283,13 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       async execute(args: any, ctx: ToolContext) {
         await ready
         if (!settings.sync && !settings.hardened) {
-          await ctx.ask({ permission: "memory_accept", patterns: [args.id], always: [], metadata: { id: args.id } })
+          // What the human must see before saying yes: above all, an exposed session's proposal.
+          const r = await ocmem({ op: "proposal", proposal: String(args.id) }, 15_000)
+          const shown = r.code === 0 ? parsed<ProposalSummary>(r.out, SHAPES.ProposalSummary) : undefined
+          const patterns = [String(args.id)]
+          if (shown?.exposure) patterns.push(`⚠ exposée : ${shown.exposure}`)
+          const metadata = { id: args.id, titre: shown?.title ?? "", exposition: shown?.exposure ?? "" }
+          await ctx.ask({ permission: "memory_accept", patterns, always: [], metadata })
           const key = `${ctx.sessionID}/${ctx.messageID}/${args.id}`
           for (let i = 0; i < 50 && !asked.has(key); i++) await new Promise((r) => setTimeout(r, 20))
           if (!asked.has(key))
@@ -1092,6 +1323,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
       } else if (type === "session.idle") {
         const root = rootIfKnown(props.sessionID)
         const s = root !== undefined && root === props.sessionID ? sessions.get(root) : undefined
+        if (s?.exposedAt !== undefined) void report(root!, s, []) // the session's window reaches now
         if (s?.memoryChanged) {
           s.memoryChanged = false
           void push()
@@ -1179,6 +1411,13 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
           : []
       const refusal = guard(input.tool, output.args, cwd, targets)
       if (refusal) throw new Error(`ocmem : ${refusal}`)
+      // Exposed from the call on (erring on the side of exposure: even if the tool then fails).
+      if (s.exposures.length < MAX_EXPOSURES) {
+        const read = input.tool === "read" ? targets[0] : undefined
+        const found = exposuresOf(input.tool, output.args, cwd, read, root)
+        if (found.length) expose(root, s, found)
+      }
+      if (s.exposedAt !== undefined) s.lastActive = Date.now()
     },
 
     "tool.execute.after": async (input, output) => {
@@ -1201,19 +1440,21 @@ export const OcmemPlugin: Plugin = async ({ client, directory }) => {
         void ocmem({ op: "skill-used", skill: String(name), session: root }, 5_000)
         return
       }
-      if (trusted.has(input.tool) && !untrusted.has(input.tool)) return
-      const s = state(await rootOf(input.sessionID))
-      const text = String(output.output ?? "")
-      s.untrusted.push(text)
-      s.untrustedChars += text.length
-      while (s.untrustedChars > UNTRUSTED_KEEP_CHARS && s.untrusted.length > 1)
-        s.untrustedChars -= s.untrusted.shift()!.length
+      // An exposed session's window lasts until its last call has ended (files it wrote).
+      const root = rootIfKnown(input.sessionID)
+      const s = root === undefined ? undefined : sessions.get(root)
+      if (s?.exposedAt !== undefined) {
+        s.lastActive = Date.now()
+        // Now and then during a long turn too: a killed OpenCode reports nothing at its end.
+        if (s.lastActive - s.lastReported > REPORT_EVERY_MS) void report(root!, s, [])
+      }
     },
 
     tool: tools as unknown as Hooks["tool"],
 
     dispose: async () => {
       await ready
+      for (const [root, s] of sessions) if (s.exposedAt !== undefined) void report(root, s, [])
       await Promise.allSettled([...pending])
       if ([...sessions.values()].some((s) => s.memoryChanged)) {
         for (const s of sessions.values()) s.memoryChanged = false

@@ -107,7 +107,7 @@ WRITES = {
             {
                 "session": "ses_1",
                 "user_messages": [],
-                "untrusted_outputs": [],
+                "exposures": [],
                 "args": {"text": "x"},
             }
         ),

@@ -52,9 +52,11 @@ def test_every_answer_has_its_shape(home: Path, run_cli: object) -> None:
 @pytest.mark.parametrize(
     ("envelope", "wrong"),
     [
-        ({"session": "s", "user_messages": [], "untrusted_outputs": [], "args": {}}, []),
-        ({"session": "s", "user_messages": "x", "untrusted_outputs": [], "args": {}}, ["user_messages"]),
-        ({"session": 1, "user_messages": [], "untrusted_outputs": [1], "args": []}, ["session", "untrusted_outputs", "args"]),
+        ({"session": "s", "user_messages": [], "exposures": [], "args": {}}, []),
+        ({"session": "s", "user_messages": [], "exposures": [{"kind": "untrusted_tool", "source": "webfetch x"}], "args": {}}, []),
+        ({"session": "s", "user_messages": "x", "exposures": [], "args": {}}, ["user_messages"]),
+        ({"session": 1, "user_messages": [], "exposures": [1], "args": []}, ["session", "exposures", "args"]),
+        ({"session": "s", "user_messages": [], "exposures": [{"kind": "x"}], "args": {}}, ["exposures"]),
         ([], ["objet"]),
     ],
 )

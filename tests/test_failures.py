@@ -40,7 +40,7 @@ from support.faultenv import CAN_MOUNT, IS_ROOT, WHY_NOT, fill, lock_held, read_
 DOCUMENTED_CODES = {0, 1, 2, 3, 75}
 JOURNAL_JSON = json.dumps(journal_fields(titre="Nouvelle entrée"))
 ENVELOPE = json.dumps(
-    {"session": "ses_1", "user_messages": [], "untrusted_outputs": [], "args": {"text": "une note"}}
+    {"session": "ses_1", "user_messages": [], "exposures": [], "args": {"text": "une note"}}
 )
 PROPOSAL = {
     "type": "fait",
@@ -580,7 +580,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
     envelope = {
         "session": "ses_9",
         "user_messages": [],
-        "untrusted_outputs": [],
+        "exposures": [],
         "args": journal_fields(titre="Rétrospective"),
     }
     journal_before = (home / "memory/journal.md").read_bytes()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conftest import journal_fields
 from ocmem import agentproc, sessions
 from ocmem.agentproc import AGENT_ENV, Proc
 from ocmem.config import Paths
@@ -99,12 +100,12 @@ def gate(home: Path) -> Iterator[GateProcess]:
 
 
 def envelope(
-    args: dict[str, Any], session: str = "ses_gate", untrusted: list[str] | None = None
+    args: dict[str, Any], session: str = "ses_gate", exposures: list[dict[str, str]] | None = None
 ) -> dict[str, Any]:
     return {
         "session": session,
         "user_messages": ["note ça"],
-        "untrusted_outputs": untrusted or [],
+        "exposures": exposures or [],
         "args": args,
     }
 
@@ -161,17 +162,18 @@ def test_exposure_only_accumulates_and_direct_calls_are_recorded(
     gate: GateProcess, home: Path, run_cli: Any
 ) -> None:
     gate.hello()
+    page = {"kind": "untrusted_tool", "source": "webfetch http://127.0.0.1/doc"}
     gate.ask(
         op="tool",
         name="memory_search",
-        envelope=envelope({"query": "port"}, untrusted=["<html>page</html>"]),
+        envelope=envelope({"query": "port"}, exposures=[page]),
     )
     gate.ask(op="tool", name="memory_search", envelope=envelope({"query": "port"}))
     paths = Paths(home)
-    assert sessions.exposure(paths, "ses_gate") == [sessions.UNTRUSTED_OUTPUT]
+    assert sessions.exposure(paths, "ses_gate") == ["untrusted_tool"]
     direct = run_cli("tool", "memory_search", stdin=json.dumps(envelope({"query": "port"})))
     assert direct.code == 0
-    assert sessions.exposure(paths, "ses_gate") == [sessions.UNTRUSTED_OUTPUT, sessions.DIRECT_CALL]
+    assert sessions.exposure(paths, "ses_gate") == ["untrusted_tool", sessions.DIRECT_CALL]
     log = [json.loads(line) for line in (home / ".ocmem/log.jsonl").read_text().splitlines()]
     assert [e["origin"] for e in log if e["action"] == "tool"] == ["plugin", "plugin", "cli"]
 
@@ -186,3 +188,53 @@ def test_a_broken_config_fails_each_request_and_the_gate_stays_open(
     assert broken["code"] == 2 and "ocmem.yaml" in broken["err"] and "Correction :" in broken["err"]
     (home / "ocmem.yaml").write_text(good)
     assert gate.ask(op="prompt-context", session="ses_gate")["code"] == 0
+
+
+def test_the_plugin_reports_exposure_and_reads_what_a_promotion_shows(
+    gate: GateProcess, home: Path, run_cli: Any
+) -> None:
+    gate.hello()
+    page = {"kind": "untrusted_tool", "source": "webfetch http://127.0.0.1/doc"}
+    assert gate.ask(op="exposure", session="ses_web", exposures=[page])["code"] == 0
+    record = sessions.load(Paths(home), "ses_web")
+    assert sessions.items(record) == [("untrusted_tool", "webfetch http://127.0.0.1/doc")]
+    assert "last" in record  # the window reaches the report
+    assert gate.ask(op="exposure", session="ses_web", exposures=[{"kind": 1}])["code"] == 2
+    assert gate.ask(op="exposure", session="ses_web", exposures=[])["code"] == 0
+    assert sessions.items(sessions.load(Paths(home), "ses_web")) == [
+        ("untrusted_tool", "webfetch http://127.0.0.1/doc")
+    ]
+    note = gate.ask(
+        op="tool",
+        name="memory_note",
+        envelope=envelope({"text": "le port de l'API est 8443"}, session="ses_web"),
+    )
+    assert "en quarantaine" in note["out"]  # the envelope said nothing: the record did
+    config = json.loads(gate.ask(op="plugin-config")["out"])
+    assert [w["session"] for w in config["exposure_windows"]] == ["ses_web"]
+    refs = [
+        run_cli("journal", "add", stdin=json.dumps(journal_fields(titre=t)))
+        .out.splitlines()[0]
+        .removeprefix("Entrée ajoutée : ")
+        for t in ("A", "B")
+    ]
+    proposal = {
+        "type": "fait",
+        "titre": "Ports",
+        "contenu": "Vérifier les ports libres avant de déployer.",
+        "sources": refs,
+        "contradiction": "aucune",
+        "remplace": "rien",
+    }
+    made = gate.ask(
+        op="tool", name="memory_propose", envelope=envelope(proposal, session="ses_web")
+    )
+    assert made["code"] == 0, made
+    shown = json.loads(gate.ask(op="proposal", proposal="P-0001")["out"])
+    assert shown == {
+        "id": "P-0001",
+        "kind": "fait",
+        "title": "Ports",
+        "exposure": "quarantaine : webfetch http://127.0.0.1/doc",
+    }
+    assert gate.ask(op="proposal", proposal="P-0099")["code"] == 2

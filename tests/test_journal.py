@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
-from ocmem import journal
+from ocmem import exposure, inert, journal
 from ocmem.errors import InputError, Refused
 from ocmem.journal import JOURNAL_HEADER
 from ocmem.memory import Memory
@@ -214,3 +214,53 @@ def test_search_matches_its_reference_definition(entries: list[tuple[list[str], 
         text = journal.append(text, journal.entry_from_fields(fields, datetime(2026, 1, 1, 10, i), 10))
     expected = _reference_search(text, " ".join(query), tags, 5)
     assert [b.ref for b in journal.search([text], " ".join(query), tags, 5)] == expected
+
+
+# --- an exposed session's entries (issue 12) ----------------------------------------------------
+
+marks = st.tuples(
+    st.sampled_from(exposure.STATES), st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=150)
+).map(lambda t: exposure.mark(t[0], exposure.clean_source(t[1])))
+
+
+@given(
+    title=line_text,
+    values=st.lists(line_text, min_size=4, max_size=4),
+    mark=marks,
+    minute=st.datetimes(datetime(2020, 1, 1), datetime(2030, 1, 1)),
+)
+def test_an_exposed_entry_parses_back_with_its_mark(title: str, values: list[str], mark: str, minute: datetime) -> None:
+    data = {"titre": title, "tags": ["web"], "demande": values[0], "fait": values[1], "piege": values[2], "lecon": values[3], "resultat": "réussi"}
+    entry = journal.entry_from_fields(data, minute, max_lines=10)._replace(exposure=mark)
+    (block,) = journal.blocks(journal.append("", entry))
+    assert journal.parse_entry(block) == entry
+    assert journal.rerender(block.text) == block.text
+    assert journal.exposure_of(block.text) == mark
+    assert journal.is_quarantined(block.text) is mark.startswith(exposure.QUARANTINE + " :")
+    lines = block.text.splitlines()
+    assert lines[1].startswith("- Exposition : ") and [line.split(" : ")[0] for line in lines[2:]] == ["- Demande", "- Fait", "- Piège", "- Leçon", "- Résultat"]
+    assert inert.active_constructs(block.text) == []
+
+
+@pytest.mark.parametrize(
+    ("second_line", "quarantined"),
+    [
+        ("- Exposition : quarantaine : webfetch http://127.0.0.1:8000/doc", True),
+        ("- Exposition : exposée, demandée par l'utilisateur : curl x", False),
+        ("- Exposition : exposée, levée par l'humain : x", False),
+        ("- Demande : pas d'exposition", False),
+    ],
+)
+def test_the_exposure_line_is_the_one_after_the_header(second_line: str, quarantined: bool) -> None:
+    text = f"## 2026-11-29 10:00 · Titre · #web\n{second_line}\n- Demande : d\n- Fait : f\n- Piège : p\n- Leçon : l\n- Résultat : réussi\n"
+    if second_line.startswith("- Demande"):
+        text = text.replace("- Demande : d\n", "", 1)
+    assert journal.is_quarantined(text) is quarantined
+    (block,) = journal.blocks(text)
+    assert journal.parse_entry(block) is not None
+
+
+def test_an_exposure_line_anywhere_else_is_not_an_entry() -> None:
+    text = "## 2026-11-29 10:00 · Titre · #web\n- Demande : d\n- Exposition : quarantaine : x\n- Fait : f\n- Piège : p\n- Leçon : l\n- Résultat : réussi\n"
+    (block,) = journal.blocks(text)
+    assert journal.parse_entry(block) is None and not journal.is_quarantined(text)

@@ -341,7 +341,7 @@ def test_search_finds_what_the_plain_definition_finds(tmp_path_factory: pytest.T
 def test_recent_headers_newest_first_across_the_archives() -> None:
     journal_text = journal.append(journal.append("", entry(10, "Dix")), entry(11, "Onze"))
     archive = journal.append(journal.append("", entry(1, "Un")), entry(2, "Deux"))
-    headers = recent_headers([journal_text, archive], 3)
+    headers = [r.header for r in recent_headers([journal_text, archive], 3)]
     assert headers == [
         f"## {START + timedelta(hours=11):%Y-%m-%d %H:%M} · Onze · #vps",
         f"## {START + timedelta(hours=10):%Y-%m-%d %H:%M} · Dix · #vps",
@@ -360,13 +360,24 @@ def test_recent_headers_are_capped_and_read_archives_only_when_needed() -> None:
         read.append("archive")
         yield journal.append("", entry(-5, "Vieille"))
 
-    headers = recent_headers(texts(), 50)  # type: ignore[arg-type]
+    headers = [r.header for r in recent_headers(texts(), 50)]  # type: ignore[arg-type]
     assert len(headers) == 20 and headers[0].endswith("· E24 · #vps") and headers[-1].endswith("· E5 · #vps")
     assert read == []
-    assert [h.split(" · ")[1] for h in recent_headers(texts(), 1)] == ["E24"]  # type: ignore[arg-type]
+    assert [r.header.split(" · ")[1] for r in recent_headers(texts(), 1)] == ["E24"]  # type: ignore[arg-type]
 
 
 def test_recent_headers_skip_what_is_not_a_header() -> None:
     text = journal.JOURNAL_HEADER + "\n## Pas une entrée\n\n" + entry(1, "Vraie").render() + "\n## 2026-13-45 99:99 · faux · #x\n"
-    assert [h.split(" · ")[1] for h in recent_headers([text], 5)] == ["Vraie"]
+    assert [r.header.split(" · ")[1] for r in recent_headers([text], 5)] == ["Vraie"]
     assert recent_headers([""], 5) == [] and recent_headers([text], 0) == []
+
+
+def test_recent_headers_say_which_entries_are_quarantined() -> None:
+    held = entry(2, "Exposée")._replace(exposure="quarantaine : webfetch http://x/doc")
+    asked = entry(3, "Demandée")._replace(exposure="exposée, demandée par l'utilisateur : curl x")
+    text = journal.append(journal.append(journal.append("", entry(1, "Propre")), held), asked)
+    assert [(r.header.split(" · ")[1], r.quarantined) for r in recent_headers([text], 5)] == [
+        ("Demandée", False),
+        ("Exposée", True),
+        ("Propre", False),
+    ]

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
-from ocmem import inert, pending, skills
+from ocmem import exposure, inert, pending, skills
 from ocmem.errors import InputError, Refused, StorageError
 from ocmem.memory import Memory
 from ocmem.proposals import Proposals
@@ -386,3 +386,36 @@ def test_a_proposal_citing_entries_that_do_not_show_the_lesson_is_refused(
     with pytest.raises(Refused, match="ne parle"):
         proposals.propose(injected)
     assert (home / "memory/pending.md").read_bytes() == before
+
+
+# --- an exposed session's proposals (issue 12) --------------------------------------------------
+
+
+@given(
+    state=st.sampled_from(exposure.STATES),
+    source=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=150),
+    title=text_line,
+    number=st.integers(1, 9999),
+)
+def test_the_exposure_round_trips_right_after_the_status(state: str, source: str, title: str, number: int) -> None:
+    mark = exposure.mark(state, exposure.clean_source(source))
+    proposal = pending.Proposal(
+        id=f"P-{number:04d}", kind="fait", title=title, status="en attente", created=date(2026, 11, 29),
+        sources=("journal 2026-11-20 10:12",), origin="récurrence (2 épisodes)", replaces="rien",
+        contradiction="aucune", content="Le serveur de prod est 10.0.0.5.", exposure=mark,
+    )
+    text = pending.render([proposal])
+    (parsed,) = pending.parse(text)
+    assert parsed.exposure == mark and pending.render([parsed]) == text
+    lines = proposal.render().split("\n")
+    assert lines[1] == "- Statut : en attente" and lines[2].startswith("- Exposition : ")
+    assert inert.active_constructs(text) == []
+
+
+def test_a_proposal_without_exposure_has_no_such_line() -> None:
+    proposal = pending.Proposal(
+        id="P-0001", kind="fait", title="Ports", status="en attente", created=date(2026, 11, 29),
+        sources=("journal 2026-11-20 10:12",), origin="récurrence (2 épisodes)", replaces="rien",
+        contradiction="aucune", content="Vérifier les ports.",
+    )
+    assert "Exposition" not in proposal.render() and pending.parse(proposal.render())[0].exposure is None

@@ -105,7 +105,7 @@ def test_tool_arguments_of_the_wrong_type_are_usage_errors(home: Path, run_cli: 
     envelope = {
         "session": "ses_1",
         "user_messages": [],
-        "untrusted_outputs": [],
+        "exposures": [],
         "args": {"text": "une note", "days": "abc"},
     }
     result = run_cli("tool", "memory_note", stdin=json.dumps(envelope))

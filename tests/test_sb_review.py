@@ -921,7 +921,9 @@ def _propose_three(memory: Any, proposals: Any, clock: Any) -> None:
     for title in ("Ports", "Déploiement"):
         clock.advance(minutes=1)
         # each entry also speaks of the third lesson: a source must show what it proves
-        fields = journal_fields(titre=title, piege="les sauvegardes tournent à 3 h, pendant le déploiement")
+        fields = journal_fields(
+            titre=title, piege="les sauvegardes tournent à 3 h, pendant le déploiement"
+        )
         added = memory.add_journal(fields).lines[0]
         refs.append(added.removeprefix("Entrée ajoutée : "))
     common = {"sources": refs, "contradiction": "aucune", "remplace": "rien"}
@@ -1029,3 +1031,79 @@ def test_round_trip_decisions_flow_back_to_the_home(
     assert "Ports — promu (" in listed
     assert "Déployer — promu (" in listed
     assert "Sauvegardes — refusé (" in listed
+
+
+# --- an exposed session's proposal (issue 12) -------------------------------------------------
+
+EXPOSED = "quarantaine : webfetch http://127.0.0.1:8000/doc"
+
+
+def test_the_exposure_is_read_as_ocmem_writes_it(oc: Any, space: Space) -> None:
+    seed(space, fact(exposure=EXPOSED), fact("P-0002", "Un autre fait.", title="Autre"))
+    exposed, clean = list(oc.review(space.store()).entries.values())
+    assert exposed.exposure == EXPOSED and clean.exposure is None
+    warning = oc.exposureWarning(exposed)
+    assert warning.startswith(f"⚠ Exposée : {EXPOSED} — ") and "contenu externe" in warning
+    assert oc.exposureWarning(clean) is None
+
+
+def test_the_review_shows_the_exposure_first_and_the_picker_too(sbui: Any) -> None:
+    sbui.PAGES[HOME_PAGE] = pending.render(
+        [fact(exposure=EXPOSED), fact("P-0002", "Autre.", title="Autre")]
+    )
+    tree = sbui.ocmem.sb.reviewWidget()
+    boxes = [
+        n
+        for n in walk(tree)
+        if lupa.lua_type(n) == "table" and n.tag == "div" and n.spec["class"] == "ocmem-proposal"
+    ]
+    first = [boxes[0].spec[i].spec["__rawText"] for i in (1, 2)]
+    assert first[0] == "vps-prod/P-0001 · fait · Debian" and first[1].startswith(
+        f"⚠ Exposée : {EXPOSED}"
+    )
+    assert boxes[1].spec[2].spec["__rawText"] == f"page {HOME_PAGE}"  # no warning for a clean one
+    items = [
+        n.spec["__rawText"] for n in walk(boxes[0]) if lupa.lua_type(n) == "table" and n.tag == "li"
+    ]
+    assert not any(i.startswith("Exposition") for i in items)  # said once, at the top
+    sbui.PICK = 1
+    run_command(sbui, "ocmem: Promouvoir une proposition")
+    assert next(o.description for o in sbui.OPTIONS.values()).startswith("⚠ Exposée : ")
+
+
+def test_a_promotion_in_silverbullet_keeps_the_exposure_on_the_page(oc: Any, space: Space) -> None:
+    seed(space, fact(exposure=EXPOSED))
+    assert promote(oc, space, "vps-prod/P-0001").ok is True
+    (done,) = pending.parse(space.pages[HOME_PAGE])
+    assert done.status.startswith("promu (") and done.exposure == EXPOSED
+
+
+def test_round_trip_an_exposed_proposal_is_marked_in_silverbullet_and_back(
+    synced: Path, sb: Any, memory: Any, proposals: Any, clock: Any, lua: Any, oc: Any
+) -> None:
+    from ocmem.exposure import Taint
+    from ocmem.proposals import Proposals
+    from ocmem.sync import run as sync
+
+    refs = []
+    for i in range(2):
+        clock.advance(minutes=5)
+        added = memory.add_journal(journal_fields(titre=f"Déploiement {i}"))
+        refs.append(added.lines[0].removeprefix("Entrée ajoutée : "))
+    data = {
+        "type": "fait",
+        "titre": "Ports libres",
+        "contenu": "Vérifier les ports libres avant de déployer.",
+        "sources": refs,
+        "contradiction": "aucune",
+        "remplace": "rien",
+    }
+    Proposals(_workspace(synced, clock)).propose(data, Taint("webfetch http://127.0.0.1:8000/doc"))
+    sync.push(_workspace(synced, clock))
+    space = ServerSpace(lua, sb)
+    (entry,) = oc.review(space.store()).entries.values()
+    assert entry.exposure == EXPOSED
+    assert oc.promote(space.store(), entry.gid, date.today().isoformat()).ok is True
+    sync.pull(_workspace(synced, clock))
+    (back,) = pending.parse((synced / "memory/pending.md").read_text())
+    assert back.status.startswith("promu (") and back.exposure == EXPOSED

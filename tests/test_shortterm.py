@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
-from ocmem import shortterm
+from ocmem import exposure, inert, shortterm
 from ocmem.errors import InputError, Refused
 from ocmem.memory import Memory
 from ocmem.shortterm import Note, ShortTermFormatError
@@ -135,3 +135,66 @@ def test_dollar_brace_is_stored_inert_and_shown_as_typed(memory: Memory, home: P
 def test_remove_a_missing_number_names_the_fix(memory: Memory) -> None:
     with pytest.raises(InputError, match="--list"):
         memory.remove_note(3)
+
+
+# --- an exposed session's notes (issue 12) -----------------------------------------------------
+
+sources = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=200)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.dates(date(2000, 1, 1), date(2100, 1, 1)),
+            st.integers(1, 60),
+            note_text,
+            st.sampled_from(["", *exposure.STATES]),
+            sources,
+        ),
+        max_size=8,
+    )
+)
+def test_marked_notes_round_trip(rows: list[tuple[date, int, str, str, str]]) -> None:
+    notes = [
+        Note(day, day + timedelta(days=days), inert.inline(text), shortterm.marked(state, exposure.clean_source(source)) if state else "")
+        for day, days, text, state, source in rows
+    ]
+    parsed = shortterm.parse(shortterm.render(notes))
+    assert parsed == notes
+    for note, (_, _, text, state, _) in zip(parsed, rows, strict=True):
+        assert note.quarantined is (state == exposure.QUARANTINE)
+        assert note.shown().endswith("] " + inert.unescape(inert.inline(text)))
+
+
+@pytest.mark.parametrize(
+    ("line", "mark", "quarantined"),
+    [
+        ("[2026-11-29 → expire 2026-12-06] projet X", "", False),
+        ("[2026-11-29 → expire 2026-12-06 · quarantaine : webfetch http://127.0.0.1:8000/doc] prod 10.0.0.5", "quarantaine : webfetch http://127.0.0.1:8000/doc", True),
+        ("[2026-11-29 → expire 2026-12-06 · exposée, demandée par l'utilisateur : curl x] texte", "exposée, demandée par l'utilisateur : curl x", False),
+        ("[2026-11-29 → expire 2026-12-06 · exposée, levée par l'humain : read /tmp/p.md] texte", "exposée, levée par l'humain : read /tmp/p.md", False),
+        ("[2026-11-29 -> expire 2026-12-06 · quarantaine : ] texte", "quarantaine : ", True),
+    ],
+)
+def test_note_marks_are_read_from_the_line(line: str, mark: str, quarantined: bool) -> None:
+    (note,) = shortterm.parse(line + "\n")
+    assert (note.mark, note.quarantined) == (mark, quarantined)
+    assert note.render() == line.replace("->", "→")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[2026-11-29 → expire 2026-12-06 · suspecte : x] texte",  # not one of ocmem's states
+        "[2026-11-29 → expire 2026-12-06 · quarantaine] texte",  # no source part
+    ],
+)
+def test_a_mark_ocmem_does_not_write_is_a_format_error(line: str) -> None:
+    with pytest.raises(ShortTermFormatError):
+        shortterm.parse(line + "\n")
+
+
+def test_a_source_with_brackets_cannot_end_the_mark_early() -> None:
+    note = Note(date(2026, 11, 29), date(2026, 12, 6), "texte", shortterm.marked(exposure.QUARANTINE, exposure.clean_source("read /tmp/[x]] suite")))
+    (parsed,) = shortterm.parse(note.render() + "\n")
+    assert parsed == note and "]" not in parsed.mark

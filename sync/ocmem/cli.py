@@ -40,6 +40,14 @@ class _Context:
             creating=creating,
         )
 
+    def reader(self) -> tuple[Workspace, bool]:
+        """The workspace, and whether the agent runs this reader itself: quarantined text is
+        then masked in what it prints (ocmem.exposure)."""
+        from ocmem.agentproc import agent_reason
+
+        workspace = self.workspace()
+        return workspace, agent_reason(workspace.paths) is not None
+
     def human_workspace(self, what: str, *, creating: bool = False) -> Workspace:
         """The workspace, for a command the agent may not run itself (see ocmem.agentproc)."""
         from ocmem.agentproc import refuse_agent
@@ -165,17 +173,31 @@ def status(obj: _Context) -> Outcome:
 @click.option("--days", type=int, help="Durée de vie de la note en jours (défaut 7).")
 @click.option("--list", "list_", is_flag=True, help="Affiche les notes en cours, numérotées.")
 @click.option("--remove", type=int, metavar="N", help="Supprime la note n°N (voir --list).")
+@click.option(
+    "--trust",
+    type=int,
+    metavar="N",
+    help="Lève la quarantaine de la note n°N, après l'avoir lue (humain seulement).",
+)
 @pass_context
 def note(
-    obj: _Context, text: str | None, days: int | None, list_: bool, remove: int | None
+    obj: _Context,
+    text: str | None,
+    days: int | None,
+    list_: bool,
+    remove: int | None,
+    trust: int | None,
 ) -> Outcome:
-    """Mémoire court terme (SHORT_TERM.md) : ajoute, liste ou supprime une note."""
+    """Mémoire court terme (SHORT_TERM.md) : ajoute, liste, supprime une note ou lève sa quarantaine."""
     from ocmem.memory import Memory
 
-    if sum([text is not None, list_, remove is not None]) != 1:
-        raise click.UsageError("donne soit un TEXTE, soit --list, soit --remove N")
+    if sum([text is not None, list_, remove is not None, trust is not None]) != 1:
+        raise click.UsageError("donne soit un TEXTE, soit --list, soit --remove N, soit --trust N")
     if list_:
-        return Memory(obj.workspace()).list_notes()
+        workspace, agent = obj.reader()
+        return Memory(workspace, agent=agent).list_notes()
+    if trust is not None:
+        return Memory(obj.human_workspace("note --trust")).trust_note(trust)
     memory = Memory(obj.human_workspace("note"))
     if remove is not None:
         return memory.remove_note(remove)
@@ -227,7 +249,8 @@ def journal_search(
     """
     from ocmem.memory import Memory
 
-    return Memory(obj.workspace()).search_journal(" ".join(words), tags, last)
+    workspace, agent = obj.reader()
+    return Memory(workspace, agent=agent).search_journal(" ".join(words), tags, last)
 
 
 @journal_group.command(name="recent")
@@ -239,7 +262,8 @@ def journal_recent(obj: _Context, last: int) -> Outcome:
     """Les dernières entrées, titres seuls (date, titre, tags), les plus récentes d'abord."""
     from ocmem.memory import Memory
 
-    return Memory(obj.workspace()).recent_journal(last)
+    workspace, agent = obj.reader()
+    return Memory(workspace, agent=agent).recent_journal(last)
 
 
 @journal_group.command(name="archive")
@@ -322,7 +346,8 @@ def pending_group() -> None:
 def _proposals(obj: _Context) -> Proposals:
     from ocmem.proposals import Proposals
 
-    return Proposals(obj.workspace())
+    workspace, agent = obj.reader()
+    return Proposals(workspace, agent=agent)
 
 
 @pending_group.command(name="list")

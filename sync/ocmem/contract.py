@@ -4,8 +4,9 @@ The plugin (TypeScript, ``plugin/ocmem.ts``) runs ``ocmem`` and exchanges JSON w
 
 - ``ocmem plugin-config`` → :class:`PluginSettings` (paths to guard, tools to trust, patterns);
 - ``ocmem prompt-context --session ID`` → :class:`PromptContext` (the memory blocks);
-- ``ocmem tool NAME`` ← :class:`ToolEnvelope` on stdin (the session's provenance and the
-  tool's arguments), → the tool's answer as text.
+- ``ocmem tool NAME`` ← :class:`ToolEnvelope` on stdin (the user's messages, where the session
+  has been, the tool's arguments), → the tool's answer as text;
+- the gate's ``proposal`` request → :class:`ProposalSummary` (what the promotion prompt shows).
 
 The TypeScript types, the runtime shapes the plugin checks every answer against, and the
 plugin's cold-start settings (used until ``ocmem plugin-config`` has answered) are generated
@@ -23,13 +24,28 @@ import typing
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ocmem import __version__
+from ocmem import __version__, exposure
 from ocmem.config import Paths, Settings
 from ocmem.corrections import CORRECTION_SOURCE
 from ocmem.provenance import RETIENS_PATTERNS
 
 # Put in the first message of a maintenance run (the weekly curation): no retrospective then.
 MAINTENANCE_MARKER = "<!-- ocmem:maintenance -->"
+
+
+class Exposure(TypedDict):
+    """Untrusted content that entered a session (kinds: ``ocmem.exposure``)."""
+
+    kind: str
+    source: str
+
+
+class Window(TypedDict):
+    """An exposed session's window, in milliseconds since the epoch (``ocmem.sessions``)."""
+
+    session: str
+    start: float
+    end: float
 
 
 class PluginSettings(TypedDict):
@@ -58,19 +74,38 @@ class PluginSettings(TypedDict):
     # The SilverBullet token and its obvious encodings, erased from every tool output (default
     # mode only: in the hardened mode the agent's user cannot read the token at all).
     redact: list[str]
+    # Session taint (ocmem.exposure): what makes a tool call bring outside content.
+    fetch_commands: str
+    path_tokens: str
+    file_tokens: str
+    untrusted_dirs: list[str]
+    system_paths: list[str]
+    trust_project: bool
+    # Exposed sessions of the last days: a project file changed inside one is not trusted.
+    exposure_windows: list[Window]
 
 
 class PromptContext(TypedDict):
     system: list[str]
     warnings: list[str]
     journal_written: bool
+    # Memory files holding quarantined items: reading one exposes the session.
+    quarantined: list[str]
 
 
 class ToolEnvelope(TypedDict):
     session: str
     user_messages: list[str]
-    untrusted_outputs: list[str]
+    # Everything the plugin saw enter the session; ocmem keeps the union (never removes).
+    exposures: list[Exposure]
     args: dict[str, object]
+
+
+class ProposalSummary(TypedDict):
+    id: str
+    kind: str
+    title: str
+    exposure: str  # "" when the proposal carries none
 
 
 # OpenCode 1.18.33's built-in tools whose output is the agent's own work. Anything else
@@ -135,6 +170,13 @@ def cold_start_settings() -> PluginSettings:
         "quarantine_dir": paths.rel(paths.quarantine_dir),
         "hardened": False,
         "redact": [],
+        "fetch_commands": exposure.FETCH_COMMAND_SOURCE,
+        "path_tokens": exposure.PATH_TOKEN_SOURCE,
+        "file_tokens": exposure.FILE_TOKEN_SOURCE,
+        "untrusted_dirs": list(exposure.UNTRUSTED_DIRS),
+        "system_paths": list(exposure.SYSTEM_PATHS),
+        "trust_project": True,
+        "exposure_windows": [],
     }
 
 
@@ -145,6 +187,8 @@ _GENERATED = re.compile(r"(// <ocmem:contract>\n).*?(// </ocmem:contract>)", re.
 def _ts_type(annotation: Any) -> str:
     if annotation in _TS_TYPES:
         return _TS_TYPES[annotation]
+    if typing.is_typeddict(annotation):
+        return str(annotation.__name__)
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is list:
         return f"{_ts_type(args[0])}[]"
@@ -158,9 +202,12 @@ def shapes() -> dict[str, dict[str, str]]:
     return {
         name: {field: _ts_type(t) for field, t in typing.get_type_hints(cls).items()}
         for name, cls in (
+            ("Exposure", Exposure),
+            ("Window", Window),
             ("Settings", PluginSettings),
             ("PromptContext", PromptContext),
             ("ToolEnvelope", ToolEnvelope),
+            ("ProposalSummary", ProposalSummary),
         )
     }
 
@@ -170,9 +217,12 @@ def problems(value: object, name: str) -> list[str]:
     if not isinstance(value, dict):
         return ["pas un objet JSON"]
     found = []
-    for field, kind in shapes()[name].items():
+    known = shapes()
+    for field, kind in known[name].items():
         item = value.get(field)
-        if kind.endswith("[]"):
+        if kind.endswith("[]") and kind[:-2] in known:
+            ok = isinstance(item, list) and not any(problems(x, kind[:-2]) for x in item)
+        elif kind.endswith("[]"):
             ok = isinstance(item, list) and all(_is(x, kind[:-2]) for x in item)
         elif kind.startswith("Record<"):
             ok = isinstance(item, dict)

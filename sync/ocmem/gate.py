@@ -8,8 +8,11 @@ its standard input and output, one JSON object per line::
     ← {"id": 1, "code": 0, "out": "Note ajoutée …", "err": ""}
 
 Operations: ``plugin-config``, ``prompt-context`` (``session``), ``tool`` (``name``,
-``envelope``), ``pull`` and ``push`` (``wait``, ``timeout`` in seconds: run as child commands so
-a hung server can be killed), ``skill-used`` (``skill``, ``session``) and ``ping``. Each answer
+``envelope``), ``exposure`` (``session``, ``exposures``: what the plugin saw enter a session, kept
+at once so that its window holds even if it never calls a memory tool), ``proposal``
+(``proposal``: an id; what OpenCode's promotion prompt shows), ``pull`` and ``push`` (``wait``,
+``timeout`` in seconds: run as child commands so a hung server can be killed), ``skill-used``
+(``skill``, ``session``) and ``ping``. Each answer
 carries the exit code and the text the same command line would have printed. Requests run
 concurrently (a push never holds up a tool call); the gate exits when its input closes.
 
@@ -50,7 +53,17 @@ from ocmem.fsio import log_event
 from ocmem.outcome import Outcome
 from ocmem.workspace import Workspace, open_workspace
 
-OPS = ("plugin-config", "prompt-context", "tool", "pull", "push", "skill-used", "ping")
+OPS = (
+    "plugin-config",
+    "prompt-context",
+    "tool",
+    "exposure",
+    "proposal",
+    "pull",
+    "push",
+    "skill-used",
+    "ping",
+)
 WORKERS = 4
 
 
@@ -170,6 +183,24 @@ class Gate:
                 origin=PLUGIN,
                 allow_accept=not self.hardened,
             )
+        if op == "exposure":
+            from ocmem.contract import problems
+            from ocmem.pluginapi import record_exposure
+
+            found = request.get("exposures")
+            if not isinstance(found, list) or any(problems(e, "Exposure") for e in found):
+                raise InputError(
+                    "« exposures » doit être une liste de {kind, source}",
+                    fix='"exposures": [{"kind": "untrusted_tool", "source": "webfetch …"}]',
+                )
+            pairs = [(str(e["kind"]), str(e["source"])) for e in found]
+            record_exposure(self.workspace(10), _string(request, "session"), pairs, report=True)
+            return Outcome()
+        if op == "proposal":
+            from ocmem.proposals import Proposals
+
+            summary = Proposals(self.workspace()).summary(_string(request, "proposal"))
+            return Outcome([json.dumps(summary, ensure_ascii=False)])
         if op == "skill-used":
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))

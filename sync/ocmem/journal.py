@@ -9,7 +9,15 @@ Entry format (the user's spec), 10 lines at most::
     - Leçon : …
     - Résultat : réussi | partiel | échec
 
-A value may continue on following lines indented by two spaces; every line counts towards the
+An entry written by an exposed session (``ocmem.exposure``) has one more line, right after its
+header, that says so and where the session had been::
+
+    - Exposition : quarantaine : webfetch http://…
+
+It comes first so that an append cut short can never leave an entry without it (``torn_end``).
+A quarantined entry is searched and shown, marked, but never counts as one of the two episodes a
+proposal needs (``ocmem.proposals``). A value may continue on following lines indented by two
+spaces; every line counts towards the
 limit, and each value and the whole entry have a size cap (``Limits``). The header carries the
 minute the entry was written, never a later one; when entries share a minute, the second is
 ``## AAAA-MM-JJ HH:MM~2 · …``, the third ``~3``… So ``journal AAAA-MM-JJ HH:MM`` (plus its
@@ -50,6 +58,7 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("resultat", "Résultat"),
 )
 RESULTS = {"reussi": "réussi", "partiel": "partiel", "echec": "échec"}
+EXPOSURE_LABEL = "Exposition"
 MAX_TITLE = 80
 # Size caps (also under ``limits:`` in ocmem.yaml): an episode is a few lines, and a search
 # returns whole entries, so one oversized entry would flood every answer that finds it.
@@ -123,6 +132,7 @@ class Entry(NamedTuple):
     lecon: str
     resultat: str
     rank: int = 1
+    exposure: str = ""  # an exposed session's mark (ocmem.exposure), "" for a clean one
 
     @property
     def key(self) -> Ref:
@@ -137,6 +147,8 @@ class Entry(NamedTuple):
             f"#{t}" for t in self.tags
         )
         lines = [header]
+        if self.exposure:
+            lines.append(f"- {EXPOSURE_LABEL} : {inert.inline(self.exposure)}")
         for key, label in FIELDS:
             lines.append(f"- {label} : {inert.lines(getattr(self, key))}")
         return "\n".join(lines) + "\n"
@@ -205,7 +217,12 @@ def entry_from_fields(
 
 
 def _entry(
-    when: datetime, title: str, tags: tuple[str, ...], fields: Mapping[str, str], rank: int = 1
+    when: datetime,
+    title: str,
+    tags: tuple[str, ...],
+    fields: Mapping[str, str],
+    rank: int = 1,
+    exposure: str = "",
 ) -> Entry:
     return Entry(
         when,
@@ -217,6 +234,7 @@ def _entry(
         fields["lecon"],
         fields["resultat"],
         rank,
+        exposure,
     )
 
 
@@ -328,6 +346,21 @@ def _block_at(chunk: str) -> Block | None:
 
 
 _FIELD_LINE = re.compile(r"^- (Demande|Fait|Piège|Leçon|Résultat) : ?(.*)$")
+_EXPOSURE_LINE = re.compile(r"^- Exposition : (.*)$")
+
+
+def exposure_of(block_text: str) -> str:
+    """The exposure mark of an entry's text (its line right after the header), "" if none."""
+    second = block_text.split("\n", 2)[1:2]
+    found = _EXPOSURE_LINE.match(second[0]) if second else None
+    return inert.unescape(found.group(1)) if found else ""
+
+
+def is_quarantined(block_text: str) -> bool:
+    """Whether an entry was written by an exposed session and not asked for by the user."""
+    from ocmem import exposure
+
+    return exposure.quarantined(exposure_of(block_text))
 
 
 def parse_entry(block: Block) -> Entry | None:
@@ -335,7 +368,11 @@ def parse_entry(block: Block) -> Entry | None:
     labels = {label: key for key, label in FIELDS}
     values: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in block.text.rstrip("\n").split("\n")[1:]:
+    lines = block.text.rstrip("\n").split("\n")[1:]
+    mark = _EXPOSURE_LINE.match(lines[0]) if lines else None
+    if mark:
+        lines = lines[1:]
+    for line in lines:
         field = _FIELD_LINE.match(line)
         if field and labels[field.group(1)] not in values:
             current = values[labels[field.group(1)]] = [field.group(2)]
@@ -348,7 +385,8 @@ def parse_entry(block: Block) -> Entry | None:
     fields = {key: inert.unlines("\n".join(v)).strip() for key, v in values.items()}
     if any(inert.tag_problem(t) for t in block.tags) or fields["resultat"] not in RESULTS.values():
         return None
-    return _entry(block.when, block.title, block.tags, fields, block.rank)
+    exposure = inert.unescape(mark.group(1)) if mark else ""
+    return _entry(block.when, block.title, block.tags, fields, block.rank, exposure)
 
 
 def rerender(text: str) -> str | None:
@@ -458,7 +496,8 @@ def _entry_prefix(lines: list[str]) -> bool:
         return False
     labels = [label for _, label in FIELDS]
     seen = 0
-    for line in lines[1:]:
+    rest = lines[2:] if len(lines) > 1 and _EXPOSURE_LINE.match(lines[1]) else lines[1:]
+    for line in rest:
         field = _FIELD_LINE.match(line)
         if field and seen < len(labels) and field.group(1) == labels[seen]:
             seen += 1

@@ -43,7 +43,7 @@ MAX_RECENT = 20
 
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
 WEIGHTS = (4.0, 3.0, 2.0, 2.0, 1.0)
-_COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4}
+_COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4, "exposition": -1}
 _FIELD = re.compile(r"- ([^:\n]{1,20}?) : ")
 _HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? \xc2\xb7 ")
 _PREFIX_MIN = 3
@@ -408,7 +408,12 @@ def _hit(path: Path, start: int, stop: int, at: str) -> Hit:
 # --- recent headers --------------------------------------------------------------------------
 
 
-def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[str]:
+class Recent(NamedTuple):
+    header: str
+    quarantined: bool  # written by an exposed session (journal.is_quarantined)
+
+
+def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[Recent]:
     """The header lines of the last ``n`` entries (20 at most), newest first.
 
     ``texts``: the journal, then its archives newest first; read lazily, so an archive is only
@@ -416,7 +421,7 @@ def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[str]:
     header by header, without parsing the entries.
     """
     n = max(0, min(n, MAX_RECENT))
-    found: list[str] = []
+    found: list[Recent] = []
     for text in texts:
         end = len(text)
         while len(found) < n and end > 0:
@@ -425,7 +430,7 @@ def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[str]:
             stop = text.find("\n", start, end)
             line = text[start : stop if stop >= 0 else end]
             if journal.blocks(line + "\n"):  # a valid header, as the journal reads it
-                found.append(line)
+                found.append(Recent(line, journal.is_quarantined(text[start:end])))
             end = max(cut, 0)
         if len(found) >= n:
             break

@@ -16,6 +16,12 @@ merged with a human's edits one by one::
     Le VPS tourne sous Debian 12.
     ~~~
 
+A proposal made by an exposed session (``ocmem.exposure``), or citing a quarantined journal
+entry, says so right after its status, where the human reads it first (here, in the pushed
+``Agents/Inbox/<home>/pending.md``, on the review page, in OpenCode's promotion prompt)::
+
+    - Exposition : quarantaine : webfetch http://127.0.0.1:8000/doc
+
 Every value written by the agent (title, content, contradiction, what it replaces, the skill
 description) is rendered by ``ocmem.inert``: inert in SilverBullet, and still inert once a human
 copies the proposed content into MEMORY.md or a SKILL.md (a fact is escaped text, a skill draft
@@ -50,6 +56,7 @@ _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 
 _LABELS = {
     "status": "Statut",
+    "exposure": "Exposition",
     "created": "Date",
     "updated": "Mis à jour",
     "sources": "Sources",
@@ -79,6 +86,7 @@ class Proposal:
     check: str | None = None
     skill_name: str | None = None
     description: str | None = None
+    exposure: str | None = None  # an exposed session's mark (ocmem.exposure)
 
     @property
     def state(self) -> str:
@@ -95,6 +103,7 @@ class Proposal:
         lines = [f"## {self.id} · {self.kind} · {inert.inline(self.title)}"]
         values: dict[str, str | None] = {
             "status": self.status,
+            "exposure": self.exposure,
             "created": self.created.isoformat(),
             "updated": self.updated.isoformat() if self.updated else None,
             "sources": " ; ".join(self.sources),
@@ -332,6 +341,7 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
             check=fields.get("check"),
             skill_name=fields.get("skill_name"),
             description=fields.get("description"),
+            exposure=fields.get("exposure"),
             content=content,
         )
     except KeyError as exc:

@@ -1,8 +1,10 @@
 """What the OpenCode plugin asks of ocmem: its settings, the memory blocks for the prompt, and
-the memory tools, run with the session's provenance so the rules hold whatever the model does.
+the memory tools, run with where the session has been so the rules hold whatever the model does.
 
-The plugin stays thin (counting, event wiring, guards); every decision is taken here:
-provenance, « retiens ça » verification, one journal entry (one retrospective) per session.
+The plugin stays thin (counting, event wiring, guards, classifying each tool call's exposure
+with the rules ocmem sends it); every decision is taken here: the session's taint and the
+quarantine of its writes (``ocmem.exposure``), « retiens ça » verification, one journal entry
+(one retrospective) per session.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ocmem import inert, sessions, shortterm
+from ocmem import exposure, inert, journal, sessions, shortterm
 from ocmem.config import Paths, Settings
 from ocmem.config import section as config_section
 from ocmem.context import context_report
-from ocmem.contract import PluginSettings, PromptContext, cold_start_settings, problems
+from ocmem.contract import PluginSettings, PromptContext, Window, cold_start_settings, problems
 from ocmem.errors import InputError, Refused
-from ocmem.fsio import log_event, read_text, storage_error
+from ocmem.fsio import log_event, read_text
 from ocmem.memory import Memory
 from ocmem.outcome import Outcome
 from ocmem.provenance import Provenance
@@ -42,10 +44,22 @@ def plugin_config(settings: Settings, env: Mapping[str, str] | None = None) -> P
         str(t) for t in section.get("untrusted_tools", ["webfetch", "websearch"])
     ]
     config["secret_files"] = [str(token_file_path(settings, sync_section(settings), env))]
+    config["untrusted_dirs"] += [str(d) for d in section.get("untrusted_dirs", [])]
+    config["trust_project"] = section.get("trust_project", True) is not False
+    config["exposure_windows"] = exposure_windows(settings.paths)
     config["hardened"] = hardened(settings.paths)
     if not config["hardened"]:
         config["redact"] = redactions(secret_values(settings, env))
     return absolute(config, settings.paths.home)
+
+
+def exposure_windows(paths: Paths) -> list[Window]:
+    """The exposed sessions' windows, in milliseconds (a project file whose change time falls
+    inside one may hold what that session fetched)."""
+    return [
+        {"session": session, "start": start * 1000, "end": end * 1000}
+        for session, start, end in sessions.windows(paths)
+    ]
 
 
 def hardened(paths: Paths) -> bool:
@@ -99,12 +113,17 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
             "Faits confirmés par l'utilisateur : tiens-les pour vrais, sauf démenti de sa part.\n\n"
             + memory
         )
+    quarantined = []
     try:
         kept, _ = shortterm.split_expired(shortterm.parse(read_text(paths.short_term)), ws.today())
     except shortterm.ShortTermFormatError as exc:
         kept, warnings = [], [exc.message]
     else:
         warnings = []
+    if any(note.quarantined for note in kept):
+        quarantined.append(str(paths.short_term))
+    # Quarantined notes stay out of every prompt: only the human lifts them (note --trust).
+    kept = [note for note in kept if not note.quarantined]
     if kept:
         body = shortterm.shown(kept)
         fence = inert.fence_for(body, "`")
@@ -115,7 +134,32 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
         )
     warnings += context_report(ws.settings).warnings()
     written = bool(session and sessions.load(paths, session)["journal"])
-    return {"system": system, "warnings": warnings, "journal_written": written}
+    files = [*ws.journal_files(), paths.pending]
+    quarantined += [str(p) for p in files if _holds_quarantine(p)]
+    return {
+        "system": system,
+        "warnings": warnings,
+        "journal_written": written,
+        "quarantined": quarantined,
+    }
+
+
+_MARK = ("\n- " + journal.EXPOSURE_LABEL + " : " + exposure.QUARANTINE).encode()
+
+
+def _holds_quarantine(path: Path) -> bool:
+    """Whether a journal file or pending.md holds a quarantined entry or proposal (one byte
+    search, no parsing: both write the mark on a line of its own)."""
+    try:
+        with path.open("rb") as handle:
+            import mmap
+
+            if os.fstat(handle.fileno()).st_size == 0:
+                return False
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(_MARK) >= 0
+    except FileNotFoundError:
+        return False
 
 
 def _integer(args: Mapping[str, Any], key: str) -> int | None:
@@ -149,7 +193,8 @@ def run_tool(
     origin: str = CLI,
     allow_accept: bool = True,
 ) -> Outcome:
-    """Run one memory tool for the plugin, enforcing provenance for that session.
+    """Run one memory tool for the plugin, for a session whose exposure decides how its writes
+    are kept (``ocmem.exposure``).
 
     ``origin`` says whether the call came through the plugin's gate; any other call is recorded
     as the session's exposure (``ocmem.sessions``). ``allow_accept`` is False in the hardened
@@ -158,20 +203,20 @@ def run_tool(
     if wrong:
         raise InputError(
             "enveloppe invalide : " + " ; ".join(wrong),
-            fix='{"session": "…", "user_messages": [], "untrusted_outputs": [], "args": {}}',
+            fix='{"session": "…", "user_messages": [], "exposures": [], "args": {}}',
         )
     args: Mapping[str, Any] = envelope["args"]
     session = str(envelope.get("session", ""))
-    provenance = Provenance(
-        user_messages=[str(m) for m in envelope.get("user_messages", [])],
-        untrusted_outputs=[str(o) for o in envelope.get("untrusted_outputs", [])],
-    )
-    record = _exposed(ws, session, origin, len(provenance.untrusted_outputs))
+    provenance = Provenance(user_messages=[str(m) for m in envelope.get("user_messages", [])])
+    found = [(str(e["kind"]), str(e["source"])) for e in envelope["exposures"]]
+    if origin != PLUGIN:
+        found.append((sessions.DIRECT_CALL, ""))
+    record = record_exposure(ws, session, found)
+    taint = _taint(ws, record, provenance)
     log_event(ws.paths, "tool", tool=name, session=session, origin=origin)
-    memory = Memory(ws)
+    memory = Memory(ws, agent=True)
     if name == "memory_note":
-        provenance.check("note", _text(args, "text"))
-        return memory.add_note(_text(args, "text"), _integer(args, "days"))
+        return memory.add_note(_text(args, "text"), _integer(args, "days"), taint)
     if name == "memory_forget":
         return memory.remove_note(_integer(args, "number") or 0)
     if name == "memory_search":
@@ -183,11 +228,15 @@ def run_tool(
         tags = args.get("tags") or []
         if not isinstance(tags, list):
             raise InputError("« tags » doit être une liste", fix='"tags": ["docker"]')
+
+        def exposed_to(refs: list[str]) -> None:
+            # The session has now read quarantined text: it is exposed from here on.
+            record_exposure(ws, session, [(exposure.QUARANTINED_MEMORY, r) for r in refs])
+
         return memory.search_journal(
-            _text(args, "query"), [str(t) for t in tags], _integer(args, "last")
+            _text(args, "query"), [str(t) for t in tags], _integer(args, "last"), exposed_to
         )
     if name == "memory_journal":
-        provenance.check("leçon", _text(args, "lecon") or _text(args, "leçon"))
         if record["journal"]:
             raise Refused(
                 f"une seule rétrospective par session : {record['journal'][0]} a déjà été consignée",
@@ -196,16 +245,18 @@ def run_tool(
 
         def remember(run: Transaction, ref: str) -> None:
             # in the entry's transaction: a failure here undoes the entry too, so a session
-            # never holds an entry it has not recorded (which would let it write a second one)
-            record["journal"].append(ref)
+            # never holds an entry it has not recorded (which would let it write a second one);
+            # read again under the lock, so that no exposure reported meanwhile is lost
+            current = sessions.load(ws.paths, session)
+            current["journal"].append(ref)
             run.write(
                 sessions.session_file(ws.paths, session),
-                sessions.render(record),
+                sessions.render(current),
                 mode=0o600,
                 backup=False,
             )
 
-        result = memory.add_journal(args, also=remember)
+        result = memory.add_journal(args, also=remember, taint=taint)
         sessions.forget_old(ws.paths)
         return result
     from ocmem.proposals import Proposals
@@ -216,10 +267,7 @@ def run_tool(
                 "l'utilisateur n'a pas demandé de retenir quoi que ce soit dans cette session",
                 fix='retire "retiens_ca" : sans demande explicite, il faut 2 épisodes du journal',
             )
-        for key in ("titre", "contenu", "description"):
-            if args.get(key):
-                provenance.check(key, str(args[key]))
-        return Proposals(ws).propose(args)
+        return Proposals(ws).propose(args, taint)
     if name == "memory_accept":
         if not allow_accept:
             raise Refused(
@@ -236,17 +284,36 @@ def run_tool(
     )
 
 
-def _exposed(ws: Workspace, session: str, origin: str, untrusted: int) -> dict[str, Any]:
-    """The session's record, with this call's exposure added (and saved when it grew)."""
+def _taint(ws: Workspace, record: dict[str, Any], provenance: Provenance) -> exposure.Taint | None:
+    """How this session's writes are kept: None when it is clean; else its exposure, lifted for
+    this turn's writes when the user asked for them in it (« retiens ça »)."""
+    where = sessions.summary(record)
+    if where is None:
+        return None
+    source = exposure.clean_source(where, ws.known_secrets)
+    return exposure.Taint(source, user_asked=provenance.user_asks_now())
+
+
+def record_exposure(
+    ws: Workspace, session: str, found: list[tuple[str, str]], *, report: bool = False
+) -> dict[str, Any]:
+    """The session's record with ``found`` added (union: nothing is ever removed), saved under
+    the run lock when it grew. ``report``: the plugin's report on an exposed session (the
+    ``exposure`` request): its window then reaches this moment."""
     record = sessions.load(ws.paths, session)
-    grew = False
-    if untrusted:
-        grew |= sessions.with_exposure(record, sessions.UNTRUSTED_OUTPUT, untrusted)
-    if origin != PLUGIN:
-        grew |= sessions.with_exposure(record, sessions.DIRECT_CALL)
-    if grew:
-        try:
-            sessions.save(ws.paths, session, record)
-        except OSError as exc:  # before the tool did anything: say so
-            raise storage_error(exc, ws.paths, changed=False) from exc
+    if not sessions.with_exposures(record, found) and not (report and sessions.items(record)):
+        return record
+    with ws.transaction("session") as run:
+        record = sessions.load(ws.paths, session)  # again, under the lock
+        grew = sessions.with_exposures(record, found)
+        if report and sessions.items(record):
+            sessions.touch(record)
+            grew = True
+        if grew:
+            run.write(
+                sessions.session_file(ws.paths, session),
+                sessions.render(record),
+                mode=0o600,
+                backup=False,
+            )
     return record

@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ocmem import inert, journal, memoryfile, pending, recurrence, skills
+from ocmem import exposure, inert, journal, memoryfile, pending, recurrence, skills
 from ocmem.config import Limits
 from ocmem.errors import InputError, Refused
 from ocmem.fill import Fill
@@ -64,17 +64,36 @@ def _import_place(source: str) -> str:
 
 
 class Proposals:
-    """The pending.md operations of one workspace."""
+    """The pending.md operations of one workspace. ``agent``: a reader the agent runs in its
+    shell; a quarantined proposal's text is masked in what it reads (ocmem.exposure)."""
 
-    def __init__(self, workspace: Workspace):
+    def __init__(self, workspace: Workspace, *, agent: bool = False):
         self.ws = workspace
         self.paths = workspace.paths
         self.limits = workspace.limits
+        self.agent = agent
+
+    def _readable(self, proposal: pending.Proposal) -> pending.Proposal:
+        if not (self.agent and exposure.quarantined(proposal.exposure)):
+            return proposal
+        hidden = "(masqué : proposition en quarantaine ; l'humain la lit avec `ocmem pending show`)"
+        return replace(
+            proposal,
+            title="(titre masqué : proposition en quarantaine)",
+            content=hidden,
+            contradiction=hidden
+            if proposal.contradiction != NO_CONTRADICTION
+            else NO_CONTRADICTION,
+            replaces=hidden if proposal.replaces != NOTHING_REPLACED else NOTHING_REPLACED,
+            description=hidden if proposal.description else None,
+            check=None,
+        )
 
     def pending_duplicates(self, threshold: float = 0.35) -> Outcome:
         """Pairs of waiting proposals that look like the same lesson (most similar first)."""
         doc = self.ws.pending_document()
         waiting = [p for p in doc.proposals if p.state == pending.STATE_PENDING]
+        shown = {p.id: self._readable(p) for p in waiting}
         pairs = []
         for i, a in enumerate(waiting):
             for b in waiting[i + 1 :]:
@@ -84,7 +103,7 @@ class Proposals:
                 if score >= threshold:
                     pairs.append((score, a, b))
         lines = [
-            f"{a.id} ~ {b.id} ({score:.2f}) : « {a.title} » / « {b.title} »"
+            f"{a.id} ~ {b.id} ({score:.2f}) : « {shown[a.id].title} » / « {shown[b.id].title} »"
             for score, a, b in sorted(pairs, key=lambda t: -t[0])
         ]
         lines.append(
@@ -125,6 +144,7 @@ class Proposals:
                 updated=today,
                 origin=_origin(retiens, sources),
                 contradiction=contradiction,
+                exposure=keep.exposure or other.exposure,  # an exposure is never merged away
             )
             folded = other.with_status(
                 f"{pending.STATE_MERGED} dans {keep.id} ({today.isoformat()})"
@@ -155,7 +175,9 @@ class Proposals:
         ]
         return list(closest(text, [*facts, *known], limit=3, minimum=NEIGHBOUR_MINIMUM))
 
-    def propose(self, data: Mapping[str, Any]) -> Outcome:
+    def propose(self, data: Mapping[str, Any], taint: exposure.Taint | None = None) -> Outcome:
+        """``taint``: the proposing session is exposed (ocmem.exposure); the proposal then says
+        so in its « Exposition » field, as does one that cites a quarantined journal entry."""
         draft = _Draft.from_mapping(data, self.limits)
         for name, value in draft.texts():
             self.ws.check(name, value)
@@ -189,12 +211,27 @@ class Proposals:
                 fix="cite les entrées où la leçon apparaît (`ocmem journal search` avec ses mots-clés)",
             )
         note = self._recurring_note(draft) if draft.from_note else None
+        held = sorted(
+            (ref for ref, block in found.items() if journal.is_quarantined(block.text)),
+        )
+        counted = len(found) - len(held)
+        if not draft.retiens_ca and note is None and counted < 2 and held:
+            raise Refused(
+                f"{len(held)} des entrées citées ({', '.join(journal.ref_of(r) for r in held)}) "
+                "sont en quarantaine (écrites par une session exposée à un contenu externe) et ne "
+                f"comptent pas : il reste {counted} épisode(s) sur les 2 exigés",
+                fix="cite deux entrées hors quarantaine, ou attends que l'utilisateur dise « retiens ça »",
+            )
         if not draft.retiens_ca and note is None and len(found) < 2:
             raise Refused(
                 "une leçon vue une seule fois reste dans le journal : il faut 2 épisodes distincts "
                 f"(cités : {len(found)}) ou une demande explicite de l'utilisateur (« retiens ça »)",
                 fix="n'écris pas de proposition ; si la leçon revient, cite les deux entrées",
             )
+        mark = taint.mark() if taint is not None else None
+        if mark is None and held:
+            cited = ", ".join(journal.ref_of(r) for r in held)
+            mark = exposure.mark(exposure.QUARANTINE, f"cite {cited} (en quarantaine)")
         if not found and note is None:
             raise Refused(
                 "même sur « retiens ça », une proposition cite l'entrée de journal qui la justifie",
@@ -229,6 +266,8 @@ class Proposals:
                 twin, lookalike = None, twin
             if twin is not None and twin.state == pending.STATE_PENDING:
                 chosen = _complete(twin, draft, today, note)
+                if mark is not None and not twin.exposure:
+                    chosen = replace(chosen, exposure=mark)
                 if replace(chosen, updated=twin.updated) == twin:
                     headline = f"Proposition {twin.id} déjà en attente, rien de nouveau à y ajouter"
                 else:
@@ -238,11 +277,17 @@ class Proposals:
                     )
             else:
                 chosen = draft.to_proposal(pending.next_id(doc.ids()), today, neighbours, note)
+                chosen = replace(chosen, exposure=mark)
                 doc = doc.append(chosen)
                 headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
             proposals = doc.proposals
             run.write(self.paths.pending, doc.render())
         lines = [headline]
+        if chosen.exposure:
+            lines.append(
+                f"⚠ Exposition : {chosen.exposure} — l'humain le verra avant de décider "
+                "(pending.md, SilverBullet, demande de promotion)"
+            )
         if lookalike is not None:
             lines.append(
                 f"⚠ ressemble à {lookalike.id} « {lookalike.title} » (skill {lookalike.skill_name}) : "
@@ -355,17 +400,34 @@ class Proposals:
     def list_pending(self, show_all: bool = False) -> Outcome:
         doc = self.ws.pending_document()
         proposals = doc.proposals
-        shown = [p for p in proposals if show_all or p.state == pending.STATE_PENDING]
+        shown = [
+            self._readable(p) for p in proposals if show_all or p.state == pending.STATE_PENDING
+        ]
         lines = [
             f"{p.id} · {p.kind} · {p.title} — {p.status}"
             + (" ⚠ contradiction" if p.contradiction != NO_CONTRADICTION else "")
+            + (f" ⚠ exposition : {p.exposure}" if p.exposure else "")
             for p in shown
         ]
         lines.append(self._pending_count_line(proposals))
         return _with_damage(Outcome(lines), doc)
 
     def show_pending(self, pid: str) -> Outcome:
-        return Outcome([self._get(self.ws.pending_document(), pid).render()])
+        proposal = self._readable(self._get(self.ws.pending_document(), pid))
+        lines = [proposal.render()]
+        if proposal.exposure:
+            lines.insert(0, f"⚠ Exposition : {proposal.exposure} — {EXPOSURE_HINT}")
+        return Outcome(lines)
+
+    def summary(self, pid: str) -> dict[str, str]:
+        """What OpenCode's promotion prompt shows (``contract.ProposalSummary``)."""
+        proposal = self._get(self.ws.pending_document(), pid)
+        return {
+            "id": proposal.id,
+            "kind": proposal.kind,
+            "title": proposal.title,
+            "exposure": proposal.exposure or "",
+        }
 
     def _get(self, doc: pending.Document, pid: str) -> pending.Proposal:
         found = pending.find(doc.proposals, pid)
@@ -550,7 +612,10 @@ class _Draft:
     def from_mapping(cls, data: Mapping[str, Any], limits: Limits) -> _Draft:
         if not isinstance(data, Mapping):
             raise InputError("la proposition doit être un objet JSON", fix=_PROPOSE_HINT)
-        values = {fold(str(k)).strip().replace(" ", "_"): v for k, v in data.items()}
+        # null is how the plugin's tool schema says "not given" (its optional arguments)
+        values = {
+            fold(str(k)).strip().replace(" ", "_"): v for k, v in data.items() if v is not None
+        }
         allowed = {
             "type",
             "titre",
@@ -718,6 +783,10 @@ _PROPOSE_HINT = (
 )
 
 
+EXPOSURE_HINT = (
+    "la session qui l'a écrite avait lu un contenu externe : vérifie le contenu toi-même "
+    "avant de promouvoir"
+)
 LESSON_TERMS_SHARED = 2
 
 

@@ -4,16 +4,16 @@ exposed to.
 ``<state>/sessions/<id>.json``::
 
     {"journal": ["journal 2026-11-29 10:00"],
-     "exposure": [{"kind": "untrusted_output", "first": "2026-11-29T10:02:11Z", "count": 2},
-                  {"kind": "direct_call", "first": "…", "count": 1}]}
+     "exposure": [{"kind": "untrusted_tool", "source": "webfetch http://…",
+                   "first": "2026-11-29T10:02:11+00:00", "count": 1},
+                  {"kind": "direct_call", "source": "", "first": "…", "count": 1}],
+     "last": "2026-11-29T10:40:00+00:00"}
 
-Exposure only accumulates: a later envelope that carries no untrusted output, or a call that
-says nothing, never removes a kind already recorded. Kinds:
-
-- ``untrusted_output``: the plugin's envelope carried outputs of untrusted tools (web, MCP);
-- ``direct_call``: a memory tool ran for this session without coming through the plugin's gate
-  (``ocmem tool`` started by some process, e.g. the model's shell), so its envelope is only what
-  that process claimed.
+Exposure only accumulates: a later envelope that carries no exposure, or a call that says
+nothing, never removes an item already recorded. An item is a kind (``ocmem.exposure``) and its
+source (the tool and URL, the command, the path); ``last`` is when the plugin last reported on
+an exposed session: from its first exposure to ``last``, the session's *window*, a file changed
+in the project may come from outside (``ocmem.exposure.TAINTED_FILE``).
 """
 
 from __future__ import annotations
@@ -21,17 +21,22 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ocmem.config import Paths
 from ocmem.errors import InputError, OcmemError
+from ocmem.exposure import DIRECT_CALL as DIRECT_CALL
+from ocmem.exposure import UNTRUSTED_OUTPUT as UNTRUSTED_OUTPUT
+from ocmem.exposure import describe
 from ocmem.fsio import atomic_write
 
 RETENTION_DAYS = 30
-UNTRUSTED_OUTPUT = "untrusted_output"
-DIRECT_CALL = "direct_call"
+# Distinct items kept per session: enough to show where it has been, bounded in size.
+MAX_ITEMS = 50
+SOURCE_CHARS = 300
 
 
 def session_file(paths: Paths, session: str) -> Path:
@@ -79,24 +84,97 @@ def forget_old(paths: Paths) -> None:
                 old.unlink()
 
 
-def with_exposure(record: dict[str, Any], kind: str, count: int = 1) -> bool:
-    """Add ``kind`` to the record's exposure (or raise its count); True if the record changed.
-    Nothing is ever removed."""
-    for item in record["exposure"]:
-        if isinstance(item, dict) and item.get("kind") == kind:
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def with_exposure(record: dict[str, Any], kind: str, count: int = 1, source: str = "") -> bool:
+    """Add the item ``(kind, source)`` to the record's exposure (or raise its count); True if the
+    record changed. Nothing is ever removed; past MAX_ITEMS distinct items, new ones only raise
+    the ``more`` counter (the session is exposed already)."""
+    source = source[:SOURCE_CHARS]
+    items = record["exposure"]
+    for item in items:
+        if isinstance(item, dict) and item.get("kind") == kind and item.get("source", "") == source:
             if count > int(item.get("count", 0)):
                 item["count"] = count
                 return True
             return False
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    record["exposure"].append({"kind": kind, "first": now, "count": count})
+    if len(items) >= MAX_ITEMS:
+        record["more"] = int(record.get("more", 0)) + 1
+        return True
+    items.append({"kind": kind, "source": source, "first": _now(), "count": count})
     return True
 
 
-def exposure(paths: Paths, session: str) -> list[str]:
-    """The kinds of untrusted exposure recorded for ``session`` (empty when none)."""
+def with_exposures(record: dict[str, Any], found: Iterable[tuple[str, str]]) -> bool:
+    grew = False
+    for kind, source in found:
+        grew |= with_exposure(record, kind, source=source)
+    return grew
+
+
+def items(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The record's exposure as ``(kind, source)``, oldest first."""
     return [
-        str(item.get("kind"))
-        for item in load(paths, session)["exposure"]
+        (str(item["kind"]), str(item.get("source", "")))
+        for item in record.get("exposure", [])
         if isinstance(item, dict) and item.get("kind")
     ]
+
+
+def summary(record: dict[str, Any]) -> str | None:
+    """Where the session has been, in one line (its first exposure, and how many others), or
+    None when it is clean. Not yet cleaned for a file: see ``ocmem.exposure.clean_source``."""
+    found = items(record)
+    if not found:
+        return None
+    first = describe(*found[0])
+    others = len(found) - 1 + int(record.get("more", 0))
+    return f"{first} (+{others} autre{'s' if others > 1 else ''})" if others else first
+
+
+def exposure(paths: Paths, session: str) -> list[str]:
+    """The kinds of untrusted exposure recorded for ``session`` (empty when none), each once."""
+    kinds: list[str] = []
+    for kind, _ in items(load(paths, session)):
+        if kind not in kinds:
+            kinds.append(kind)
+    return kinds
+
+
+def _epoch(stamp: object) -> float | None:
+    try:
+        return datetime.fromisoformat(str(stamp)).timestamp()
+    except ValueError:
+        return None
+
+
+def windows(paths: Paths) -> list[tuple[str, float, float]]:
+    """``(session, start, end)`` in seconds since the epoch for every recorded exposed session:
+    from its first exposure to the plugin's last report on it (its record's change time when
+    that is later: a record saved by a memory call)."""
+    found = []
+    for path in sorted(paths.sessions_dir.glob("*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            changed = path.stat().st_mtime
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue  # an unreadable record is reported by the session's own calls
+        if not isinstance(record, dict) or not isinstance(record.get("exposure"), list):
+            continue
+        starts = [
+            t
+            for item in record["exposure"]
+            if isinstance(item, dict) and (t := _epoch(item.get("first"))) is not None
+        ]
+        if not starts:
+            continue
+        end = max(_epoch(record.get("last")) or 0.0, changed, *starts)
+        found.append((path.stem, min(starts), end))
+    return found
+
+
+def touch(record: dict[str, Any]) -> None:
+    """The plugin reported on this session now: its window reaches this moment."""
+    record["last"] = _now()

@@ -1,7 +1,15 @@
 """memory/SHORT_TERM.md: the agent's own short notes, one dated line each, that expire.
 
 Line format: ``[AAAA-MM-JJ → expire AAAA-MM-JJ] texte``. A note is expired on its expiry date.
-The file holds nothing but such lines, so its size is exactly what the cap measures.
+A note written by an exposed session (``ocmem.exposure``) carries its mark inside the brackets::
+
+    [2026-11-29 → expire 2026-12-06 · quarantaine : webfetch http://…] texte
+    [2026-11-29 → expire 2026-12-06 · exposée, demandée par l'utilisateur : curl …] texte
+    [2026-11-29 → expire 2026-12-06 · exposée, levée par l'humain : webfetch http://…] texte
+
+A quarantined note is kept, counted in the cap and listed, but never put in a session's prompt
+(``ocmem.pluginapi.prompt_context``) until the human lifts it (``ocmem note --trust N``). The file
+holds nothing but such lines, so its size is exactly what the cap measures.
 """
 
 from __future__ import annotations
@@ -10,26 +18,38 @@ import re
 from datetime import date, timedelta
 from typing import NamedTuple
 
-from ocmem import inert
+from ocmem import exposure, inert
 from ocmem.errors import InputError, OcmemError
 
-_LINE = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) (?:→|->) expire (\d{4}-\d{2}-\d{2})\] (\S.*)$")
+_LINE = re.compile(
+    r"^\[(\d{4}-\d{2}-\d{2}) (?:→|->) expire (\d{4}-\d{2}-\d{2})"
+    r"(?: · ((?:" + "|".join(re.escape(s) for s in exposure.STATES) + r") : [^\]]*))?\] (\S.*)$"
+)
 
 
 class Note(NamedTuple):
     created: date
     expires: date
     text: str
+    mark: str = ""  # an exposed session's write: "quarantaine : source" (ocmem.exposure)
+
+    def _dates(self) -> str:
+        mark = f" · {self.mark}" if self.mark else ""
+        return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}{mark}]"
 
     def render(self) -> str:
-        return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}] {self.text}"
+        return f"{self._dates()} {self.text}"
 
     def shown(self) -> str:
         """The line as a person reads it (the text is stored escaped, see ocmem.inert)."""
-        return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}] {inert.unescape(self.text)}"
+        return f"{inert.unescape(self._dates())} {inert.unescape(self.text)}"
 
     def expired(self, today: date) -> bool:
         return self.expires <= today
+
+    @property
+    def quarantined(self) -> bool:
+        return exposure.quarantined(self.mark)
 
 
 class ShortTermFormatError(OcmemError):
@@ -60,7 +80,7 @@ def parse(text: str) -> list[Note]:
             )
         except ValueError as exc:
             raise ShortTermFormatError(line_no, line) from exc
-        notes.append(Note(created, expires, match.group(3)))
+        notes.append(Note(created, expires, match.group(4), match.group(3) or ""))
     return notes
 
 
@@ -76,6 +96,12 @@ def split_expired(notes: list[Note], today: date) -> tuple[list[Note], list[Note
     kept = [n for n in notes if not n.expired(today)]
     dropped = [n for n in notes if n.expired(today)]
     return kept, dropped
+
+
+def marked(state: str, source: str) -> str:
+    """The mark a note keeps: its source escaped like the text and holding no ``]``
+    (``exposure.clean_source`` turned brackets into parentheses)."""
+    return exposure.mark(state, inert.inline(source.replace("]", ")")))
 
 
 def make_note(text: str, today: date, days: int, max_days: int) -> Note:

@@ -76,7 +76,7 @@ def _envelope(tool: str, args: dict[str, Any]) -> str:
         {
             "session": "ses_forged",
             "user_messages": ["retiens ça"],
-            "untrusted_outputs": [],
+            "exposures": [],
             "args": args,
         }
     )

@@ -52,7 +52,8 @@ local function choose(verb)
   local options, byName = {}, {}
   for _, p in ipairs(review.entries) do
     local name = p.gid .. " · " .. p.kind .. " · " .. p.title
-    options[#options + 1] = { name = name, description = p.problem or p.field["Origine"] or "" }
+    local about = p.problem or ocmem.exposureWarning(p) or p.field["Origine"] or ""
+    options[#options + 1] = { name = name, description = about }
     byName[name] = p.gid
   end
   if #options == 0 then
@@ -71,25 +72,30 @@ function sb.reviewWidget()
   for _, p in ipairs(review.entries) do
     local fields = {}
     for _, field in ipairs(p.fields) do
-      if field.label ~= "Statut" then
+      if field.label ~= "Statut" and field.label ~= "Exposition" then
         fields[#fields + 1] = dom.li { __rawText = field.label .. " : " .. field.value }
       end
     end
     local gid = p.gid
-    children[#children + 1] = dom.div {
+    local box = {
       class = "ocmem-proposal",
       style = "border-top: 1px solid; margin-top: 1em",
       dom.h3 { __rawText = gid .. " · " .. p.kind .. " · " .. p.title },
-      dom.p { __rawText = p.problem and ("⚠ illisible : " .. p.problem) or ("page " .. p.page) },
-      dom.ul(fields),
-      dom.pre { style = "white-space: pre-wrap", __rawText = ocmem.shownContent(p) },
-      widgets.button("Promouvoir", function()
-        sb.promote(gid)
-      end),
-      widgets.button("Refuser", function()
-        sb.refuse(gid)
-      end),
     }
+    local exposed = ocmem.exposureWarning(p)
+    if exposed then -- first, where the human cannot miss it
+      box[#box + 1] = dom.p { class = "ocmem-exposed", style = "font-weight: bold; color: #b00020", __rawText = exposed }
+    end
+    box[#box + 1] = dom.p { __rawText = p.problem and ("⚠ illisible : " .. p.problem) or ("page " .. p.page) }
+    box[#box + 1] = dom.ul(fields)
+    box[#box + 1] = dom.pre { style = "white-space: pre-wrap", __rawText = ocmem.shownContent(p) }
+    box[#box + 1] = widgets.button("Promouvoir", function()
+      sb.promote(gid)
+    end)
+    box[#box + 1] = widgets.button("Refuser", function()
+      sb.refuse(gid)
+    end)
+    children[#children + 1] = dom.div(box)
   end
   return widget.htmlBlock(dom.div(children))
 end

@@ -790,6 +790,7 @@ function M.parsePending(text)
     end
     p.status = p.field["Statut"] or ""
     p.state = stateOf(p.status)
+    p.exposure = p.field["Exposition"]
     if p.kind ~= "fait" and p.kind ~= "skill" then
       p.problem = "type « " .. p.kind .. " » inconnu (fait ou skill)"
     elseif not p.statusLine then
@@ -1414,6 +1415,17 @@ function M.shownContent(p)
     return ""
   end
   return p.kind == "fait" and M.unlines(p.content) or p.content
+end
+
+--- What the review says first about a proposal written by a session that had read outside
+--- content (a web page, an MCP tool, a download: its « Exposition » field, see ocmem.exposure),
+--- or nil. Plain text, for a text node.
+function M.exposureWarning(p)
+  if p.exposure == nil or M.strip(p.exposure) == "" then
+    return nil
+  end
+  return "⚠ Exposée : " .. p.exposure .. " — la session qui l'a écrite avait lu un contenu externe ;"
+    .. " vérifie le contenu toi-même avant de promouvoir"
 end
 
 --- The review: proposals waiting (every field as plain text, for text nodes) and the budgets.
