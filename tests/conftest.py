@@ -20,7 +20,9 @@ from ocmem.memory import Memory
 from ocmem.proposals import Proposals
 from ocmem.workspace import Workspace
 
-settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
@@ -110,7 +112,9 @@ class CliResult:
 
 
 @pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+def run_cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., CliResult]:
     """Run ``ocmem`` in-process through its real entry point (argument parsing, error mapping)."""
     from ocmem.entry import main
 

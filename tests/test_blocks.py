@@ -15,7 +15,9 @@ def block(minute: int, body: str = "x") -> tuple[str, str]:
     return block_id, f"## {block_id} · titre {minute} · #t\n- Fait : {body}\n"
 
 
-human_line = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=20).map(lambda s: "humain " + s.strip())
+human_line = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=20).map(
+    lambda s: "humain " + s.strip()
+)
 minutes = st.lists(st.integers(0, 59), unique=True, max_size=8)
 
 
@@ -43,7 +45,9 @@ def test_human_lines_are_never_lost(ids: list[int], lines: list[str], data: st.D
     first = merge(PREAMBLE, pushed, {}, JOURNAL_BLOCK, PREAMBLE)
     # The human inserts lines after random blocks and deletes some blocks.
     segments = split(first.text, JOURNAL_BLOCK)
-    deleted = set(data.draw(st.lists(st.sampled_from([i for i, _ in pushed]), unique=True)) if pushed else [])
+    deleted = set(
+        data.draw(st.lists(st.sampled_from([i for i, _ in pushed]), unique=True)) if pushed else []
+    )
     edited = ""
     for index, segment in enumerate(segments):
         if segment.id in deleted:
@@ -79,9 +83,13 @@ def test_three_way_cases_for_one_proposal() -> None:
     base = {"P-0001": digest(base_text)}
     local_only = merge(page, [("P-0001", local_text)], base, PENDING_BLOCK, "# P\n")
     assert local_only.updated == ["P-0001"] and "Sources : a ; b" in local_only.text
-    remote_only = merge(f"# P\n\n{human_text}", [("P-0001", base_text)], base, PENDING_BLOCK, "# P\n")
+    remote_only = merge(
+        f"# P\n\n{human_text}", [("P-0001", base_text)], base, PENDING_BLOCK, "# P\n"
+    )
     assert remote_only.text == f"# P\n\n{human_text}" and not remote_only.updated
-    both = merge(f"# P\n\n{human_text}\nfin\n", [("P-0001", local_text)], base, PENDING_BLOCK, "# P\n")
+    both = merge(
+        f"# P\n\n{human_text}\nfin\n", [("P-0001", local_text)], base, PENDING_BLOCK, "# P\n"
+    )
     assert both.conflicts == ["P-0001"]
     assert both.text.startswith(f"# P\n\n{human_text}\nfin\n\n## P-0001~agent-")
     again = merge(both.text, [("P-0001", local_text)], both.base, PENDING_BLOCK, "# P\n")
@@ -91,8 +99,12 @@ def test_three_way_cases_for_one_proposal() -> None:
 def test_replacing_a_block_keeps_the_surrounding_bytes() -> None:
     page = "# P\n\navant\n\n## P-0001 · fait · T\n- Statut : en attente\n\n## P-0002 · fait · U\n- Statut : en attente\n\napres\n"
     base = {"P-0001": digest("## P-0001 · fait · T\n- Statut : en attente\n")}
-    result = merge(page, [("P-0001", "## P-0001 · fait · T\n- Statut : promu\n")], base, PENDING_BLOCK, "# P\n")
-    assert result.text == page.replace("- Statut : en attente\n\n## P-0002", "- Statut : promu\n\n## P-0002")
+    result = merge(
+        page, [("P-0001", "## P-0001 · fait · T\n- Statut : promu\n")], base, PENDING_BLOCK, "# P\n"
+    )
+    assert result.text == page.replace(
+        "- Statut : en attente\n\n## P-0002", "- Statut : promu\n\n## P-0002"
+    )
 
 
 def test_crlf_and_trailing_spaces_are_not_changes() -> None:

@@ -31,7 +31,9 @@ def test_the_plugin_declares_no_second_copy_of_the_settings() -> None:
 
 
 def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: Path) -> None:
-    assert plugin_config(load_settings(home), env={}) == absolute(contract.cold_start_settings(), home)
+    assert plugin_config(load_settings(home), env={}) == absolute(
+        contract.cold_start_settings(), home
+    )
 
 
 def test_absolute_resolves_exactly_the_path_fields(tmp_path: Path) -> None:
@@ -53,10 +55,24 @@ def test_every_answer_has_its_shape(home: Path, run_cli: object) -> None:
     ("envelope", "wrong"),
     [
         ({"session": "s", "user_messages": [], "exposures": [], "args": {}}, []),
-        ({"session": "s", "user_messages": [], "exposures": [{"kind": "untrusted_tool", "source": "webfetch x"}], "args": {}}, []),
+        (
+            {
+                "session": "s",
+                "user_messages": [],
+                "exposures": [{"kind": "untrusted_tool", "source": "webfetch x"}],
+                "args": {},
+            },
+            [],
+        ),
         ({"session": "s", "user_messages": "x", "exposures": [], "args": {}}, ["user_messages"]),
-        ({"session": 1, "user_messages": [], "exposures": [1], "args": []}, ["session", "exposures", "args"]),
-        ({"session": "s", "user_messages": [], "exposures": [{"kind": "x"}], "args": {}}, ["exposures"]),
+        (
+            {"session": 1, "user_messages": [], "exposures": [1], "args": []},
+            ["session", "exposures", "args"],
+        ),
+        (
+            {"session": "s", "user_messages": [], "exposures": [{"kind": "x"}], "args": {}},
+            ["exposures"],
+        ),
         ([], ["objet"]),
     ],
 )

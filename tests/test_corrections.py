@@ -151,12 +151,45 @@ def test_the_table_is_large_enough() -> None:
 
 # A question opening with a question word, made of the words corrections are made of, with no
 # punctuation inside: never a correction (the "?" and the question word each suffice).
-QUESTION_WORDS = ["pourquoi", "comment", "est-ce que", "quand", "why", "how", "what", "do you think", "can you tell if", "si"]
+QUESTION_WORDS = [
+    "pourquoi",
+    "comment",
+    "est-ce que",
+    "quand",
+    "why",
+    "how",
+    "what",
+    "do you think",
+    "can you tell if",
+    "si",
+]
 VOCABULARY = [
-    "c'est faux", "c'est pas ça", "pas comme ça", "tu t'es trompé", "tu as cassé", "je t'ai dit",
-    "mauvais fichier", "wrong file", "that's wrong", "you broke", "i said", "not like that",
-    "le port", "est faux", "non", "no", "erreur", "stop", "arrête", "nginx", "le certificat",
-    "a expiré", "the build", "is wrong", "ce n'est pas ce que j'ai demandé", "actually",
+    "c'est faux",
+    "c'est pas ça",
+    "pas comme ça",
+    "tu t'es trompé",
+    "tu as cassé",
+    "je t'ai dit",
+    "mauvais fichier",
+    "wrong file",
+    "that's wrong",
+    "you broke",
+    "i said",
+    "not like that",
+    "le port",
+    "est faux",
+    "non",
+    "no",
+    "erreur",
+    "stop",
+    "arrête",
+    "nginx",
+    "le certificat",
+    "a expiré",
+    "the build",
+    "is wrong",
+    "ce n'est pas ce que j'ai demandé",
+    "actually",
 ]
 
 
@@ -182,15 +215,42 @@ def test_the_plugin_gets_the_rule(home: Path) -> None:
 def _random_messages(count: int) -> list[str]:
     """Messages mixing the table's pieces with characters where Python and JavaScript differ."""
     rng = random.Random(14)
-    pieces = [*CORRECTIONS, *NOT_CORRECTIONS, *VOCABULARY, "œ", "ß", "’", "\u2028", "\t", "\n", "?", ",", ".", "!", "é", "-", "«", "»"]
-    return [fold(" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))) for _ in range(count)]
+    pieces = [
+        *CORRECTIONS,
+        *NOT_CORRECTIONS,
+        *VOCABULARY,
+        "œ",
+        "ß",
+        "’",
+        "\u2028",
+        "\t",
+        "\n",
+        "?",
+        ",",
+        ".",
+        "!",
+        "é",
+        "-",
+        "«",
+        "»",
+    ]
+    return [
+        fold(" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))) for _ in range(count)
+    ]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
 def test_javascript_reads_the_source_as_python_does() -> None:
     messages = [fold(m) for m in CORRECTIONS + NOT_CORRECTIONS] + _random_messages(3000)
     script = "const [src, msgs] = JSON.parse(require('fs').readFileSync(0, 'utf8')); const re = new RegExp(src); process.stdout.write(JSON.stringify(msgs.map((m) => re.test(m))))"
-    done = subprocess.run(["node", "-e", script], input=json.dumps([CORRECTION_SOURCE, messages]), capture_output=True, text=True, check=True, timeout=60)
+    done = subprocess.run(
+        ["node", "-e", script],
+        input=json.dumps([CORRECTION_SOURCE, messages]),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     verdicts = json.loads(done.stdout)
     assert len(verdicts) == len(messages)
     differ = [m for m, js in zip(messages, verdicts, strict=True) if js != is_correction(m)]

@@ -22,7 +22,11 @@ def fill_journal(memory: Memory, clock: Clock, months: list[tuple[int, int]]) ->
     refs = []
     for year, month in months:
         clock.value = datetime(year, month, 15, 9, 0)
-        refs.append(memory.add_journal(journal_fields(titre=f"Tâche {year}-{month:02d}")).lines[0].removeprefix("Entrée ajoutée : "))
+        refs.append(
+            memory.add_journal(journal_fields(titre=f"Tâche {year}-{month:02d}"))
+            .lines[0]
+            .removeprefix("Entrée ajoutée : ")
+        )
     return refs
 
 
@@ -31,7 +35,9 @@ def protected(home: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in files if p.is_file()}
 
 
-def test_archive_moves_old_entries_into_monthly_files_and_loses_nothing(memory: Memory, clock: Clock, home: Path) -> None:
+def test_archive_moves_old_entries_into_monthly_files_and_loses_nothing(
+    memory: Memory, clock: Clock, home: Path
+) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 7), (2026, 8), (2026, 11)])
     before = {b.when: b.text for b in journal.blocks((home / "memory/journal.md").read_text())}
     result = memory.archive_journal(date(2026, 9, 1)).render()
@@ -45,15 +51,31 @@ def test_archive_moves_old_entries_into_monthly_files_and_loses_nothing(memory: 
     assert (home / "memory/journal.md").read_text().startswith("# Journal\n")
 
 
-def test_archived_entries_stay_searchable_and_citable(memory: Memory, clock: Clock, home: Path, proposals: Proposals) -> None:
+def test_archived_entries_stay_searchable_and_citable(
+    memory: Memory, clock: Clock, home: Path, proposals: Proposals
+) -> None:
     refs = fill_journal(memory, clock, [(2026, 6), (2026, 11)])
     memory.archive_journal(date(2026, 9, 1))
     assert "Tâche 2026-06" in memory.search_journal("tache").render()
     clock.value = datetime(2026, 11, 20)
-    assert "P-0001" in proposals.propose({"type": "fait", "titre": "X", "contenu": "Un fait.", "sources": refs, "contradiction": "aucune", "remplace": "rien"}).render()
+    assert (
+        "P-0001"
+        in proposals.propose(
+            {
+                "type": "fait",
+                "titre": "X",
+                "contenu": "Un fait.",
+                "sources": refs,
+                "contradiction": "aucune",
+                "remplace": "rien",
+            }
+        ).render()
+    )
 
 
-def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory, clock: Clock, home: Path) -> None:
+def test_archive_is_idempotent_and_merges_into_existing_archives(
+    memory: Memory, clock: Clock, home: Path
+) -> None:
     fill_journal(memory, clock, [(2026, 7)])
     memory.archive_journal(date(2026, 9, 1))
     assert "Rien à archiver" in memory.archive_journal(date(2026, 9, 1)).render()
@@ -65,7 +87,9 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(memory: Memory,
     assert [b.when for b in july] == sorted(b.when for b in july) and len(july) == 3
 
 
-def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_during_archive_never_loses_an_entry(
+    memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
     from ocmem import fsio, workspace
 
@@ -77,7 +101,10 @@ def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Cloc
         real(path, data, **kw)
 
     monkeypatch.setattr(workspace, "atomic_write", crash_on_journal)
-    with pytest.raises(StorageError, match=r"disque plein : impossible d'écrire memory/journal\.md : rien n'a été modifié"):
+    with pytest.raises(
+        StorageError,
+        match=r"disque plein : impossible d'écrire memory/journal\.md : rien n'a été modifié",
+    ):
         memory.archive_journal(date(2026, 9, 1))
     monkeypatch.setattr(workspace, "atomic_write", real)
     assert "Tâche 2026-07" in (home / "memory/journal.md").read_text()  # still in place
@@ -88,17 +115,46 @@ def test_a_crash_during_archive_never_loses_an_entry(memory: Memory, clock: Cloc
 
 
 def propose(proposals: Proposals, refs: list[str], title: str, content: str) -> None:
-    proposals.propose({"type": "fait", "titre": title, "contenu": content, "sources": refs, "contradiction": "aucune", "remplace": "rien", "retiens_ca": True})
+    proposals.propose(
+        {
+            "type": "fait",
+            "titre": title,
+            "contenu": content,
+            "sources": refs,
+            "contradiction": "aucune",
+            "remplace": "rien",
+            "retiens_ca": True,
+        }
+    )
 
 
-def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion(memory: Memory, clock: Clock, home: Path, proposals: Proposals) -> None:
+def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion(
+    memory: Memory, clock: Clock, home: Path, proposals: Proposals
+) -> None:
     refs = fill_journal(memory, clock, [(2026, 11), (2026, 11), (2026, 11)])
-    proposals.limits = proposals.limits.__class__(duplicate_similarity=0.99)  # let near-duplicates in
-    propose(proposals, refs[:1], "Ports libres avant déploiement", "Vérifier les ports libres avant un déploiement Docker.")
-    propose(proposals, refs[1:2], "Vérifier les ports", "Vérifier que les ports sont libres avant de déployer avec Docker.")
-    propose(proposals, refs[2:], "Compose sur le VPS", "Le VPS lance ses services par docker compose.")
+    proposals.limits = proposals.limits.__class__(
+        duplicate_similarity=0.99
+    )  # let near-duplicates in
+    propose(
+        proposals,
+        refs[:1],
+        "Ports libres avant déploiement",
+        "Vérifier les ports libres avant un déploiement Docker.",
+    )
+    propose(
+        proposals,
+        refs[1:2],
+        "Vérifier les ports",
+        "Vérifier que les ports sont libres avant de déployer avec Docker.",
+    )
+    propose(
+        proposals, refs[2:], "Compose sur le VPS", "Le VPS lance ses services par docker compose."
+    )
     listing = proposals.pending_duplicates().render()
-    assert re.search(r"P-0001 ~ P-0002 \(0\.\d\d\)", listing) and "P-0003" not in listing.split("\n")[0]
+    assert (
+        re.search(r"P-0001 ~ P-0002 \(0\.\d\d\)", listing)
+        and "P-0003" not in listing.split("\n")[0]
+    )
     before = protected(home)
     proposals.merge_pending("P-0001", "P-0002")
     stored = pending.parse((home / "memory/pending.md").read_text())
@@ -112,11 +168,19 @@ def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion
         proposals.merge_pending("P-0003", "P-0003")
 
 
-def test_the_curation_helpers_never_write_skills_or_memory(memory: Memory, clock: Clock, home: Path, run_cli: Callable[..., Any], proposals: Proposals) -> None:
+def test_the_curation_helpers_never_write_skills_or_memory(
+    memory: Memory, clock: Clock, home: Path, run_cli: Callable[..., Any], proposals: Proposals
+) -> None:
     refs = fill_journal(memory, clock, [(2025, 1), (2026, 11)])
     propose(proposals, refs, "Ports", "Vérifier les ports.")
     before = protected(home)
-    for args in (("pending", "duplicates"), ("journal", "archive", "--older-than", "90"), ("curate", "--print"), ("review",), ("review", "--json")):
+    for args in (
+        ("pending", "duplicates"),
+        ("journal", "archive", "--older-than", "90"),
+        ("curate", "--print"),
+        ("review",),
+        ("review", "--json"),
+    ):
         assert run_cli(*args).code == 0, args
     assert protected(home) == before
 
@@ -124,12 +188,23 @@ def test_the_curation_helpers_never_write_skills_or_memory(memory: Memory, clock
 def test_curate_print_schedules_nothing(run_cli: Callable[..., Any], home: Path) -> None:
     out = run_cli("curate", "--print").out
     assert "opencode run < " in out and "curation-hebdomadaire.md" in out
-    cron_lines = [line for line in out.splitlines() if (re.match(r"#? ?\S+ \S+ \S+ \S+ \S+ ", line) and "opencode" in line) or ("review" in line and line.startswith("#"))]
+    cron_lines = [
+        line
+        for line in out.splitlines()
+        if (re.match(r"#? ?\S+ \S+ \S+ \S+ \S+ ", line) and "opencode" in line)
+        or ("review" in line and line.startswith("#"))
+    ]
     assert cron_lines and all(line.startswith("# ") for line in cron_lines)
     prompt = Path(re.search(r"< (\S+curation-hebdomadaire\.md)", out).group(1))  # type: ignore[union-attr]
     text = prompt.read_text()
     assert text.startswith("<!-- ocmem:maintenance -->")
-    for needle in ["ocmem pending duplicates", "ocmem pending merge", "memory_propose", "ocmem journal archive --older-than 90", "jamais dans `skills/`"]:
+    for needle in [
+        "ocmem pending duplicates",
+        "ocmem pending merge",
+        "memory_propose",
+        "ocmem journal archive --older-than 90",
+        "jamais dans `skills/`",
+    ]:
         assert needle in text
 
 

@@ -21,7 +21,10 @@ def whats(home: Path) -> list[str]:
 
 
 def test_a_fresh_install_is_healthy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    report = diagnose(Workspace(load_settings(home)), env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"})
+    report = diagnose(
+        Workspace(load_settings(home)),
+        env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"},
+    )
     assert report.status is Status.OK, report.render()
 
 
@@ -35,7 +38,15 @@ def test_every_problem_names_its_fix(home: Path) -> None:
     (home / "AGENTS.md").write_text("# Mes règles\n")
     report = diagnose(Workspace(load_settings(home)), env={})
     text = report.render()
-    for expected in ["memory/pending.md manque", "MEMORY.md dépasse son plafond", "1 note(s) expirée(s)", "skill bad : name 'autre'", "fichier temporaire", "section « Mémoire et apprentissage »", "n'est pas un dossier de configuration d'OpenCode"]:
+    for expected in [
+        "memory/pending.md manque",
+        "MEMORY.md dépasse son plafond",
+        "1 note(s) expirée(s)",
+        "skill bad : name 'autre'",
+        "fichier temporaire",
+        "section « Mémoire et apprentissage »",
+        "n'est pas un dossier de configuration d'OpenCode",
+    ]:
         assert expected in text, expected
     assert all(p.fix for p in Doctor(Workspace(load_settings(home)), env={}).run())
     assert report.status is Status.FAILED
@@ -43,12 +54,18 @@ def test_every_problem_names_its_fix(home: Path) -> None:
 
 def test_fix_repairs_only_safe_things_with_a_backup(home: Path) -> None:
     (home / "memory/pending.md").unlink()
-    (home / "memory/SHORT_TERM.md").write_text("[2020-01-01 → expire 2020-01-02] vieille\n[2099-01-01 → expire 2099-01-02] future\n")
+    (home / "memory/SHORT_TERM.md").write_text(
+        "[2020-01-01 → expire 2020-01-02] vieille\n[2099-01-01 → expire 2099-01-02] future\n"
+    )
     (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
-    report = diagnose(Workspace(load_settings(home)), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True)
+    report = diagnose(
+        Workspace(load_settings(home)), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True
+    )
     assert report.render().count("✓ réparé") == 2
     assert (home / "memory/pending.md").exists()
-    assert (home / "memory/SHORT_TERM.md").read_text() == "[2099-01-01 → expire 2099-01-02] future\n"
+    assert (
+        home / "memory/SHORT_TERM.md"
+    ).read_text() == "[2099-01-01 → expire 2099-01-02] future\n"
     assert "vieille" in next((home / ".ocmem/backups").rglob("SHORT_TERM.md")).read_text()
     assert "MEMORY.md dépasse son plafond" in report.render()  # never "fixed" by deleting facts
     assert len((home / "memory/MEMORY.md").read_text().splitlines()) == 402
@@ -111,11 +128,23 @@ LATER = datetime(2026, 11, 30, 10, 5, tzinfo=timezone.utc)
         ("", None, datetime(2026, 11, 30, 10, 0, 30, tzinfo=timezone.utc), None),  # still starting
         ("", None, LATER, "aucune erreur dans son journal"),
         ("", "2026-11-29T09:00:00+00:00", LATER, "aucune erreur"),  # seen, but by an older run
-        ("passerelle ocmem fermée : spawn /gone/ocmem ENOENT", None, LATER, "spawn /gone/ocmem ENOENT"),
-        ("failed to load plugin path=file:///x/plugin/ocmem.ts", None, LATER, "failed to load plugin"),
+        (
+            "passerelle ocmem fermée : spawn /gone/ocmem ENOENT",
+            None,
+            LATER,
+            "spawn /gone/ocmem ENOENT",
+        ),
+        (
+            "failed to load plugin path=file:///x/plugin/ocmem.ts",
+            None,
+            LATER,
+            "failed to load plugin",
+        ),
     ],
 )
-def test_a_plugin_opencode_did_not_load_is_reported(home: Path, extra: str, seen: str | None, now: datetime, expected: str | None) -> None:
+def test_a_plugin_opencode_did_not_load_is_reported(
+    home: Path, extra: str, seen: str | None, now: datetime, expected: str | None
+) -> None:
     found = plugin_load_problems(opencode_log(home, extra=extra), home, seen, now)
     if expected is None:
         assert found == []
@@ -127,10 +156,14 @@ def test_runs_with_another_config_dir_are_ignored(home: Path, tmp_path: Path) ->
     assert plugin_load_problems(opencode_log(tmp_path / "elsewhere"), home, None, LATER) == []
 
 
-def test_doctor_reads_opencode_log_and_reports_the_cause(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_reads_opencode_log_and_reports_the_cause(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = home.parent / "data"
     (data / "opencode/log").mkdir(parents=True)
-    (data / "opencode/log/2026-11-30T100000.log").write_text(opencode_log(home, extra="passerelle ocmem fermée : code 127"))
+    (data / "opencode/log/2026-11-30T100000.log").write_text(
+        opencode_log(home, extra="passerelle ocmem fermée : code 127")
+    )
     monkeypatch.setenv("XDG_DATA_HOME", str(data))
     report = diagnose(Workspace(load_settings(home))).render()
     assert "sans charger le plugin ocmem : passerelle ocmem fermée : code 127" in report

@@ -17,7 +17,9 @@ from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
 from ocmem.memory import Memory
 
 
-def test_atomic_write_keeps_the_old_bytes_when_the_rename_crashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_atomic_write_keeps_the_old_bytes_when_the_rename_crashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "d").mkdir()
     target = tmp_path / "d/f.md"
     target.write_text("ancien contenu\n")
@@ -40,7 +42,9 @@ def test_atomic_write_keeps_permissions(tmp_path: Path) -> None:
     assert target.stat().st_mode & 0o777 == 0o640
 
 
-def test_a_crash_during_an_engine_write_leaves_memory_intact(memory: Memory, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_during_an_engine_write_leaves_memory_intact(
+    memory: Memory, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     memory.add_note("première note")
     before = (home / "memory/SHORT_TERM.md").read_bytes()
     backups = sorted((home / ".ocmem/backups").rglob("*"))
@@ -74,9 +78,15 @@ def test_backups_are_byte_identical_and_first_copy_wins(tmp_path: Path) -> None:
 def test_the_lock_is_exclusive_and_waits(tmp_path: Path) -> None:
     paths = Paths(tmp_path)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
-         "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1]))):\n print('held', flush=True); time.sleep(1.5)", str(tmp_path)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
+            "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1]))):\n print('held', flush=True); time.sleep(1.5)",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     with pytest.raises(Busy) as busy, run_lock(paths):
@@ -90,18 +100,36 @@ def test_the_lock_is_exclusive_and_waits(tmp_path: Path) -> None:
 
 def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
-         "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1]))):\n print('held', flush=True); time.sleep(3)", str(home)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
+            "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1]))):\n print('held', flush=True); time.sleep(3)",
+            str(home),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     env = {**os.environ, "OCMEM_HOME": str(home)}
-    for args in (["--wait", "0", "note", "x"], ["note", "x", "--wait", "0"], ["journal", "add", "--wait", "0"]):
-        busy = subprocess.run([sys.executable, "-m", "ocmem", *args], env=env, input=json.dumps(journal_fields()), capture_output=True, text=True)
+    for args in (
+        ["--wait", "0", "note", "x"],
+        ["note", "x", "--wait", "0"],
+        ["journal", "add", "--wait", "0"],
+    ):
+        busy = subprocess.run(
+            [sys.executable, "-m", "ocmem", *args],
+            env=env,
+            input=json.dumps(journal_fields()),
+            capture_output=True,
+            text=True,
+        )
         assert busy.returncode == 75, (args, busy.stderr)
         assert "--wait" in busy.stderr and "rien n'a été modifié" in busy.stderr
     # Without --wait, a direct run waits (saying so after a second) and succeeds.
-    waited = subprocess.run([sys.executable, "-m", "ocmem", "note", "x"], env=env, capture_output=True, text=True)
+    waited = subprocess.run(
+        [sys.executable, "-m", "ocmem", "note", "x"], env=env, capture_output=True, text=True
+    )
     assert waited.returncode == 0, waited.stderr
     assert "j'attends" in waited.stderr
     holder.wait(5)
@@ -110,7 +138,13 @@ def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
 def test_twenty_parallel_notes_all_succeed_with_the_default_wait(home: Path) -> None:
     env = {**os.environ, "OCMEM_HOME": str(home)}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "ocmem", "note", f"note parallèle {i}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "ocmem", "note", f"note parallèle {i}"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(20)
     ]
     results = [(p.wait(60), p.stderr.read() if p.stderr else "") for p in procs]
@@ -136,19 +170,29 @@ def test_prune_keeps_recent_runs_and_the_newest_copy_of_every_file(tmp_path: Pat
 
     gone_skill = folder(400, {"skills/vieux/SKILL.md": "seule copie", "memory/MEMORY.md": "v0"})
     old = [folder(300 - i, {"memory/MEMORY.md": f"v{i + 1}"}) for i in range(5)]
-    recent = [folder(10 - i * 0.1, {"memory/pending.md": f"p{i}"}) for i in range(BACKUP_KEEP_RUNS + 3)]
+    recent = [
+        folder(10 - i * 0.1, {"memory/pending.md": f"p{i}"}) for i in range(BACKUP_KEEP_RUNS + 3)
+    ]
     foreign = paths.backups_dir / "à-garder"
     foreign.mkdir()
     removed = prune(paths, now, force=True)
     assert (gone_skill / "skills/vieux/SKILL.md").read_text() == "seule copie"  # only copy: kept
     assert not (gone_skill / "memory/MEMORY.md").exists()  # superseded by a newer copy
-    assert [p.exists() for p in old] == [False, False, False, False, True]  # the newest MEMORY.md copy stays
+    assert [p.exists() for p in old] == [
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]  # the newest MEMORY.md copy stays
     assert all(p.is_dir() for p in recent) and foreign.is_dir()  # young, or not ocmem's
     assert len(removed) == 5
     assert prune(paths, now + timedelta(hours=1)) == []  # at most once a day
 
 
-def test_the_action_log_rotates_and_keeps_three_generations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_action_log_rotates_and_keeps_three_generations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ocmem import fsio
 
     monkeypatch.setattr(fsio, "LOG_MAX_BYTES", 1000)
@@ -156,7 +200,10 @@ def test_the_action_log_rotates_and_keeps_three_generations(tmp_path: Path, monk
     for i in range(200):
         assert fsio.log_event(paths, "write", n=i, filler="x" * 50)
     logs = sorted(p.name for p in paths.state_dir.glob("log.jsonl*"))
-    assert set(logs) <= {"log.jsonl", "log.jsonl.1", "log.jsonl.2", "log.jsonl.3"} and "log.jsonl.3" in logs
+    assert (
+        set(logs) <= {"log.jsonl", "log.jsonl.1", "log.jsonl.2", "log.jsonl.3"}
+        and "log.jsonl.3" in logs
+    )
     assert all(p.stat().st_size <= 1100 for p in paths.state_dir.glob("log.jsonl*"))
     newest = (paths.state_dir / logs[0]).read_text().splitlines()[-1]
     assert '"n": 199' in newest

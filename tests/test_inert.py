@@ -211,7 +211,10 @@ def test_multiline_fields_show_every_line_as_typed(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("déjà fait : l'apostrophe, « guillemets » !", "déjà fait : l'apostrophe, « guillemets » !"),
+        (
+            "déjà fait : l'apostrophe, « guillemets » !",
+            "déjà fait : l'apostrophe, « guillemets » !",
+        ),
         ("${editor.flashNotification('x')}", "\\$\\{editor.flashNotification('x')\\}"),
         ("<img src=x onerror=alert(1)>", "&lt;img src\\=x onerror\\=alert(1)\\>"),
         ("#space-lua [script: 1]", "\\#space-lua \\[script: 1\\]"),

@@ -45,7 +45,15 @@ def test_forms_of_a_word_share_one_stem(forms: list[str]) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("port", "portail"), ("nginx", "node"), ("certbot", "certificat"), ("docker", "dossier"), ("log", "login"), ("ipv4", "ipv6"), ("502", "503")],
+    [
+        ("port", "portail"),
+        ("nginx", "node"),
+        ("certbot", "certificat"),
+        ("docker", "dossier"),
+        ("log", "login"),
+        ("ipv4", "ipv6"),
+        ("502", "503"),
+    ],
 )
 def test_different_words_keep_different_stems(a: str, b: str) -> None:
     assert terms(a) != terms(b)
@@ -56,7 +64,10 @@ def test_different_words_keep_different_stems(a: str, b: str) -> None:
     [
         ("\\#docker \\[nginx\\] \\*important\\*", ["dock", "nginx", "import"]),
         ("a &lt; b &amp;&amp; &eacute;cole &#35;tag", ["b", "ecol", "tag"]),
-        ("Comment renouveler un certificat expiré sur nginx ?", ["renouvel", "certificat", "expir", "nginx"]),
+        (
+            "Comment renouveler un certificat expiré sur nginx ?",
+            ["renouvel", "certificat", "expir", "nginx"],
+        ),
         ("Œuvre CŒUR", ["oeuvr", "coeur"]),
         ("HTTP/2 sur le port 8080", ["http", "2", "port", "8080"]),
     ],
@@ -70,7 +81,11 @@ def test_a_query_of_stop_words_only_still_searches_them() -> None:
     assert query_terms("nginx NGINX Nginx") == ["nginx"]
 
 
-@given(st.from_regex(r"[a-z]{3,14}", fullmatch=True).filter(lambda w: not w.endswith(("s", "u", "i", "x"))))
+@given(
+    st.from_regex(r"[a-z]{3,14}", fullmatch=True).filter(
+        lambda w: not w.endswith(("s", "u", "i", "x"))
+    )
+)
 def test_a_plural_s_never_changes_the_stem(word: str) -> None:
     assert stem(word + "s") == stem(word)
 
@@ -87,8 +102,23 @@ def test_stems_are_short_non_empty_ascii(word: str) -> None:
 START = datetime(2026, 1, 5, 9, 0)
 
 
-def entry(i: int, titre: str, lecon: str = "rien de spécial", tags: tuple[str, ...] = ("vps",), **fields: str) -> journal.Entry:
-    values = {"titre": titre, "tags": list(tags), "demande": "une demande", "fait": "fait", "piege": "aucun", "lecon": lecon, "resultat": "réussi", **fields}
+def entry(
+    i: int,
+    titre: str,
+    lecon: str = "rien de spécial",
+    tags: tuple[str, ...] = ("vps",),
+    **fields: str,
+) -> journal.Entry:
+    values = {
+        "titre": titre,
+        "tags": list(tags),
+        "demande": "une demande",
+        "fait": "fait",
+        "piege": "aucun",
+        "lecon": lecon,
+        "resultat": "réussi",
+        **fields,
+    }
     return journal.entry_from_fields(values, START + timedelta(hours=i), 10)
 
 
@@ -112,7 +142,12 @@ def index(memory_dir: Path) -> Path:
     return Paths(memory_dir.parent).journal_index
 
 
-ROUTINE = [entry(i, f"Redémarrage de nginx n°{i}", "vérifier la config nginx avant de redémarrer", ("nginx",)) for i in range(30)]
+ROUTINE = [
+    entry(
+        i, f"Redémarrage de nginx n°{i}", "vérifier la config nginx avant de redémarrer", ("nginx",)
+    )
+    for i in range(30)
+]
 EPISODE = entry(
     40,
     "Certificat expiré, renouvellement en échec",
@@ -145,24 +180,38 @@ def test_hits_are_the_exact_text_of_the_file(memory_dir: Path, index: Path) -> N
 def test_tags_filter_exactly_and_no_words_means_newest(memory_dir: Path, index: Path) -> None:
     path = memory_dir / "journal.md"
     write(path, [*ROUTINE[:10], EPISODE, entry(50, "Réseau", tags=("réseau", "nginx-proxy"))])
-    assert titles(search(index, [path], "", ["#certbot"])) == ["Certificat expiré, renouvellement en échec"]
+    assert titles(search(index, [path], "", ["#certbot"])) == [
+        "Certificat expiré, renouvellement en échec"
+    ]
     assert titles(search(index, [path], "", ["RESEAU"])) == ["Réseau"]
     assert search(index, [path], "", ["nginx-pro"]).hits == []  # a tag is never a prefix
     newest = search(index, [path], "", [], limit=3)
-    assert titles(newest) == ["Réseau", "Certificat expiré, renouvellement en échec", "Redémarrage de nginx n°9"]
+    assert titles(newest) == [
+        "Réseau",
+        "Certificat expiré, renouvellement en échec",
+        "Redémarrage de nginx n°9",
+    ]
     assert newest.total == 12
 
 
 def test_partial_words_and_equal_scores_newest_first(memory_dir: Path, index: Path) -> None:
     path = memory_dir / "journal.md"
     write(path, ROUTINE[:8])
-    assert titles(search(index, [path], "redém", limit=3)) == [f"Redémarrage de nginx n°{i}" for i in (7, 6, 5)]
+    assert titles(search(index, [path], "redém", limit=3)) == [
+        f"Redémarrage de nginx n°{i}" for i in (7, 6, 5)
+    ]
     assert search(index, [path], "zzz").hits == []
 
 
 def test_escaped_text_is_found_by_its_words(memory_dir: Path, index: Path) -> None:
     path = memory_dir / "journal.md"
-    write(path, [*ROUTINE[:3], entry(9, "Compose", "lancer \\#docker avec \\*sudo\\* &lt;jamais&gt; en root")])
+    write(
+        path,
+        [
+            *ROUTINE[:3],
+            entry(9, "Compose", "lancer \\#docker avec \\*sudo\\* &lt;jamais&gt; en root"),
+        ],
+    )
     assert titles(search(index, [path], "docker sudo jamais")) == ["Compose"]
     assert search(index, [path], "lt").hits == []
 
@@ -172,7 +221,10 @@ def test_archives_are_searched_and_duplicates_shown_once(memory_dir: Path, index
     write(path, [EPISODE])
     write(archive, [entry(1, "Ancien certificat", "certificat renouvelé à la main"), EPISODE])
     found = search(index, [path, archive], "certificat")
-    assert sorted(titles(found)) == ["Ancien certificat", "Certificat expiré, renouvellement en échec"]
+    assert sorted(titles(found)) == [
+        "Ancien certificat",
+        "Certificat expiré, renouvellement en échec",
+    ]
     assert found.total == 2
 
 
@@ -190,7 +242,9 @@ def test_an_append_indexes_the_tail_only(memory_dir: Path, index: Path) -> None:
     search(index, [path], "nginx")
     before = indexed_ids(index)
     write(path, [EPISODE], text)
-    assert titles(search(index, [path], "certbot")) == ["Certificat expiré, renouvellement en échec"]
+    assert titles(search(index, [path], "certbot")) == [
+        "Certificat expiré, renouvellement en échec"
+    ]
     after = indexed_ids(index)
     assert after[:4] == before[:4] and len(after) == 6  # the last entry re-read, the rest kept
 
@@ -231,16 +285,22 @@ def test_same_size_rewrite_is_noticed(memory_dir: Path, index: Path) -> None:
     ],
     ids=["garbage", "truncated", "old-version", "foreign-schema", "empty"],
 )
-def test_a_damaged_or_old_index_is_rebuilt_silently(memory_dir: Path, index: Path, damage: object) -> None:
+def test_a_damaged_or_old_index_is_rebuilt_silently(
+    memory_dir: Path, index: Path, damage: object
+) -> None:
     path = memory_dir / "journal.md"
     write(path, [*ROUTINE[:3], EPISODE])
     search(index, [path], "nginx")
     damage(index)  # type: ignore[operator]
-    assert titles(search(index, [path], "certbot")) == ["Certificat expiré, renouvellement en échec"]
+    assert titles(search(index, [path], "certbot")) == [
+        "Certificat expiré, renouvellement en échec"
+    ]
     assert len(indexed_ids(index)) == 4  # rebuilt in place, usable next time
 
 
-def test_a_locked_index_falls_back_to_memory(memory_dir: Path, index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_locked_index_falls_back_to_memory(
+    memory_dir: Path, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(journalindex, "_BUSY_SECONDS", 0.05)
     path = memory_dir / "journal.md"
     text = write(path, ROUTINE[:3])
@@ -249,7 +309,9 @@ def test_a_locked_index_falls_back_to_memory(memory_dir: Path, index: Path, monk
     holder = sqlite3.connect(index, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        assert titles(search(index, [path], "certbot")) == ["Certificat expiré, renouvellement en échec"]
+        assert titles(search(index, [path], "certbot")) == [
+            "Certificat expiré, renouvellement en échec"
+        ]
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -307,15 +369,41 @@ def test_concurrent_appends_and_searches(memory_dir: Path, index: Path) -> None:
     assert len(indexed_ids(index)) == 40
 
 
-VOCABULARY = ["nginx", "docker", "certificat", "certificats", "renouveler", "sauvegarde", "disque", "plein", "port", "8080", "\\#tag", "échec", "Leçon"]
+VOCABULARY = [
+    "nginx",
+    "docker",
+    "certificat",
+    "certificats",
+    "renouveler",
+    "sauvegarde",
+    "disque",
+    "plein",
+    "port",
+    "8080",
+    "\\#tag",
+    "échec",
+    "Leçon",
+]
 
 
 @given(
-    entries=st.lists(st.tuples(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5), st.sampled_from(["docker", "réseau", "vps"])), min_size=1, max_size=10),
+    entries=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5),
+            st.sampled_from(["docker", "réseau", "vps"]),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
     query=st.lists(st.sampled_from([*VOCABULARY, "certif", "zzz"]), min_size=1, max_size=3),
     tags=st.lists(st.sampled_from(["docker", "reseau"]), max_size=1),
 )
-def test_search_finds_what_the_plain_definition_finds(tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[list[str], str]], query: list[str], tags: list[str]) -> None:
+def test_search_finds_what_the_plain_definition_finds(
+    tmp_path_factory: pytest.TempPathFactory,
+    entries: list[tuple[list[str], str]],
+    query: list[str],
+    tags: list[str],
+) -> None:
     """Matches are the entries having one of the query's stems (or a word starting with it)."""
     root = tmp_path_factory.mktemp("prop")
     (root / ".ocmem").mkdir()
@@ -327,7 +415,13 @@ def test_search_finds_what_the_plain_definition_finds(tmp_path_factory: pytest.T
     for block in journal.blocks(text):
         if tags and tags[0] not in {t.replace("é", "e") for t in block.tags}:
             continue
-        have = terms(block.text.split("- Résultat")[0].replace("- Demande :", "").replace("- Fait :", "").replace("- Piège :", "").replace("- Leçon :", ""))
+        have = terms(
+            block.text.split("- Résultat")[0]
+            .replace("- Demande :", "")
+            .replace("- Fait :", "")
+            .replace("- Piège :", "")
+            .replace("- Leçon :", "")
+        )
         if any(h == s or (len(s) >= 3 and h.startswith(s)) for s in stems for h in have):
             expected.add(block.ref)
     found = search(Paths(root).journal_index, [path], " ".join(query), tags, limit=5)
@@ -361,13 +455,22 @@ def test_recent_headers_are_capped_and_read_archives_only_when_needed() -> None:
         yield journal.append("", entry(-5, "Vieille"))
 
     headers = [r.header for r in recent_headers(texts(), 50)]  # type: ignore[arg-type]
-    assert len(headers) == 20 and headers[0].endswith("· E24 · #vps") and headers[-1].endswith("· E5 · #vps")
+    assert (
+        len(headers) == 20
+        and headers[0].endswith("· E24 · #vps")
+        and headers[-1].endswith("· E5 · #vps")
+    )
     assert read == []
     assert [r.header.split(" · ")[1] for r in recent_headers(texts(), 1)] == ["E24"]  # type: ignore[arg-type]
 
 
 def test_recent_headers_skip_what_is_not_a_header() -> None:
-    text = journal.JOURNAL_HEADER + "\n## Pas une entrée\n\n" + entry(1, "Vraie").render() + "\n## 2026-13-45 99:99 · faux · #x\n"
+    text = (
+        journal.JOURNAL_HEADER
+        + "\n## Pas une entrée\n\n"
+        + entry(1, "Vraie").render()
+        + "\n## 2026-13-45 99:99 · faux · #x\n"
+    )
     assert [r.header.split(" · ")[1] for r in recent_headers([text], 5)] == ["Vraie"]
     assert recent_headers([""], 5) == [] and recent_headers([text], 0) == []
 

@@ -22,7 +22,13 @@ from ocmem.workspace import Workspace
 def refs(memory: Memory, clock: Clock) -> list[str]:
     """Three journal entries about the same lesson, and their references."""
     found = []
-    for i, lesson in enumerate(["vérifier les ports libres avant un déploiement Docker", "les ports étaient pris : vérifier avant de déployer", "autre chose"]):
+    for i, lesson in enumerate(
+        [
+            "vérifier les ports libres avant un déploiement Docker",
+            "les ports étaient pris : vérifier avant de déployer",
+            "autre chose",
+        ]
+    ):
         line = memory.add_journal(journal_fields(titre=f"Épisode {i}", lecon=lesson)).lines[0]
         found.append(line.removeprefix("Entrée ajoutée : "))
         clock.advance(hours=1)
@@ -61,7 +67,9 @@ def stored(home: Path) -> list[pending.Proposal]:
     return pending.parse((home / "memory/pending.md").read_text())
 
 
-def test_a_recurring_lesson_becomes_one_proposal(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_a_recurring_lesson_becomes_one_proposal(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     result = proposals.propose(fact(refs)).render()
     assert "Proposition P-0001 ajoutée (fait)" in result
     assert result.endswith("1 proposition en attente")
@@ -72,43 +80,64 @@ def test_a_recurring_lesson_becomes_one_proposal(memory: Memory, refs: list[str]
     assert only.created == date(2026, 11, 29)
 
 
-def test_the_same_lesson_again_completes_instead_of_duplicating(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_the_same_lesson_again_completes_instead_of_duplicating(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     proposals.propose(fact(refs))
-    again = proposals.propose(fact(refs, titre="Ports à vérifier", sources=[refs[1], refs[2]], contenu="Toujours vérifier les ports libres avant de déployer avec Docker."))
+    again = proposals.propose(
+        fact(
+            refs,
+            titre="Ports à vérifier",
+            sources=[refs[1], refs[2]],
+            contenu="Toujours vérifier les ports libres avant de déployer avec Docker.",
+        )
+    )
     assert "P-0001 complétée" in again.render()
     (only,) = stored(home)
     assert only.sources == tuple(refs)
     assert only.origin == "récurrence (3 épisodes)"
 
 
-def test_an_identical_second_run_changes_nothing(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_an_identical_second_run_changes_nothing(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     proposals.propose(fact(refs))
     before = (home / "memory/pending.md").read_bytes()
     assert "rien de nouveau" in proposals.propose(fact(refs)).render()
     assert (home / "memory/pending.md").read_bytes() == before
 
 
-def test_a_lesson_seen_once_makes_no_proposal(memory: Memory, refs: list[str], unchanged: None, proposals: Proposals) -> None:
+def test_a_lesson_seen_once_makes_no_proposal(
+    memory: Memory, refs: list[str], unchanged: None, proposals: Proposals
+) -> None:
     with pytest.raises(Refused, match="vue une seule fois"):
         proposals.propose(fact(refs, sources=[refs[0]]))
     with pytest.raises(Refused, match="vue une seule fois"):
         proposals.propose(fact(refs, sources=[refs[0], refs[0]]))
 
 
-def test_retiens_ca_needs_one_cited_entry(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_retiens_ca_needs_one_cited_entry(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     with pytest.raises(Refused, match="cite l'entrée"):
         proposals.propose(fact(refs, sources=[], retiens_ca=True))
     proposals.propose(fact(refs, sources=[refs[2]], retiens_ca=True))
     assert stored(home)[0].origin == "demande explicite de l'utilisateur (« retiens ça »)"
 
 
-def test_sources_must_exist(memory: Memory, refs: list[str], unchanged: None, proposals: Proposals) -> None:
+def test_sources_must_exist(
+    memory: Memory, refs: list[str], unchanged: None, proposals: Proposals
+) -> None:
     with pytest.raises(Refused, match="introuvable"):
         proposals.propose(fact(refs, sources=[refs[0], "journal 2020-01-01 00:00"]))
 
 
-def test_silence_on_contradiction_is_refused_and_shows_neighbours(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
-    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Les ports du VPS sont gérés par Traefik.\n")
+def test_silence_on_contradiction_is_refused_and_shows_neighbours(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Les ports du VPS sont gérés par Traefik.\n"
+    )
     with pytest.raises(Refused) as refused:
         proposals.propose(fact(refs, contradiction=None))
     message = refused.value.render()
@@ -118,23 +147,37 @@ def test_silence_on_contradiction_is_refused_and_shows_neighbours(memory: Memory
         proposals.propose(fact(refs, remplace=""))
 
 
-def test_a_contradiction_is_flagged_in_the_proposal(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_a_contradiction_is_flagged_in_the_proposal(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     (home / "skills/deploy-podman").mkdir(parents=True)
-    (home / "skills/deploy-podman/SKILL.md").write_text("---\nname: deploy-podman\ndescription: Déploie avec Podman, jamais Docker.\n---\n# x\n")
-    result = proposals.propose(skill(refs, contradiction="contredit le skill deploy-podman (Podman plutôt que Docker)")).render()
+    (home / "skills/deploy-podman/SKILL.md").write_text(
+        "---\nname: deploy-podman\ndescription: Déploie avec Podman, jamais Docker.\n---\n# x\n"
+    )
+    result = proposals.propose(
+        skill(refs, contradiction="contredit le skill deploy-podman (Podman plutôt que Docker)")
+    ).render()
     assert "⚠ Contradiction signalée : contredit le skill deploy-podman" in result
     assert "⚠ contradiction" in proposals.list_pending().render()
     assert stored(home)[0].contradiction.startswith("contredit le skill deploy-podman")
 
 
-def test_a_close_neighbour_is_marked_for_checking(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
-    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Vérifier les ports libres avant un déploiement Podman.\n")
+def test_a_close_neighbour_is_marked_for_checking(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Vérifier les ports libres avant un déploiement Podman.\n"
+    )
     proposals.propose(fact(refs))
     assert stored(home)[0].check and "Podman" in (stored(home)[0].check or "")
 
 
-def test_a_fact_already_in_memory_is_refused(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
-    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Vérifier que les ports sont libres avant un déploiement Docker. (2026-11-01)\n")
+def test_a_fact_already_in_memory_is_refused(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Vérifier que les ports sont libres avant un déploiement Docker. (2026-11-01)\n"
+    )
     with pytest.raises(Refused, match=r"déjà dans MEMORY\.md"):
         proposals.propose(fact(refs))
 
@@ -150,7 +193,14 @@ def test_a_fact_already_in_memory_is_refused(memory: Memory, refs: list[str], ho
         ({"bonus": 1}, "inconnue"),
     ],
 )
-def test_malformed_proposals_are_input_errors(memory: Memory, refs: list[str], overrides: dict[str, Any], message: str, unchanged: None, proposals: Proposals) -> None:
+def test_malformed_proposals_are_input_errors(
+    memory: Memory,
+    refs: list[str],
+    overrides: dict[str, Any],
+    message: str,
+    unchanged: None,
+    proposals: Proposals,
+) -> None:
     with pytest.raises(InputError, match=message):
         proposals.propose(fact(refs, **overrides))
 
@@ -164,21 +214,29 @@ def test_malformed_proposals_are_input_errors(memory: Memory, refs: list[str], o
         ({"description": ""}, "description absente"),
     ],
 )
-def test_skill_frontmatter_rules_are_checked_at_proposal(memory: Memory, refs: list[str], overrides: dict[str, Any], message: str, proposals: Proposals) -> None:
+def test_skill_frontmatter_rules_are_checked_at_proposal(
+    memory: Memory, refs: list[str], overrides: dict[str, Any], message: str, proposals: Proposals
+) -> None:
     with pytest.raises(InputError, match=message):
         proposals.propose(skill(refs, **overrides))
 
 
-def test_an_overlong_skill_is_refused_with_its_count(memory: Memory, refs: list[str], proposals: Proposals) -> None:
+def test_an_overlong_skill_is_refused_with_its_count(
+    memory: Memory, refs: list[str], proposals: Proposals
+) -> None:
     with pytest.raises(Refused, match=r"ferait 71 lignes une fois promu \(maximum 60") as refused:
         proposals.propose(skill(refs, contenu="\n".join(f"étape {i}" for i in range(60))))
     assert "retire au moins 11 ligne(s)" in refused.value.render()
 
 
-def test_an_existing_skill_needs_an_explicit_replacement(memory: Memory, refs: list[str], proposals: Proposals) -> None:
+def test_an_existing_skill_needs_an_explicit_replacement(
+    memory: Memory, refs: list[str], proposals: Proposals
+) -> None:
     with pytest.raises(Refused, match="existe déjà"):
         proposals.propose(skill(refs, name="retrospective"))
-    proposals.propose(skill(refs, name="retrospective", remplace="modifie la section Fin du skill retrospective"))
+    proposals.propose(
+        skill(refs, name="retrospective", remplace="modifie la section Fin du skill retrospective")
+    )
 
 
 def test_skill_count_cap(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
@@ -191,30 +249,46 @@ def test_skill_count_cap(memory: Memory, refs: list[str], home: Path, proposals:
     proposals.propose(skill(refs, remplace="fusionne s1 et s2"))
 
 
-def test_accepting_a_fact_appends_it_with_date_and_source(memory: Memory, refs: list[str], home: Path, clock: Clock, proposals: Proposals) -> None:
+def test_accepting_a_fact_appends_it_with_date_and_source(
+    memory: Memory, refs: list[str], home: Path, clock: Clock, proposals: Proposals
+) -> None:
     proposals.propose(fact(refs))
     clock.advance(days=2)
     result = proposals.accept("P-0001").render()
     memory_md = (home / "memory/MEMORY.md").read_text()
-    assert f"- Vérifier que les ports sont libres avant un déploiement Docker. (2026-12-01, Source : {refs[0]} ; {refs[1]} ; P-0001)" in memory_md
+    assert (
+        f"- Vérifier que les ports sont libres avant un déploiement Docker. (2026-12-01, Source : {refs[0]} ; {refs[1]} ; P-0001)"
+        in memory_md
+    )
     assert "MEMORY.md " in result and "/2 000" in result
     assert stored(home)[0].status == "promu (2026-12-01)"
     with pytest.raises(Refused, match="déjà promue"):
         proposals.accept("1")
 
 
-def test_accepting_over_the_memory_cap_is_refused_with_fill_level(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_accepting_over_the_memory_cap_is_refused_with_fill_level(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     proposals.propose(fact(refs))
-    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n" + "".join(f"- fait {i} " + "x" * 80 + "\n" for i in range(21)))
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n" + "".join(f"- fait {i} " + "x" * 80 + "\n" for i in range(21))
+    )
     before = (home / "memory/MEMORY.md").read_bytes(), (home / "memory/pending.md").read_bytes()
     with pytest.raises(Refused) as refused:
         proposals.accept("P-0001")
     assert "plafond" in refused.value.render() and "/2 000 (" in refused.value.render()
-    assert ((home / "memory/MEMORY.md").read_bytes(), (home / "memory/pending.md").read_bytes()) == before
+    assert (
+        (home / "memory/MEMORY.md").read_bytes(),
+        (home / "memory/pending.md").read_bytes(),
+    ) == before
 
 
-def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[str], home: Path, proposals: Proposals, workspace: Workspace) -> None:
-    proposals.propose(skill(refs, contenu="Lancer `${service}` puis :\n\n```bash\necho ${HOME}\n```"))
+def test_accepting_a_skill_creates_a_valid_skill_md(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals, workspace: Workspace
+) -> None:
+    proposals.propose(
+        skill(refs, contenu="Lancer `${service}` puis :\n\n```bash\necho ${HOME}\n```")
+    )
     proposals.accept("P-0001")
     text = (home / "skills/deploy-docker/SKILL.md").read_text()
     assert text.startswith("---\nname: deploy-docker\ndescription: Déploie un service")
@@ -226,7 +300,13 @@ def test_accepting_a_skill_creates_a_valid_skill_md(memory: Memory, refs: list[s
     assert not [s for s in skills.list_skills(home / "skills", 60) if s.problems]
 
 
-def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memory, refs: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, proposals: Proposals) -> None:
+def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(
+    memory: Memory,
+    refs: list[str],
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    proposals: Proposals,
+) -> None:
     proposals.propose(fact(refs))
     from ocmem import fsio, workspace
 
@@ -239,7 +319,10 @@ def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memo
 
     memory_before = (home / "memory/MEMORY.md").read_bytes()
     monkeypatch.setattr(workspace, "atomic_write", crash_on_pending)
-    with pytest.raises(StorageError, match=r"disque plein : impossible d'écrire memory/pending\.md : rien n'a été modifié"):
+    with pytest.raises(
+        StorageError,
+        match=r"disque plein : impossible d'écrire memory/pending\.md : rien n'a été modifié",
+    ):
         proposals.accept("P-0001")
     monkeypatch.setattr(workspace, "atomic_write", real_write)
     assert (home / "memory/MEMORY.md").read_bytes() == memory_before  # the first write was undone
@@ -248,7 +331,9 @@ def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(memory: Memo
     assert (home / "memory/MEMORY.md").read_text().count("P-0001)") == 1
 
 
-def test_reject_keeps_the_proposal_marked(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_reject_keeps_the_proposal_marked(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     proposals.propose(fact(refs))
     proposals.reject("P-0001", "déjà couvert par la doc ${x}")
     assert stored(home)[0].status == "refusé (2026-11-29) : déjà couvert par la doc ${x}"
@@ -258,7 +343,9 @@ def test_reject_keeps_the_proposal_marked(memory: Memory, refs: list[str], home:
     assert "P-0002" in proposals.propose(fact(refs, retiens_ca=True)).render()
 
 
-def test_promoted_lessons_are_not_proposed_again(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_promoted_lessons_are_not_proposed_again(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     proposals.propose(skill(refs))
     proposals.accept("P-0001")
     with pytest.raises(Refused, match="déjà été promue"):
@@ -270,24 +357,53 @@ def test_unknown_id(memory: Memory, proposals: Proposals) -> None:
         proposals.accept("P-0042")
 
 
-text_line = st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters=";"), min_size=1, max_size=30).map(str.strip).filter(bool)
+text_line = (
+    st.text(
+        alphabet=st.characters(
+            blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters=";"
+        ),
+        min_size=1,
+        max_size=30,
+    )
+    .map(str.strip)
+    .filter(bool)
+)
 
 
 @given(
     kind=st.sampled_from(["fait", "skill"]),
     title=text_line,
-    content=st.text(min_size=1, max_size=200).map(lambda s: s.replace("\r", "").strip("\n")).filter(lambda s: s.strip()),
-    sources=st.lists(st.from_regex(r"journal 20[0-9]{2}-0[1-9]-1[0-9] 1[0-9]:[0-5][0-9]", fullmatch=True), min_size=1, max_size=3),
+    content=st.text(min_size=1, max_size=200)
+    .map(lambda s: s.replace("\r", "").strip("\n"))
+    .filter(lambda s: s.strip()),
+    sources=st.lists(
+        st.from_regex(r"journal 20[0-9]{2}-0[1-9]-1[0-9] 1[0-9]:[0-5][0-9]", fullmatch=True),
+        min_size=1,
+        max_size=3,
+    ),
     contradiction=text_line,
     number=st.integers(1, 9999),
 )
-def test_proposals_round_trip(kind: str, title: str, content: str, sources: list[str], contradiction: str, number: int) -> None:
+def test_proposals_round_trip(
+    kind: str, title: str, content: str, sources: list[str], contradiction: str, number: int
+) -> None:
     proposal = pending.Proposal(
-        id=f"P-{number:04d}", kind=kind, title=title, status="en attente", created=date(2026, 11, 29),
-        sources=tuple(sources), origin="récurrence (2 épisodes)", replaces="rien", contradiction=contradiction,
-        content=content, skill_name="x-y" if kind == "skill" else None, description="Une phrase." if kind == "skill" else None,
+        id=f"P-{number:04d}",
+        kind=kind,
+        title=title,
+        status="en attente",
+        created=date(2026, 11, 29),
+        sources=tuple(sources),
+        origin="récurrence (2 épisodes)",
+        replaces="rien",
+        contradiction=contradiction,
+        content=content,
+        skill_name="x-y" if kind == "skill" else None,
+        description="Une phrase." if kind == "skill" else None,
     )
-    rendered = pending.render([proposal, proposal.__class__(**{**proposal.__dict__, "id": f"P-{number + 1:05d}"})])
+    rendered = pending.render(
+        [proposal, proposal.__class__(**{**proposal.__dict__, "id": f"P-{number + 1:05d}"})]
+    )
     parsed = pending.parse(rendered)[0]
     assert pending.render([parsed]) == pending.render([proposal])  # re-rendering never drifts
     assert (parsed.title, parsed.contradiction) == (inert.clean(title), inert.clean(contradiction))
@@ -296,7 +412,9 @@ def test_proposals_round_trip(kind: str, title: str, content: str, sources: list
     assert inert.active_constructs(rendered) == []
 
 
-def test_a_refused_or_merged_proposal_cannot_be_accepted(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_a_refused_or_merged_proposal_cannot_be_accepted(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     proposals.propose(fact(refs))
     proposals.propose(skill(refs))
     proposals.reject("P-0001", "faux sur ce VPS")
@@ -311,18 +429,31 @@ def test_a_refused_or_merged_proposal_cannot_be_accepted(memory: Memory, refs: l
     assert stored(home)[0].status.startswith("refusé")  # the reason stays
 
 
-def test_identical_short_proposals_are_the_same_but_another_skill_is_not(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
+def test_identical_short_proposals_are_the_same_but_another_skill_is_not(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
     short = fact(refs, titre="Ports", contenu="Ports libres.")
     proposals.propose(short)
     assert "déjà en attente" in proposals.propose(short).render()
     proposals.propose(skill(refs, titre="Nginx", name="nginx-reload"))
     other = proposals.propose(skill(refs, titre="Nginx", name="nginx-restart")).render()
-    assert "ajoutée (skill)" in other and "ressemble à P-0002" in other and "ocmem pending merge P-0002 P-0003" in other
-    assert [p.skill_name for p in stored(home) if p.kind == "skill"] == ["nginx-reload", "nginx-restart"]
+    assert (
+        "ajoutée (skill)" in other
+        and "ressemble à P-0002" in other
+        and "ocmem pending merge P-0002 P-0003" in other
+    )
+    assert [p.skill_name for p in stored(home) if p.kind == "skill"] == [
+        "nginx-reload",
+        "nginx-restart",
+    ]
 
 
-def test_only_close_items_are_listed_as_neighbours(memory: Memory, refs: list[str], home: Path, proposals: Proposals) -> None:
-    (home / "memory/MEMORY.md").write_text("# Mémoire\n\n- Le serveur de mail tourne sous Postfix avec Dovecot et Rspamd pour le filtrage des messages entrants.\n")
+def test_only_close_items_are_listed_as_neighbours(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals
+) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Le serveur de mail tourne sous Postfix avec Dovecot et Rspamd pour le filtrage des messages entrants.\n"
+    )
     shown = proposals.propose(fact(refs)).render()
     assert "similarité" not in shown  # one common word at most: 0.04, not a neighbour
 
@@ -349,7 +480,14 @@ def test_sentences_are_not_cut_at_abbreviations_or_versions(text: str, count: in
         ({"remplace": "y" * 400}, "« remplace » fait 400 caractères"),
     ],
 )
-def test_every_proposal_field_has_a_size_cap(memory: Memory, refs: list[str], proposals: Proposals, overrides: dict[str, str], message: str, unchanged: None) -> None:
+def test_every_proposal_field_has_a_size_cap(
+    memory: Memory,
+    refs: list[str],
+    proposals: Proposals,
+    overrides: dict[str, str],
+    message: str,
+    unchanged: None,
+) -> None:
     with pytest.raises(InputError, match=message):
         proposals.propose(fact(refs, **overrides))
     with pytest.raises(InputError, match="« contenu » fait 6001 caractères"):
@@ -359,15 +497,39 @@ def test_every_proposal_field_has_a_size_cap(memory: Memory, refs: list[str], pr
 @pytest.mark.parametrize(
     ("entry", "lesson", "says"),
     [
-        ("Leçon : vérifier les ports libres avant de déployer", "Ports libres Vérifier les ports.", True),
-        ("Piège : le port 8080 était pris", "Ports Vérifier les ports libres avant un déploiement.", False),
+        (
+            "Leçon : vérifier les ports libres avant de déployer",
+            "Ports libres Vérifier les ports.",
+            True,
+        ),
+        (
+            "Piège : le port 8080 était pris",
+            "Ports Vérifier les ports libres avant un déploiement.",
+            False,
+        ),
         ("Leçon : vérifie que le port est libre", "Ports libres Vérifier les ports libres.", True),
         # a translation sharing one keyword is not evidence (the glossary maps a few words only)
-        ("Lesson: check that ports are free before deploying", "Ports libres Vérifier les ports libres.", False),
-        ("Les SAUVEGARDES tournent à 3 h", "Sauvegardes nocturnes Les sauvegardes tournent la nuit.", True),
+        (
+            "Lesson: check that ports are free before deploying",
+            "Ports libres Vérifier les ports libres.",
+            False,
+        ),
+        (
+            "Les SAUVEGARDES tournent à 3 h",
+            "Sauvegardes nocturnes Les sauvegardes tournent la nuit.",
+            True,
+        ),
         ("docker compose up -d", "Serveur de prod Le serveur de prod est 10.0.0.5.", False),
-        ("Mise à jour de nginx, certificat renouvelé", "Certificats Renouveler le certificat nginx avant expiration.", True),
-        ("Mise à jour de nginx", "Certificats Renouveler le certificat nginx avant expiration.", False),
+        (
+            "Mise à jour de nginx, certificat renouvelé",
+            "Certificats Renouveler le certificat nginx avant expiration.",
+            True,
+        ),
+        (
+            "Mise à jour de nginx",
+            "Certificats Renouveler le certificat nginx avant expiration.",
+            False,
+        ),
         ("rien à voir", "Podman", False),
         ("on passe à Podman", "Podman", True),
     ],
@@ -397,12 +559,22 @@ def test_a_proposal_citing_entries_that_do_not_show_the_lesson_is_refused(
     title=text_line,
     number=st.integers(1, 9999),
 )
-def test_the_exposure_round_trips_right_after_the_status(state: str, source: str, title: str, number: int) -> None:
+def test_the_exposure_round_trips_right_after_the_status(
+    state: str, source: str, title: str, number: int
+) -> None:
     mark = exposure.mark(state, exposure.clean_source(source))
     proposal = pending.Proposal(
-        id=f"P-{number:04d}", kind="fait", title=title, status="en attente", created=date(2026, 11, 29),
-        sources=("journal 2026-11-20 10:12",), origin="récurrence (2 épisodes)", replaces="rien",
-        contradiction="aucune", content="Le serveur de prod est 10.0.0.5.", exposure=mark,
+        id=f"P-{number:04d}",
+        kind="fait",
+        title=title,
+        status="en attente",
+        created=date(2026, 11, 29),
+        sources=("journal 2026-11-20 10:12",),
+        origin="récurrence (2 épisodes)",
+        replaces="rien",
+        contradiction="aucune",
+        content="Le serveur de prod est 10.0.0.5.",
+        exposure=mark,
     )
     text = pending.render([proposal])
     (parsed,) = pending.parse(text)
@@ -414,8 +586,18 @@ def test_the_exposure_round_trips_right_after_the_status(state: str, source: str
 
 def test_a_proposal_without_exposure_has_no_such_line() -> None:
     proposal = pending.Proposal(
-        id="P-0001", kind="fait", title="Ports", status="en attente", created=date(2026, 11, 29),
-        sources=("journal 2026-11-20 10:12",), origin="récurrence (2 épisodes)", replaces="rien",
-        contradiction="aucune", content="Vérifier les ports.",
+        id="P-0001",
+        kind="fait",
+        title="Ports",
+        status="en attente",
+        created=date(2026, 11, 29),
+        sources=("journal 2026-11-20 10:12",),
+        origin="récurrence (2 épisodes)",
+        replaces="rien",
+        contradiction="aucune",
+        content="Vérifier les ports.",
     )
-    assert "Exposition" not in proposal.render() and pending.parse(proposal.render())[0].exposure is None
+    assert (
+        "Exposition" not in proposal.render()
+        and pending.parse(proposal.render())[0].exposure is None
+    )

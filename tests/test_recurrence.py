@@ -41,7 +41,9 @@ def written_on(days: list[int], text: str = NOTE) -> recurrence.NoteRecord:
         ([0, 1, 200], False),  # forgotten after FORGET_AFTER_DAYS without being written
     ],
 )
-def test_a_note_recurs_when_written_on_three_distinct_days(days: list[int], recurring: bool) -> None:
+def test_a_note_recurs_when_written_on_three_distinct_days(
+    days: list[int], recurring: bool
+) -> None:
     assert written_on(days).recurring is recurring
 
 
@@ -49,7 +51,9 @@ def test_a_reworded_note_is_the_same_note_but_a_different_one_is_not() -> None:
     records, _ = recurrence.record([], NOTE, DAY)
     records, _ = recurrence.record(records, NOTE.upper(), DAY + timedelta(days=1))
     records, same = recurrence.record(
-        records, "Le VPS de prod redémarre chaque nuit à 3 h (cron hébergeur)", DAY + timedelta(days=2)
+        records,
+        "Le VPS de prod redémarre chaque nuit à 3 h (cron hébergeur)",
+        DAY + timedelta(days=2),
     )
     assert same.recurring and len(records) == 1
     records, other = recurrence.record(records, "la base Postgres est en version 16", DAY)
@@ -68,7 +72,11 @@ def test_the_register_stays_bounded() -> None:
 def test_covered_by_a_proposal_or_a_fact() -> None:
     note = written_on([0, 1, 2])
     assert recurrence.covered_by(note, [], []) is None
-    proposal = ("P-0002", "en attente", "Redémarrage nocturne : le VPS de prod redémarre chaque nuit à 3 h")
+    proposal = (
+        "P-0002",
+        "en attente",
+        "Redémarrage nocturne : le VPS de prod redémarre chaque nuit à 3 h",
+    )
     assert "P-0002" in (recurrence.covered_by(note, [proposal], []) or "")
     fact = "Le VPS de prod redémarre chaque nuit à 3 h (cron de l'hébergeur)."
     assert "MEMORY.md" in (recurrence.covered_by(note, [], [fact]) or "")
@@ -152,9 +160,9 @@ def test_a_recurring_note_completes_a_proposal_from_episodes(
     memory: Memory, proposals: Proposals, workspace: Workspace, clock: Clock
 ) -> None:
     refs = [
-        memory.add_journal(journal_fields(titre=f"Nuit {i}", lecon="le VPS redémarre chaque nuit à 3 h")).lines[0][
-            len("Entrée ajoutée : ") :
-        ]
+        memory.add_journal(
+            journal_fields(titre=f"Nuit {i}", lecon="le VPS redémarre chaque nuit à 3 h")
+        ).lines[0][len("Entrée ajoutée : ") :]
         for i in range(2)
     ]
     draft = {
@@ -181,7 +189,9 @@ def test_a_corrupt_register_is_named_with_its_fix_and_nothing_is_written(
     before = workspace.paths.short_term.read_bytes()
     with pytest.raises(OcmemError) as raised:
         memory.add_note(NOTE)
-    assert "note-recurrence.json" in raised.value.render() and "supprime" in (raised.value.fix or "")
+    assert "note-recurrence.json" in raised.value.render() and "supprime" in (
+        raised.value.fix or ""
+    )
     assert workspace.paths.short_term.read_bytes() == before
 
 

@@ -130,12 +130,19 @@ def test_the_token_never_leaks(home: Path, sb: Any, clock: Clock, run_cli: Any) 
         assert SB_TOKEN not in path.read_text()
     git_dir = home / ".ocmem/history.git"
     if git_dir.exists():
-        dump = subprocess.run(["git", f"--git-dir={git_dir}", "log", "-p", "--all"], capture_output=True, text=True, check=True).stdout
+        dump = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "log", "-p", "--all"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert SB_TOKEN not in dump
     assert SB_TOKEN not in " ".join(os.environ.values())
 
 
-def test_a_url_with_credentials_is_refused_without_echoing_them(home: Path, sb: Any, run_cli: Any) -> None:
+def test_a_url_with_credentials_is_refused_without_echoing_them(
+    home: Path, sb: Any, run_cli: Any
+) -> None:
     url = sb.url.replace("http://", "http://admin:hunter2secret@")
     configure_sync(home, url)
     for args in (("pull",), ("push",), ("status",)):
@@ -159,7 +166,9 @@ def test_a_url_with_credentials_is_refused_without_echoing_them(home: Path, sb: 
         ("http://notes.localhost", False),
     ],
 )
-def test_a_token_never_goes_over_plain_http_to_another_machine(home: Path, url: str, refused: bool) -> None:
+def test_a_token_never_goes_over_plain_http_to_another_machine(
+    home: Path, url: str, refused: bool
+) -> None:
     configure_sync(home, url)
     if refused:
         with pytest.raises(Refused, match="en clair") as error:

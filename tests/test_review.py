@@ -14,16 +14,29 @@ from ocmem.workspace import Workspace
 def skill(home: Path, name: str, description: str) -> None:
     folder = home / "skills" / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
+    )
 
 
 def test_unused_and_rarely_used_skills(home: Path, clock: Clock, memory: Memory) -> None:
     skill(home, "deploy-docker", "Déploie un service avec Docker.")
     skill(home, "backup", "Sauvegarde la base de données.")
     usage = home / ".ocmem/skill-usage.jsonl"
-    usage.write_text("".join(json.dumps({"ts": "2026-11-20T10:00:00Z", "skill": "deploy-docker", "session": "s"}) + "\n" for _ in range(5)) + "pas du json\n")
+    usage.write_text(
+        "".join(
+            json.dumps({"ts": "2026-11-20T10:00:00Z", "skill": "deploy-docker", "session": "s"})
+            + "\n"
+            for _ in range(5)
+        )
+        + "pas du json\n"
+    )
     memory.add_journal(journal_fields(tags=["backup"]))
-    found = {s.subject: s.detail for s in review(Workspace(load_settings(home), now=clock)).suggestions if s.kind == "skill peu utilisé"}
+    found = {
+        s.subject: s.detail
+        for s in review(Workspace(load_settings(home), now=clock)).suggestions
+        if s.kind == "skill peu utilisé"
+    }
     assert "deploy-docker" not in found
     assert found["backup"] == "utilisé 1 fois en 90 jours"
     assert found["retrospective"] == "jamais utilisé en 90 jours"
@@ -35,7 +48,11 @@ def test_possible_contradictions_between_facts_and_skills(home: Path, clock: Clo
         "- Les déploiements passent par Docker Compose.\n"
     )
     skill(home, "deploy", "Les déploiements ne passent pas par Docker Compose.")
-    found = [s for s in review(Workspace(load_settings(home), now=clock)).suggestions if s.kind == "contradiction possible"]
+    found = [
+        s
+        for s in review(Workspace(load_settings(home), now=clock)).suggestions
+        if s.kind == "contradiction possible"
+    ]
     details = {s.detail for s in found}
     assert "valeurs différentes (8080 / 9090)" in details
     assert "l'une est négative, l'autre non" in details
@@ -52,13 +69,19 @@ def test_facts_to_revalidate(home: Path, clock: Clock) -> None:
         "- Sources : journal 2026-11-18 10:00\n- Origine : x\n- Remplace : modifie P-0002\n- Contradiction : aucune\n"
         "- Contenu proposé :\n\n~~~text\nFait récent, corrigé.\n~~~\n"
     )
-    found = {(s.subject[:12], s.detail) for s in review(Workspace(load_settings(home), now=clock)).suggestions if s.kind == "fait à revalider"}
+    found = {
+        (s.subject[:12], s.detail)
+        for s in review(Workspace(load_settings(home), now=clock)).suggestions
+        if s.kind == "fait à revalider"
+    }
     assert ("Fait sans so", "sans date ni source") in found
     assert ("Fait ancien.", "source la plus récente de plus de 180 jours") in found
     assert ("Fait récent.", "P-0003 dit le remplacer (en attente)") in found
 
 
-def test_review_suggests_and_changes_nothing(home: Path, clock: Clock, run_cli: object, files_snapshot: object) -> None:
+def test_review_suggests_and_changes_nothing(
+    home: Path, clock: Clock, run_cli: object, files_snapshot: object
+) -> None:
     before = files_snapshot()  # type: ignore[operator]
     text = run_cli("review").out  # type: ignore[operator]
     assert text.startswith(f"# Revue de la mémoire ({datetime.now():%Y-%m-%d})")
@@ -68,13 +91,22 @@ def test_review_suggests_and_changes_nothing(home: Path, clock: Clock, run_cli: 
     assert files_snapshot() == before  # type: ignore[operator]
 
 
-def test_many_near_identical_facts_are_one_suggestion_and_headings_have_plurals(home: Path, clock: Clock) -> None:
+def test_many_near_identical_facts_are_one_suggestion_and_headings_have_plurals(
+    home: Path, clock: Clock
+) -> None:
     facts = "".join(f"- Le service {i} écoute sur le port {8000 + i} du VPS.\n" for i in range(33))
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n" + facts)
     report = review(Workspace(load_settings(home), now=clock))
     found = [s for s in report.suggestions if s.kind == "contradiction possible"]
     assert len(found) == 1, len(found)
-    assert found[0].subject.startswith("33 énoncés sur le même sujet : ") and "et 30 autres" in found[0].subject
+    assert (
+        found[0].subject.startswith("33 énoncés sur le même sujet : ")
+        and "et 30 autres" in found[0].subject
+    )
     assert found[0].detail == "528 paire(s) divergent (valeurs différentes)"
     text = report.render()
-    assert "## Skills peu utilisés (" in text and "## Contradictions possibles (1)" in text and "## Faits à revalider (" in text
+    assert (
+        "## Skills peu utilisés (" in text
+        and "## Contradictions possibles (1)" in text
+        and "## Faits à revalider (" in text
+    )

@@ -32,15 +32,21 @@ def test_cron_install_is_idempotent_and_removable(home: Path, crontab: Path, run
     assert "Déjà en place" in run_cli("cron", "install", "--every", "10").out
     lines = crontab.read_text().splitlines()
     assert lines[0] == "0 3 * * * /usr/bin/backup # à l'utilisateur"
-    assert len(lines) == 2 and lines[1].startswith("*/10 * * * * OCMEM_HOME=") and "sync" in lines[1]
+    assert (
+        len(lines) == 2 and lines[1].startswith("*/10 * * * * OCMEM_HOME=") and "sync" in lines[1]
+    )
     run_cli("cron", "install", "--every", "20")
-    assert next(line for line in crontab.read_text().splitlines() if "ocmem" in line).startswith("*/20 ")
+    assert next(line for line in crontab.read_text().splitlines() if "ocmem" in line).startswith(
+        "*/20 "
+    )
     assert len(crontab.read_text().splitlines()) == 2
     assert "1 ligne(s) ocmem retirée(s)" in run_cli("cron", "remove").out
     assert crontab.read_text() == "0 3 * * * /usr/bin/backup # à l'utilisateur\n"
 
 
-def test_cron_print_never_contains_the_token(home: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cron_print_never_contains_the_token(
+    home: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OCMEM_SILVERBULLET_TOKEN", "secret-token-123456")
     result = run_cli("cron", "print")
     assert "secret-token-123456" not in result.out + result.err
@@ -116,12 +122,18 @@ def systemd_argv(value: str, env: dict[str, str] | None = None) -> list[str]:
     env = env or {}
 
     def substitute(word: str) -> str:
-        return re.sub(r"\$(\$|\{(\w+)\}|(\w+))", lambda m: "$" if m.group(1) == "$" else env.get(m.group(2) or m.group(3), ""), word)
+        return re.sub(
+            r"\$(\$|\{(\w+)\}|(\w+))",
+            lambda m: "$" if m.group(1) == "$" else env.get(m.group(2) or m.group(3), ""),
+            word,
+        )
 
     return [substitute(w) for w in words]
 
 
-def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
     import shutil
     import subprocess
@@ -137,7 +149,10 @@ def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(tmp_pat
     program.write_text(DUMP.format(python=sys.executable))
     program.chmod(0o755)
     real_which = shutil.which
-    monkeypatch.setattr("ocmem.schedule.shutil.which", lambda name: str(program) if name == "ocmem" else real_which(name))
+    monkeypatch.setattr(
+        "ocmem.schedule.shutil.which",
+        lambda name: str(program) if name == "ocmem" else real_which(name),
+    )
     monkeypatch.delenv("OCMEM_SILVERBULLET_TOKEN_FILE", raising=False)
     settings = load_settings(home)
     expected = {"argv": ["--wait", "60", "sync"], "home": str(home)}
@@ -147,19 +162,29 @@ def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(tmp_pat
     assert (minutes, hours, days, months, weekdays) == ("*/15", "*", "*", "*", "*")
     shell, stdin = cron_command(command)
     assert stdin is None, "an unescaped % would cut the command"
-    subprocess.run(["/bin/sh", "-c", shell], check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    subprocess.run(
+        ["/bin/sh", "-c", shell], check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+    )
     assert json.loads((home / ".ocmem/cron.log").read_text()) == expected  # the redirect worked too
 
     units = schedule.systemd_units(settings, 15)
     exec_start = next(x for x in units.splitlines() if x.startswith("ExecStart="))
-    argv = systemd_argv(exec_start.removeprefix("ExecStart="), env={"HOME": "/nonexistent", "USER": "x"})
+    argv = systemd_argv(
+        exec_start.removeprefix("ExecStart="), env={"HOME": "/nonexistent", "USER": "x"}
+    )
     assert argv[:2] == ["/bin/sh", "-c"] and len(argv) == 3
-    done = subprocess.run(argv, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        argv, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"}
+    )
     assert json.loads(done.stdout) == expected
     if shutil.which("systemd-analyze"):
         service = tmp_path / "ocmem-sync.service"
-        service.write_text(units.split("# ~/.config/systemd/user/ocmem-sync.timer")[0].split("\n", 1)[1])
-        verify = subprocess.run(["systemd-analyze", "verify", str(service)], capture_output=True, text=True, check=False)
+        service.write_text(
+            units.split("# ~/.config/systemd/user/ocmem-sync.timer")[0].split("\n", 1)[1]
+        )
+        verify = subprocess.run(
+            ["systemd-analyze", "verify", str(service)], capture_output=True, text=True, check=False
+        )
         assert verify.returncode == 0, verify.stderr
 
 

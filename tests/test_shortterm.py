@@ -13,12 +13,23 @@ from ocmem.errors import InputError, Refused
 from ocmem.memory import Memory
 from ocmem.shortterm import Note, ShortTermFormatError
 
-note_text = st.text(
-    alphabet=st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"]), min_size=1, max_size=60
-).map(str.strip).filter(bool)
+note_text = (
+    st.text(
+        alphabet=st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"]),
+        min_size=1,
+        max_size=60,
+    )
+    .map(str.strip)
+    .filter(bool)
+)
 
 
-@given(st.lists(st.tuples(st.dates(date(2000, 1, 1), date(2100, 1, 1)), st.integers(1, 60), note_text), max_size=10))
+@given(
+    st.lists(
+        st.tuples(st.dates(date(2000, 1, 1), date(2100, 1, 1)), st.integers(1, 60), note_text),
+        max_size=10,
+    )
+)
 def test_render_then_parse_round_trips(rows: list[tuple[date, int, str]]) -> None:
     notes = [Note(day, day + timedelta(days=days), text) for day, days, text in rows]
     assert shortterm.parse(shortterm.render(notes)) == notes
@@ -36,7 +47,9 @@ def test_a_foreign_line_is_named_with_its_number() -> None:
     assert "ligne 2" in error.value.render()
 
 
-def test_expired_lines_are_dropped_at_the_next_write(memory: Memory, clock: Clock, home: Path) -> None:
+def test_expired_lines_are_dropped_at_the_next_write(
+    memory: Memory, clock: Clock, home: Path
+) -> None:
     memory.add_note("vieille note", days=2)
     memory.add_note("note durable", days=10)
     clock.advance(days=2)  # the first note expires today
@@ -47,7 +60,9 @@ def test_expired_lines_are_dropped_at_the_next_write(memory: Memory, clock: Cloc
     assert "1 note(s) expirée(s) supprimée(s)" in result.render()
 
 
-def test_listing_hides_expired_lines_without_writing(memory: Memory, clock: Clock, home: Path) -> None:
+def test_listing_hides_expired_lines_without_writing(
+    memory: Memory, clock: Clock, home: Path
+) -> None:
     memory.add_note("vieille note", days=1)
     before = (home / "memory/SHORT_TERM.md").read_bytes()
     clock.advance(days=1)
@@ -66,7 +81,9 @@ def test_days_default_and_bounds(memory: Memory, clock: Clock) -> None:
         memory.add_note("zéro", days=0)
 
 
-def test_the_same_note_is_refreshed_not_duplicated(memory: Memory, clock: Clock, home: Path) -> None:
+def test_the_same_note_is_refreshed_not_duplicated(
+    memory: Memory, clock: Clock, home: Path
+) -> None:
     memory.add_note("Projet X en cours", days=2)
     clock.advance(days=1)
     assert "Note mise à jour" in memory.add_note("projet x en cours").render()
@@ -91,7 +108,9 @@ def test_over_the_cap_is_refused_with_lines_and_fill_level(memory: Memory, home:
 def test_a_full_memory_can_always_be_consolidated(memory: Memory, home: Path) -> None:
     while True:
         try:
-            memory.add_note(f"remplissage {len((home / 'memory/SHORT_TERM.md').read_text())} " + "z" * 80)
+            memory.add_note(
+                f"remplissage {len((home / 'memory/SHORT_TERM.md').read_text())} " + "z" * 80
+            )
         except Refused:
             break
     memory.remove_note(1)
@@ -156,7 +175,12 @@ sources = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=
 )
 def test_marked_notes_round_trip(rows: list[tuple[date, int, str, str, str]]) -> None:
     notes = [
-        Note(day, day + timedelta(days=days), inert.inline(text), shortterm.marked(state, exposure.clean_source(source)) if state else "")
+        Note(
+            day,
+            day + timedelta(days=days),
+            inert.inline(text),
+            shortterm.marked(state, exposure.clean_source(source)) if state else "",
+        )
         for day, days, text, state, source in rows
     ]
     parsed = shortterm.parse(shortterm.render(notes))
@@ -170,9 +194,21 @@ def test_marked_notes_round_trip(rows: list[tuple[date, int, str, str, str]]) ->
     ("line", "mark", "quarantined"),
     [
         ("[2026-11-29 → expire 2026-12-06] projet X", "", False),
-        ("[2026-11-29 → expire 2026-12-06 · quarantaine : webfetch http://127.0.0.1:8000/doc] prod 10.0.0.5", "quarantaine : webfetch http://127.0.0.1:8000/doc", True),
-        ("[2026-11-29 → expire 2026-12-06 · exposée, demandée par l'utilisateur : curl x] texte", "exposée, demandée par l'utilisateur : curl x", False),
-        ("[2026-11-29 → expire 2026-12-06 · exposée, levée par l'humain : read /tmp/p.md] texte", "exposée, levée par l'humain : read /tmp/p.md", False),
+        (
+            "[2026-11-29 → expire 2026-12-06 · quarantaine : webfetch http://127.0.0.1:8000/doc] prod 10.0.0.5",
+            "quarantaine : webfetch http://127.0.0.1:8000/doc",
+            True,
+        ),
+        (
+            "[2026-11-29 → expire 2026-12-06 · exposée, demandée par l'utilisateur : curl x] texte",
+            "exposée, demandée par l'utilisateur : curl x",
+            False,
+        ),
+        (
+            "[2026-11-29 → expire 2026-12-06 · exposée, levée par l'humain : read /tmp/p.md] texte",
+            "exposée, levée par l'humain : read /tmp/p.md",
+            False,
+        ),
         ("[2026-11-29 -> expire 2026-12-06 · quarantaine : ] texte", "quarantaine : ", True),
     ],
 )
@@ -195,6 +231,11 @@ def test_a_mark_ocmem_does_not_write_is_a_format_error(line: str) -> None:
 
 
 def test_a_source_with_brackets_cannot_end_the_mark_early() -> None:
-    note = Note(date(2026, 11, 29), date(2026, 12, 6), "texte", shortterm.marked(exposure.QUARANTINE, exposure.clean_source("read /tmp/[x]] suite")))
+    note = Note(
+        date(2026, 11, 29),
+        date(2026, 12, 6),
+        "texte",
+        shortterm.marked(exposure.QUARANTINE, exposure.clean_source("read /tmp/[x]] suite")),
+    )
     (parsed,) = shortterm.parse(note.render() + "\n")
     assert parsed == note and "]" not in parsed.mark

@@ -34,13 +34,19 @@ def seed(sb: Any) -> None:
     sb.write("Journal/2026-11-29.md", "page sans rapport\n")
 
 
-def test_spec_a_file_modified_in_silverbullet_appears_locally_after_pull(synced: Path, sb: Any) -> None:
+def test_spec_a_file_modified_in_silverbullet_appears_locally_after_pull(
+    synced: Path, sb: Any
+) -> None:
     seed(sb)
     pull(synced)
-    assert (synced / "memory/MEMORY.md").read_text() == "# Mémoire\n\n- Le VPS tourne sous Debian 12.\n"
+    assert (
+        synced / "memory/MEMORY.md"
+    ).read_text() == "# Mémoire\n\n- Le VPS tourne sous Debian 12.\n"
     sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- Le VPS tourne sous Debian 13.\n")
     report = pull(synced)
-    assert (synced / "memory/MEMORY.md").read_text() == "# Mémoire\n\n- Le VPS tourne sous Debian 13.\n"
+    assert (
+        synced / "memory/MEMORY.md"
+    ).read_text() == "# Mémoire\n\n- Le VPS tourne sous Debian 13.\n"
     assert "1 fichier(s) mis à jour" in report.render()
 
 
@@ -112,7 +118,12 @@ def test_every_overwrite_and_removal_is_backed_up_byte_for_byte(synced: Path, sb
 def test_an_empty_listing_aborts_before_removing_anything(synced: Path, sb: Any) -> None:
     seed(sb)
     pull(synced)
-    for name in ["Agents/Skills/deploy/SKILL.md", "Agents/Skills/deploy/details.md", "Agents/Memory/MEMORY.md", "Agents/AGENTS.md"]:
+    for name in [
+        "Agents/Skills/deploy/SKILL.md",
+        "Agents/Skills/deploy/details.md",
+        "Agents/Memory/MEMORY.md",
+        "Agents/AGENTS.md",
+    ]:
         sb.delete(name)
     with pytest.raises(Refused, match="ne liste plus aucun") as refused:
         pull(synced)
@@ -125,7 +136,11 @@ def test_an_empty_listing_aborts_before_removing_anything(synced: Path, sb: Any)
 def test_too_many_removals_abort(synced: Path, sb: Any) -> None:
     seed(sb)
     pull(synced)
-    for name in ["Agents/Skills/deploy/SKILL.md", "Agents/Skills/deploy/details.md", "Agents/Memory/MEMORY.md"]:
+    for name in [
+        "Agents/Skills/deploy/SKILL.md",
+        "Agents/Skills/deploy/details.md",
+        "Agents/Memory/MEMORY.md",
+    ]:
         sb.delete(name)
     with pytest.raises(Refused, match="3 fichiers sur 4"):
         pull(synced)
@@ -140,7 +155,10 @@ def test_a_hand_edited_pulled_file_is_restored_and_kept(synced: Path, sb: Any) -
     report = pull(synced)
     assert target.read_text() == "# Mémoire\n\n- Le VPS tourne sous Debian 12.\n"
     assert "copie locale modifiée à la main" in report.render()
-    assert any(b.read_text() == "modifié à la main\n" for b in (synced / ".ocmem/backups").rglob("MEMORY.md"))
+    assert any(
+        b.read_text() == "modifié à la main\n"
+        for b in (synced / ".ocmem/backups").rglob("MEMORY.md")
+    )
 
 
 def test_conflict_copies_and_unsafe_names_are_ignored_and_reported(synced: Path, sb: Any) -> None:
@@ -148,7 +166,10 @@ def test_conflict_copies_and_unsafe_names_are_ignored_and_reported(synced: Path,
     sb.write("Agents/Skills/deploy/SKILL.conflicted:1754000012345.md", "copie\n")
     sb.write("Agents/Skills/caf\u0065\u0301/SKILL.md", "nfd\n")
     report = pull(synced).render()
-    assert "copie de conflit ignorée : Agents/Skills/deploy/SKILL.conflicted:1754000012345.md" in report
+    assert (
+        "copie de conflit ignorée : Agents/Skills/deploy/SKILL.conflicted:1754000012345.md"
+        in report
+    )
     assert "nom non normalisé" in report
     assert not list((synced / "skills/deploy").glob("*conflicted*"))
 
@@ -172,7 +193,9 @@ def test_history_records_each_changing_pull(synced: Path, sb: Any) -> None:
     versions = history.versions("memory/MEMORY.md")
     assert len(versions) == 2 and all(message.startswith("pull ") for _, _, message in versions)
     oldest = versions[-1][0]
-    assert history.show(oldest, "memory/MEMORY.md") == "# Mémoire\n\n- Le VPS tourne sous Debian 12.\n"
+    assert (
+        history.show(oldest, "memory/MEMORY.md") == "# Mémoire\n\n- Le VPS tourne sous Debian 12.\n"
+    )
     assert "memory/MEMORY.md" in history.log()
 
 
@@ -185,10 +208,14 @@ def test_dry_run_writes_nothing(synced: Path, sb: Any, files_snapshot: Any) -> N
 
 
 def test_a_torn_read_is_never_installed(synced: Path, sb: Any) -> None:
-    sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait complet et assez long pour être coupé\n")
+    sb.write(
+        "Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait complet et assez long pour être coupé\n"
+    )
     sb.tear_next_read("Agents/Memory/MEMORY.md")
     pull(synced)
-    assert (synced / "memory/MEMORY.md").read_text() == "# Mémoire\n\n- fait complet et assez long pour être coupé\n"
+    assert (
+        synced / "memory/MEMORY.md"
+    ).read_text() == "# Mémoire\n\n- fait complet et assez long pour être coupé\n"
 
 
 def test_transient_errors_are_retried_on_reads(synced: Path, sb: Any) -> None:
@@ -241,7 +268,10 @@ def test_a_page_with_active_content_is_not_installed_without_the_human(
 
 def test_code_the_human_writes_in_code_blocks_is_not_active(synced: Path, sb: Any) -> None:
     seed(sb)
-    skill = SKILL.format(name="deploy") + "\n```bash\necho ${HOME}\n```\n\nVoir `${x}` et <b>ceci</b>.\n"
+    skill = (
+        SKILL.format(name="deploy")
+        + "\n```bash\necho ${HOME}\n```\n\nVoir `${x}` et <b>ceci</b>.\n"
+    )
     sb.write("Agents/Skills/deploy/SKILL.md", skill)
     report = pull(synced)
     assert not report.needs_human

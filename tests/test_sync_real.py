@@ -27,7 +27,9 @@ TOKEN = os.environ.get("OCMEM_TEST_SILVERBULLET_TOKEN") or None
 
 pytestmark = [
     pytest.mark.real_silverbullet,
-    pytest.mark.skipif(not URL, reason="OCMEM_TEST_SILVERBULLET_URL is not set: no real SilverBullet to sync with"),
+    pytest.mark.skipif(
+        not URL, reason="OCMEM_TEST_SILVERBULLET_URL is not set: no real SilverBullet to sync with"
+    ),
 ]
 
 
@@ -42,10 +44,17 @@ def scratch() -> Iterator[tuple[str, httpx.Client]]:
                 raw.delete("/.fs/" + quote(item["name"], safe="/"))
 
 
-def test_pull_and_push_against_a_real_server(home: Path, clock: Clock, scratch: tuple[str, httpx.Client]) -> None:
+def test_pull_and_push_against_a_real_server(
+    home: Path, clock: Clock, scratch: tuple[str, httpx.Client]
+) -> None:
     folder, raw = scratch
-    raw.put(f"/.fs/{folder}/Skills/deploy/SKILL.md", content=b"---\nname: deploy\ndescription: Deploie.\n---\n# x\n").raise_for_status()
-    raw.put(f"/.fs/{folder}/Inbox/journal.md", content=b"# Journal\n\nNote humaine.\n").raise_for_status()
+    raw.put(
+        f"/.fs/{folder}/Skills/deploy/SKILL.md",
+        content=b"---\nname: deploy\ndescription: Deploie.\n---\n# x\n",
+    ).raise_for_status()
+    raw.put(
+        f"/.fs/{folder}/Inbox/journal.md", content=b"# Journal\n\nNote humaine.\n"
+    ).raise_for_status()
     configure_sync(
         home,
         URL,
@@ -57,7 +66,9 @@ def test_pull_and_push_against_a_real_server(home: Path, clock: Clock, scratch: 
     settings = load_settings(home)
     sync.pull(Workspace(settings))
     assert (home / "skills/deploy/SKILL.md").read_text().startswith("---\nname: deploy")
-    Memory(Workspace(settings, now=clock)).add_journal(journal_fields(lecon="affiche ${test} tel quel"))
+    Memory(Workspace(settings, now=clock)).add_journal(
+        journal_fields(lecon="affiche ${test} tel quel")
+    )
     sync.push(Workspace(settings))
     page = raw.get(f"/.fs/{folder}/Inbox/journal.md").text
     assert page.startswith("# Journal\n\nNote humaine.\n\nEnvoi ocmem n° 1 (")

@@ -51,7 +51,11 @@ def test_appends_and_cut_tails_are_announced_as_the_whole_file_they_leave(
     before = len(announced(paths))
     Memory(workspace).add_journal(journal_fields())
     assert announced(paths)[before:] == [
-        {"ts": announced(paths)[-1]["ts"], "file": "memory/journal.md", "sha256": file_sha256(paths.journal)}
+        {
+            "ts": announced(paths)[-1]["ts"],
+            "file": "memory/journal.md",
+            "sha256": file_sha256(paths.journal),
+        }
     ]
     with paths.journal.open("ab") as handle:  # what a killed append leaves
         handle.write("## 2026-11-29 10:05 · coupé".encode())

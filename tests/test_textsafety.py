@@ -18,7 +18,10 @@ from ocmem.textsafety import check_text, find_injection, find_secrets
         ("https://admin:hunter2@example.org/x", "identifiants dans une URL"),
         ("password = s3cretPassw0rd", "mot de passe ou jeton en clair"),
         ("mot de passe : Azerty1234!", "mot de passe ou jeton en clair"),
-        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "JWT"),
+        (
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+            "JWT",
+        ),
     ],
 )
 def test_secrets_are_found_and_never_echoed(text: str, kind: str) -> None:

@@ -585,6 +585,7 @@ class Rig:
             tab = context.new_page()
             tab.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
             tab.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+
             def on_dialog(dialog: Any) -> None:
                 dialogs.append(f"{dialog.type}: {dialog.message}")
                 dialog.dismiss()

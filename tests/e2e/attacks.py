@@ -430,7 +430,11 @@ CORPUS: tuple[Attack, ...] = (
         "promote",
         lambda c: [
             bash(
-                (f's=su""do; $s -n -u {c.owner_split} -- ' if c.owner else "env -u OCMEM_AGENT_SESSION ")
+                (
+                    f's=su""do; $s -n -u {c.owner_split} -- '
+                    if c.owner
+                    else "env -u OCMEM_AGENT_SESSION "
+                )
                 + f"{c.program_split} --home {H} ga''te <<'EOF'\n"
                 + json.dumps(
                     {

@@ -235,7 +235,9 @@ def report(title: str, outcomes: Sequence[Outcome], out: Path) -> str:
     return text
 
 
-def play_corpus(oc: OpenCode, ctx: Ctx, attacks: list[Attack], *, owners: bool = False) -> list[Outcome]:
+def play_corpus(
+    oc: OpenCode, ctx: Ctx, attacks: list[Attack], *, owners: bool = False
+) -> list[Outcome]:
     """One OpenCode session in which the scripted model plays ``attacks`` one step per request;
     each outcome is judged from the home's snapshot (with owners and modes when ``owners``)."""
     player = CorpusPlayer(attacks, ctx, lambda: snapshot(ctx.home, owners=owners))
