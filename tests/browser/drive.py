@@ -371,17 +371,29 @@ class Sentinels:
 
 
 PAGE_TITLES = {"journal": "Journal", "pending": "Propositions en attente"}
+# How an ocmem block starts on each page: a payload is judged only once its block is there.
+BLOCK_HEADERS = {
+    "journal": re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2}", re.M),
+    "pending": re.compile(r"^## P-\d{4} ", re.M),
+}
 
 
 class Ocmem:
     """The ocmem CLI in a fresh home, configured for the server like a user would."""
 
-    def __init__(self, python: str, root: Path, url: str, token: str | None):
+    def __init__(self, python: str, root: Path, url: str, token: str | None, inbox: str):
         self.python = python
         self.home = Path(tempfile.mkdtemp(prefix="ocmem-home-", dir=root))
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("OCMEM_")}
         self.run("init")
-        section: dict[str, Any] = {"url": url}
+        # The pages the browser opens, not this home's own Agents/Inbox/<home-id>/ pages.
+        section: dict[str, Any] = {
+            "url": url,
+            "push": [
+                {"local": f"memory/{page}.md", "remote": f"{inbox}{page}.md"}
+                for page in PAGE_TITLES
+            ],
+        }
         if token:
             token_file = self.home / ".ocmem" / "silverbullet.token"
             token_file.parent.mkdir(parents=True, exist_ok=True)
@@ -487,6 +499,12 @@ class Rig:
     def page_name(self, page: str) -> str:
         return f"{self.inbox}{page}.md"
 
+    def require_landed(self, page: str) -> None:
+        """A page without ocmem's block would pass every check: that is an error, not a pass."""
+        name = self.page_name(page)
+        if not BLOCK_HEADERS[page].search(self.space.read(name) or ""):
+            raise RuntimeError(f"ocmem's push left no block on {name}: nothing to judge")
+
     def human_appends(self, page: str, line: str, blank_line: bool) -> None:
         name = self.page_name(page)
         text = self.space.read(name) or ""
@@ -499,7 +517,9 @@ class Rig:
         sentinels = Sentinels()
         for page in ("journal", "pending"):
             self.space.write(self.page_name(page), sentinels.preamble(PAGE_TITLES[page]))
-        cli = Ocmem(self.args.ocmem_python, self.work, self.args.sb_url, self.args.token)
+        cli = Ocmem(
+            self.args.ocmem_python, self.work, self.args.sb_url, self.args.token, self.inbox
+        )
         try:
             if payload.page == "journal":
                 result = cli.journal(payload.journal_fields(beacon))
@@ -518,6 +538,7 @@ class Rig:
             if result.returncode != 0:
                 raise RuntimeError(f"ocmem exit {result.returncode}: {result.stderr.strip()}")
             cli.push()
+            self.require_landed(payload.page)
             self.human_appends(payload.page, sentinels.under, blank_line=False)
             if payload.page == "journal":
                 second = dict(BASE_JOURNAL, titre="Sauvegarde nocturne vérifiée", tags=["backup"])
@@ -768,7 +789,9 @@ class Rig:
         self.reset_space()
         sentinels = Sentinels()
         self.space.write(self.page_name("journal"), sentinels.preamble(PAGE_TITLES["journal"]))
-        cli = Ocmem(self.args.ocmem_python, self.work, self.args.sb_url, self.args.token)
+        cli = Ocmem(
+            self.args.ocmem_python, self.work, self.args.sb_url, self.args.token, self.inbox
+        )
         try:
             for payload in payloads:
                 if payload.page == "journal":
@@ -776,6 +799,7 @@ class Rig:
                     if result.returncode:
                         outcome.flag("refused", payload.id)
             cli.push()
+            self.require_landed("journal")
             self.human_appends("journal", sentinels.under, blank_line=False)
             self.human_appends("journal", sentinels.last, blank_line=True)
             self.visit("journal", sentinels, outcome, shot)
