@@ -20,8 +20,13 @@ from ocmem.memory import Memory
 from ocmem.proposals import Proposals
 from ocmem.workspace import Workspace
 
+# CI is reproducible (a red run is the same on every machine); dev runs explore new examples.
 settings.register_profile(
-    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
