@@ -513,6 +513,25 @@ function digest(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex")
 }
 
+/** What ocmem announced for one file: its whole new digest (null: removed), or an append of
+ * bytes whose digest is given, from `at` to `size` (appends cost ocmem the same on any file). */
+type Announcement = { sha256: string | null } | { at: number; size: number; sha256: string }
+
+/** Whether `current` is what the announcements since `before` leave: the last whole digest, or
+ * the bytes before the first append unchanged and each appended run as announced. */
+function announcedState(chain: Announcement[], before: Kept | undefined, current: Kept | undefined, bytes: () => Buffer): boolean {
+  let start = chain.length - 1
+  while (start >= 0 && "at" in chain[start]) start--
+  const appends = chain.slice(start + 1) as { at: number; size: number; sha256: string }[]
+  const base = start >= 0 ? chain[start].sha256 : before?.hash
+  if (!appends.length) return base === null ? !current : current?.hash === base
+  if (current?.kind !== "file" || current.size !== BigInt(appends[appends.length - 1].size)) return false
+  const data = bytes()
+  const first = appends[0].at
+  if (first === 0 ? base !== undefined && base !== null && base !== digest(Buffer.alloc(0)) : digest(data.subarray(0, first)) !== base) return false
+  return appends.every((a, i) => (i === 0 || a.at === appends[i - 1].size) && digest(data.subarray(a.at, a.size)) === a.sha256)
+}
+
 /**
  * Default mode: the whole home (OpenCode's config dir: plugins, tools, skills, agents, commands,
  * config files, node_modules, AGENTS.md, memory) is kept as it was when OpenCode started, plus
@@ -530,7 +549,7 @@ class Monitor {
   journalOffset = 0
   // Other folders OpenCode loads plugins and config from, that did not exist at start.
   absent = [join(homedir(), ".opencode")].filter((dir) => !this.exists(dir))
-  announced = new Map<string, string | null>()
+  announced = new Map<string, Announcement[]>()
   running: Promise<string[]> = Promise.resolve([])
 
   constructor(
@@ -646,7 +665,11 @@ class Monitor {
       for (const line of buffer.toString("utf8").split("\n")) {
         try {
           const entry = JSON.parse(line)
-          if (typeof entry?.file === "string") this.announced.set(entry.file, typeof entry.sha256 === "string" ? entry.sha256 : null)
+          if (typeof entry?.file !== "string") continue
+          const sha256 = typeof entry.sha256 === "string" ? entry.sha256 : null
+          if (typeof entry.append_at === "number" && typeof entry.size === "number" && sha256 !== null)
+            this.announced.set(entry.file, [...(this.announced.get(entry.file) ?? []), { at: entry.append_at, size: entry.size, sha256 }])
+          else this.announced.set(entry.file, [{ sha256 }])
         } catch {
           // a partial last line: read again next time
         }
@@ -728,10 +751,11 @@ class Monitor {
       return undefined
     }
     this.readJournal()
-    const announced = this.announced.get(rel)
-    if (announced !== undefined && (announced === null ? !current : current?.hash === announced)) {
+    const chain = this.announced.get(rel)
+    if (chain !== undefined && announcedState(chain, before, current, () => current?.bytes ?? readFileSync(join(this.home, rel)))) {
       if (current) this.kept.set(rel, current)
       else this.kept.delete(rel)
+      this.announced.set(rel, [{ sha256: current?.hash ?? null }]) // later appends start here
       return undefined
     }
     return this.putBack(rel, before, current)

@@ -39,29 +39,32 @@ def test_writes_under_the_lock_are_announced_with_their_digest(workspace: Worksp
     ]
 
 
-def test_appends_and_cut_tails_are_announced_as_the_whole_file_they_leave(
+def test_appends_are_announced_as_the_bytes_they_add_and_cut_tails_as_the_whole_file(
     workspace: Workspace,
 ) -> None:
-    """The journal grows by appends (O(1), not a rewrite): the monitor, which knows whole
-    files, is told the digest of the file each one leaves, or it would put the old one back."""
+    """The journal grows by appends (O(1), not a rewrite): each is announced as where it lands
+    and the digest of what it adds, so announcing costs the same on any journal; the monitor
+    checks the bytes before it against the file it kept. A cut tail is a whole new file."""
     from conftest import journal_fields
+    from ocmem.fsio import sha256
     from ocmem.memory import Memory
 
     paths = workspace.paths
     before = len(announced(paths))
     Memory(workspace).add_journal(journal_fields())
-    assert announced(paths)[before:] == [
-        {
-            "ts": announced(paths)[-1]["ts"],
-            "file": "memory/journal.md",
-            "sha256": file_sha256(paths.journal),
-        }
-    ]
+    data = paths.journal.read_bytes()
+    (append,) = announced(paths)[before:]
+    assert append["file"] == "memory/journal.md"
+    at = int(str(append["append_at"]))
+    assert append["size"] == len(data) and append["sha256"] == sha256(data[at:])
     with paths.journal.open("ab") as handle:  # what a killed append leaves
         handle.write("## 2026-11-29 10:05 · coupé".encode())
     Memory(workspace).add_journal(journal_fields(titre="Suivante"))
-    digests = [e["sha256"] for e in announced(paths) if e["file"] == "memory/journal.md"]
-    assert digests[-1] == file_sha256(paths.journal)  # the cut tail, then the new entry
+    cut, added = [e for e in announced(paths) if e["file"] == "memory/journal.md"][-2:]
+    data = paths.journal.read_bytes()
+    at = int(str(added["append_at"]))
+    assert "append_at" not in cut and cut["sha256"] == sha256(data[:at])  # the tail cut off
+    assert added["size"] == len(data) and added["sha256"] == sha256(data[at:])  # then the entry
 
 
 def test_writes_outside_the_lock_are_not_announced(home: Path) -> None:

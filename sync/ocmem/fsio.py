@@ -44,8 +44,11 @@ def record_writes(paths: Paths, changes: Iterable[tuple[str, str | None]]) -> No
     lines = "".join(
         json.dumps({"ts": ts, "file": rel, "sha256": digest}) + "\n" for rel, digest in changes
     )
-    if not lines:
-        return
+    if lines:
+        _add_to_writes_journal(paths, lines)
+
+
+def _add_to_writes_journal(paths: Paths, lines: str) -> None:
     paths.state_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(paths.writes_journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -60,6 +63,24 @@ def announce(path: Path, content: Callable[[], bytes]) -> None:
     recording = _RECORDING.get()
     if recording is not None and monitored(recording, path):
         record_writes(recording, [(recording.rel(path), sha256(content()))])
+
+
+def announce_append(path: Path, start: int, payload: bytes) -> None:
+    """Before ``payload`` is appended to ``path`` at offset ``start``: where it goes and its
+    digest, so an append costs the same on any journal (the monitor checks the bytes before
+    ``start`` against the file it kept, and the new ones against this digest)."""
+    recording = _RECORDING.get()
+    if recording is None or not monitored(recording, path):
+        return
+    ts = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    entry = {
+        "ts": ts,
+        "file": recording.rel(path),
+        "append_at": start,
+        "size": start + len(payload),
+        "sha256": sha256(payload),
+    }
+    _add_to_writes_journal(recording, json.dumps(entry) + "\n")
 
 
 def _trim_writes(paths: Paths) -> None:

@@ -21,6 +21,7 @@ from ocmem.fsio import (
     Backups,
     about_path,
     announce,
+    announce_append,
     atomic_write,
     log_event,
     prune,
@@ -112,8 +113,7 @@ class Transaction:
         try:
             start = os.fstat(fd).st_size
             self._undo.append((path, self._truncater(path, existed, start)))
-            # The monitor knows whole files: the digest of what the file will be (reads it).
-            announce(path, lambda: _bytes_upto(path, start) + payload)
+            announce_append(path, start, payload)
             view = memoryview(payload)
             while view:
                 view = view[os.write(fd, view) :]

@@ -8,8 +8,10 @@
 // A step: {"session", "tool", "args"} (tool.execute.before, then .after), or
 // {"session", "note": "text"} (the memory_note tool: its answer is recorded), or
 // {"session", "idle": true} (session.idle), or {"write": path, "text"} (a file written now),
-// or {"wait": ms}.
-import { readFileSync, writeFileSync } from "node:fs"
+// or {"session", "journal": fields} (the memory_journal tool), or {"append": path, "text"}
+// (bytes added to a file now), or {"session", "model_call": true} (what the plugin does before a
+// model call: its sweep of the home included), or {"wait": ms}.
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 
 const [pluginFile, project, stepsFile, outFile] = process.argv.slice(2)
@@ -41,18 +43,30 @@ for (const step of steps) {
     writeFileSync(step.write, step.text ?? "")
     continue
   }
+  if (step.append) {
+    appendFileSync(step.append, step.text ?? "")
+    continue
+  }
   const sessionID = step.session
   if (!known.has(sessionID)) {
     known.add(sessionID)
     await hooks.event({ event: { type: "session.created", properties: { info: { id: sessionID } } } })
   }
+  if (step.model_call) {
+    await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, { system: [] })
+    continue
+  }
   if (step.idle) {
     await hooks.event({ event: { type: "session.idle", properties: { sessionID } } })
     continue
   }
+  const ctx = { sessionID, messageID: `m${call}`, agent: "build", directory: project, worktree: "/", abort: new AbortController().signal, metadata() {}, async ask() {} }
   if (step.note !== undefined) {
-    const ctx = { sessionID, messageID: `m${call}`, agent: "build", directory: project, worktree: "/", abort: new AbortController().signal, metadata() {}, async ask() {} }
     answers.push(await hooks.tool.memory_note.execute({ text: step.note, days: null }, ctx))
+    continue
+  }
+  if (step.journal !== undefined) {
+    answers.push(await hooks.tool.memory_journal.execute(step.journal, ctx))
     continue
   }
   call++
