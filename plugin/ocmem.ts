@@ -518,18 +518,23 @@ function digest(data: Buffer): string {
 type Announcement = { sha256: string | null } | { at: number; size: number; sha256: string }
 
 /** Whether `current` is what the announcements since `before` leave: the last whole digest, or
- * the bytes before the first append unchanged and each appended run as announced. */
+ * a run of contiguous appends, each as announced, over bytes that were a known state — the file
+ * kept, or the whole digest announced just before the run. The run is found from the newest
+ * append back, as a writes journal trimmed by ocmem is read again with older appends in it. */
 function announcedState(chain: Announcement[], before: Kept | undefined, current: Kept | undefined, bytes: () => Buffer): boolean {
-  let start = chain.length - 1
-  while (start >= 0 && "at" in chain[start]) start--
-  const appends = chain.slice(start + 1) as { at: number; size: number; sha256: string }[]
-  const base = start >= 0 ? chain[start].sha256 : before?.hash
-  if (!appends.length) return base === null ? !current : current?.hash === base
-  if (current?.kind !== "file" || current.size !== BigInt(appends[appends.length - 1].size)) return false
+  const last = chain[chain.length - 1]
+  if (!("at" in last)) return last.sha256 === null ? !current : current?.hash === last.sha256
+  if (current?.kind !== "file" || current.size !== BigInt(last.size)) return false
   const data = bytes()
-  const first = appends[0].at
-  if (first === 0 ? base !== undefined && base !== null && base !== digest(Buffer.alloc(0)) : digest(data.subarray(0, first)) !== base) return false
-  return appends.every((a, i) => (i === 0 || a.at === appends[i - 1].size) && digest(data.subarray(a.at, a.size)) === a.sha256)
+  for (let i = chain.length - 1, end = last.size; i >= 0; i--) {
+    const a = chain[i]
+    if (!("at" in a) || a.size !== end || digest(data.subarray(a.at, a.size)) !== a.sha256) return false
+    const previous = i > 0 ? chain[i - 1] : undefined
+    const known = previous !== undefined && !("at" in previous) ? previous.sha256 : before?.hash
+    if (a.at === 0 ? !known || known === digest(Buffer.alloc(0)) : digest(data.subarray(0, a.at)) === known) return true
+    end = a.at
+  }
+  return false
 }
 
 /**

@@ -4,6 +4,7 @@ looks are accepted, and bytes added by anyone else are put back (tests/support/p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,24 @@ def test_appends_ocmem_announced_are_kept_and_others_put_back(home: Path, tmp_pa
     assert "Ajout de l'agent" not in text
     quarantined = list((home / ".ocmem/quarantine").rglob("journal.md"))
     assert any("Ajout de l'agent" in q.read_text() for q in quarantined)
+
+
+def test_an_append_is_recognised_after_ocmem_trimmed_its_writes_journal(
+    home: Path, tmp_path: Path
+) -> None:
+    """A trimmed writes journal is read again from its start, older appends first: the newest
+    run of appends is matched on its own, not read as following them."""
+    project = tmp_path / "project"
+    project.mkdir()
+    stale = {"file": "memory/journal.md", "append_at": 5, "size": 40, "sha256": "0" * 64}
+    steps: list[dict[str, Any]] = [
+        journal_add("ses_1", titre="Première"),
+        {"session": "ses_a", "model_call": True},
+        {"write": str(home / ".ocmem/writes.jsonl"), "text": json.dumps(stale) + "\n"},
+        journal_add("ses_2", titre="Seconde"),
+        {"session": "ses_a", "model_call": True},
+    ]
+    drive(home, project, steps, tmp_path)
+    text = (home / "memory/journal.md").read_text()
+    assert [b.title for b in journal.blocks(text)] == ["Première", "Seconde"]
+    assert not (home / ".ocmem/quarantine").exists()
