@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._paths import BENCH, REPO, harness
+from bench._paths import BENCH, REPO, harness, transpile_for_node
 from bench.common import (
     PYTHON,
     SKIP,
@@ -112,23 +112,6 @@ def install_plugin_home(root: Path, log: Path, yaml: str = "", token: str | None
     wrapper = write_wrapper(root / "ocmem-logged", log)
     (home / ".ocmem" / "plugin.json").write_text(json.dumps({"command": [str(wrapper)]}) + "\n")
     return home
-
-
-def _transpile_for_node(plugin: Path) -> Path | None:
-    """A Node-runnable copy of ocmem.ts next to it (same HOME), or None without TypeScript."""
-    node = shutil.which("node")
-    typescript = REPO / "plugin" / "node_modules" / "typescript"
-    if node is None or not typescript.exists():
-        return None
-    target = plugin.with_name("ocmem.node.mjs")
-    script = (
-        "const ts = require(process.argv[1]); const fs = require('fs');"
-        "const out = ts.transpileModule(fs.readFileSync(process.argv[2], 'utf8'),"
-        " {compilerOptions: {module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022}});"
-        "fs.writeFileSync(process.argv[3], out.outputText);"
-    )
-    subprocess.run([node, "-e", script, str(typescript), str(plugin), str(target)], check=True)
-    return target
 
 
 def measure(
@@ -257,7 +240,7 @@ def run(quick: bool = False, node: bool | None = None) -> BenchResult:
                 Row("hook micro-benchmark in Bun", "no OpenCode binary, no bun", verdict=SKIP)
             )
         if node if node is not None else (not quick or bun is None):
-            transpiled = _transpile_for_node(plugin)
+            transpiled = transpile_for_node(plugin)
             if transpiled is not None:
                 progress(f"node, transpiled copy: {iterations} calls per case")
                 data = measure(

@@ -10,7 +10,11 @@ from typing import Any
 
 from conftest import journal_fields
 from ocmem import journal
-from test_plugin_taint import bash, drive
+from support.plugin_runtime import drive
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"tool": "bash", "args": {"command": command, "description": "x"}}
 
 
 def journal_add(session: str, **fields: str) -> dict[str, Any]:

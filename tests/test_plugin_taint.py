@@ -9,10 +9,6 @@ and the session's record must name the exposure (tests/support/plugin_driver.mjs
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -21,55 +17,7 @@ import pytest
 
 from ocmem import sessions
 from ocmem.config import Paths
-
-REPO = Path(__file__).resolve().parents[1]
-DRIVER = REPO / "tests/support/plugin_driver.mjs"
-OPENCODE_VERSION = "1.18.33"
-
-
-def runtime(plugin: Path) -> tuple[list[str], dict[str, str], Path] | None:
-    """OpenCode's Bun if the e2e harness installed it, else Node on a transpiled copy."""
-    env_cache = os.environ.get("OCMEM_E2E_CACHE")
-    cache = Path(env_cache) if env_cache else REPO / ".cache/e2e"
-    stamp = cache / f"opencode-ai-{OPENCODE_VERSION}/.binary"
-    if stamp.exists() and Path(stamp.read_text().strip()).exists():
-        return [stamp.read_text().strip()], {"BUN_BE_BUN": "1"}, plugin
-    typescript = REPO / "plugin/node_modules/typescript"
-    node = shutil.which("node")
-    if node is None or not typescript.exists():
-        return None
-    target = plugin.with_name("ocmem.node.mjs")
-    script = (
-        "const ts = require(process.argv[1]); const fs = require('fs');"
-        "const out = ts.transpileModule(fs.readFileSync(process.argv[2], 'utf8'),"
-        " {compilerOptions: {module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022}});"
-        "fs.writeFileSync(process.argv[3], out.outputText);"
-    )
-    subprocess.run([node, "-e", script, str(typescript), str(plugin), str(target)], check=True)
-    return [node], {}, target
-
-
-def drive(home: Path, project: Path, steps: list[dict[str, Any]], tmp: Path) -> list[str]:
-    found = runtime(home / "plugin/ocmem.ts")
-    if found is None:
-        pytest.skip(
-            "neither OpenCode's Bun (e2e cache) nor node with plugin/node_modules/typescript"
-        )
-    command, extra, plugin = found
-    (tmp / "steps.json").write_text(json.dumps(steps))
-    out = tmp / "answers.json"
-    env = {k: v for k, v in os.environ.items() if k != "OCMEM_HOME"}
-    done = subprocess.run(
-        [*command, str(DRIVER), str(plugin), str(project), str(tmp / "steps.json"), str(out)],
-        env={**env, **extra},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers: list[str] = json.loads(out.read_text())
-    return answers
+from support.plugin_runtime import drive
 
 
 @pytest.fixture
