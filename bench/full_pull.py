@@ -43,6 +43,7 @@ TARGET = 6.0
 
 
 def _pull(template: Path, target: Path) -> float:
+    from ocmem.clock import Clock
     from ocmem.config import load_settings
     from ocmem.sync import run as sync
     from ocmem.workspace import Workspace
@@ -50,7 +51,7 @@ def _pull(template: Path, target: Path) -> float:
     home = clone_home(template, target)
     settings = load_settings(home)
     start = time.perf_counter()
-    report = sync.pull(Workspace(settings), env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
+    report = sync.pull(Workspace(settings, clock=Clock()), env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
     elapsed = time.perf_counter() - start
     if not _changed(report.render()):
         raise RuntimeError("the full pull installed nothing")

@@ -46,13 +46,14 @@ TITLE = "No-op pull, 500 files in the space"
 
 def _pull(home: Path) -> tuple[float, float, bool]:
     """(wall s, thread CPU s, changed) of one library pull."""
+    from ocmem.clock import Clock
     from ocmem.config import load_settings
     from ocmem.sync import run as sync
     from ocmem.workspace import Workspace
 
     settings = load_settings(home)
     wall, cpu = time.perf_counter(), time.thread_time()
-    report = sync.pull(Workspace(settings), env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
+    report = sync.pull(Workspace(settings, clock=Clock()), env={"OCMEM_SILVERBULLET_TOKEN": TOKEN})
     return time.perf_counter() - wall, time.thread_time() - cpu, _changed(report.render())
 
 

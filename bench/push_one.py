@@ -52,15 +52,25 @@ class _Journal:
     """Adds entries to a home's journal through the library, one minute apart."""
 
     def __init__(self, home: Path) -> None:
+        from ocmem.clock import Clock
         from ocmem.config import load_settings
         from ocmem.memory import Memory
         from ocmem.workspace import Workspace
 
-        self.when = datetime(2026, 1, 5, 9, 0)
-        self.memory = Memory(Workspace(load_settings(home), now=lambda: self.when))
+        class MinuteClock(Clock):
+            """A minute later at each entry: every entry gets its own header."""
+
+            def __init__(self) -> None:
+                self.when = datetime(2026, 1, 5, 9, 0)
+
+            def now(self) -> datetime:
+                return self.when
+
+        self.clock = MinuteClock()
+        self.memory = Memory(Workspace(load_settings(home), clock=self.clock))
 
     def add(self) -> None:
-        self.when += timedelta(minutes=1)
+        self.clock.when += timedelta(minutes=1)
         self.memory.add_journal(ENTRY)
 
 
@@ -74,6 +84,7 @@ def _kind(method: str, path: str, headers: dict[str, str]) -> str:
 
 def run(quick: bool = False) -> BenchResult:
     from ocmem import home as home_ids
+    from ocmem.clock import Clock
     from ocmem.config import load_settings
     from ocmem.sync import run as sync
     from ocmem.workspace import Workspace
@@ -92,7 +103,9 @@ def run(quick: bool = False) -> BenchResult:
         journal = _Journal(home)
         for _ in range(30):
             journal.add()
-        sync.push(Workspace(load_settings(home)), env=env)  # the page now holds the 30 entries
+        sync.push(
+            Workspace(load_settings(home), clock=Clock()), env=env
+        )  # the page now holds the 30 entries
         sb.latency_ms = latency
         progress(f"{latency} ms latency, {reps} pushes of one entry")
 
@@ -103,7 +116,7 @@ def run(quick: bool = False) -> BenchResult:
             settings = load_settings(home)
             sb.clear_requests()
             start = time.perf_counter()
-            sync.push(Workspace(settings), env=env)
+            sync.push(Workspace(settings, clock=Clock()), env=env)
             elapsed = time.perf_counter() - start
             counts.append(Counter(_kind(r.method, r.path, dict(r.headers)) for r in sb.requests))
             return elapsed

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ocmem import __version__, clifr
+from ocmem.clock import Clock
 from ocmem.errors import Refused
 from ocmem.outcome import Outcome
 from ocmem.stdin import read_json
@@ -25,10 +26,11 @@ if TYPE_CHECKING:
     from ocmem.proposals import Proposals
 
 
-class _Context:
-    def __init__(self, home: Path | None, wait: float | None):
-        self.home = home
-        self.wait = wait
+class Context:
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self.home: Path | None = None
+        self.wait: float | None = None
 
     def workspace(self, *, creating: bool = False) -> Workspace:
         from ocmem.fsio import DEFAULT_WAIT_SECONDS
@@ -36,6 +38,7 @@ class _Context:
         return open_workspace(
             self.home,
             wait_seconds=DEFAULT_WAIT_SECONDS if self.wait is None else self.wait,
+            clock=self.clock,
             notify=_notify,
             creating=creating,
         )
@@ -61,7 +64,7 @@ def _notify(message: str) -> None:
     click.echo(f"ocmem : {message}", err=True)
 
 
-pass_context = click.make_pass_decorator(_Context)
+pass_context = click.make_pass_decorator(Context)
 
 
 def _text(lines: str) -> Outcome:
@@ -89,7 +92,9 @@ def _text(lines: str) -> Outcome:
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, wait: float | None) -> None:
     """Mémoire long terme d'OpenCode : notes, journal, propositions, skills."""
-    ctx.obj = _Context(home, wait)
+    obj = ctx.find_object(Context)  # made by ocmem.entry, with the process's clock
+    assert obj is not None, "ocmem.entry.main runs the command line"
+    obj.home, obj.wait = home, wait
 
 
 @cli.command()
@@ -125,7 +130,7 @@ def cli(ctx: click.Context, home: Path | None, wait: float | None) -> None:
 )
 @pass_context
 def init(
-    obj: _Context,
+    obj: Context,
     upgrade: bool,
     import_file: Path | None,
     show_section: bool,
@@ -161,7 +166,7 @@ def _ask(question: str) -> bool:
 
 @cli.command()
 @pass_context
-def status(obj: _Context) -> Outcome:
+def status(obj: Context) -> Outcome:
     """Remplissage de chaque fichier, skills, propositions en attente."""
     from ocmem.status import status as run_status
 
@@ -181,7 +186,7 @@ def status(obj: _Context) -> Outcome:
 )
 @pass_context
 def note(
-    obj: _Context,
+    obj: Context,
     text: str | None,
     days: int | None,
     list_: bool,
@@ -222,7 +227,7 @@ def journal_group() -> None:
     help="Issue de la tâche.",
 )
 @pass_context
-def journal_add(obj: _Context, /, **fields: str | None) -> Outcome:
+def journal_add(obj: Context, /, **fields: str | None) -> Outcome:
     """Ajoute une entrée : options, ou objet JSON sur l'entrée standard
 
     {"titre", "tags": [...], "demande", "fait", "piege", "lecon", "resultat"}.
@@ -241,7 +246,7 @@ def journal_add(obj: _Context, /, **fields: str | None) -> Outcome:
 @click.option("--last", type=int, help="Nombre d'entrées (5 au plus).")
 @pass_context
 def journal_search(
-    obj: _Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
+    obj: Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
 ) -> Outcome:
     """Cherche dans le journal et ses archives : 5 entrées au plus, les plus pertinentes d'abord.
 
@@ -258,7 +263,7 @@ def journal_search(
     "--last", type=click.IntRange(1, 20), default=20, show_default=True, help="Nombre d'entrées."
 )
 @pass_context
-def journal_recent(obj: _Context, last: int) -> Outcome:
+def journal_recent(obj: Context, last: int) -> Outcome:
     """Les dernières entrées, titres seuls (date, titre, tags), les plus récentes d'abord."""
     from ocmem.memory import Memory
 
@@ -277,7 +282,7 @@ def journal_recent(obj: _Context, last: int) -> Outcome:
     "--older-than", type=int, metavar="JOURS", help="Archive les entrées de plus de JOURS jours."
 )
 @pass_context
-def journal_archive(obj: _Context, before: datetime | None, older_than: int | None) -> Outcome:
+def journal_archive(obj: Context, before: datetime | None, older_than: int | None) -> Outcome:
     """Déplace les vieilles entrées dans journal-AAAA-MM.md (rien n'est perdu ni supprimé)."""
     from datetime import timedelta
 
@@ -313,7 +318,7 @@ def journal_archive(obj: _Context, before: datetime | None, older_than: int | No
 @click.option("--description", help="Description du skill (2 phrases au plus).")
 @pass_context
 def propose(
-    obj: _Context,
+    obj: Context,
     /,
     kind: str | None,
     sources: tuple[str, ...],
@@ -343,7 +348,7 @@ def pending_group() -> None:
     """Propositions en attente de validation humaine."""
 
 
-def _proposals(obj: _Context) -> Proposals:
+def _proposals(obj: Context) -> Proposals:
     from ocmem.proposals import Proposals
 
     workspace, agent = obj.reader()
@@ -355,7 +360,7 @@ def _proposals(obj: _Context) -> Proposals:
     "--all", "show_all", is_flag=True, help="Inclut les propositions promues et refusées."
 )
 @pass_context
-def pending_list(obj: _Context, show_all: bool) -> Outcome:
+def pending_list(obj: Context, show_all: bool) -> Outcome:
     """Liste les propositions."""
     return _proposals(obj).list_pending(show_all)
 
@@ -363,7 +368,7 @@ def pending_list(obj: _Context, show_all: bool) -> Outcome:
 @pending_group.command(name="show")
 @click.argument("pid")
 @pass_context
-def pending_show(obj: _Context, pid: str) -> Outcome:
+def pending_show(obj: Context, pid: str) -> Outcome:
     """Affiche une proposition."""
     return _proposals(obj).show_pending(pid)
 
@@ -373,7 +378,7 @@ def pending_show(obj: _Context, pid: str) -> Outcome:
     "--threshold", type=float, default=0.35, show_default=True, help="Similarité minimale (0 à 1)."
 )
 @pass_context
-def pending_duplicates(obj: _Context, threshold: float) -> Outcome:
+def pending_duplicates(obj: Context, threshold: float) -> Outcome:
     """Liste les propositions en attente qui semblent dire la même chose."""
     return _proposals(obj).pending_duplicates(threshold)
 
@@ -382,7 +387,7 @@ def pending_duplicates(obj: _Context, threshold: float) -> Outcome:
 @click.argument("keep")
 @click.argument("other")
 @pass_context
-def pending_merge(obj: _Context, keep: str, other: str) -> Outcome:
+def pending_merge(obj: Context, keep: str, other: str) -> Outcome:
     """Fusionne AUTRE dans GARDÉE (AUTRE reste, marquée « fusionné »)."""
     return _proposals(obj).merge_pending(keep, other)
 
@@ -391,7 +396,7 @@ def pending_merge(obj: _Context, keep: str, other: str) -> Outcome:
 @click.argument("pid")
 @click.option("--yes", is_flag=True, help="Ne pas demander de confirmation.")
 @pass_context
-def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
+def pending_accept(obj: Context, pid: str, yes: bool) -> Outcome:
     """Promeut une proposition (fait → MEMORY.md, skill → skills/<nom>/SKILL.md)."""
     from ocmem.proposals import Proposals
 
@@ -417,7 +422,7 @@ def pending_accept(obj: _Context, pid: str, yes: bool) -> Outcome:
 @click.argument("pid")
 @click.option("--reason", required=True, help="Pourquoi (une ligne).")
 @pass_context
-def pending_reject(obj: _Context, pid: str, reason: str) -> Outcome:
+def pending_reject(obj: Context, pid: str, reason: str) -> Outcome:
     """Refuse une proposition (elle reste, marquée « refusé »)."""
     # Open to the agent: « valide pending » ends with the human's no, which the agent records;
     # a refused proposal stays in pending.md, marked, where the human sees it.
@@ -443,7 +448,7 @@ def pending_reject(obj: _Context, pid: str, reason: str) -> Outcome:
 )
 @pass_context
 def pull(
-    obj: _Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool
+    obj: Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool
 ) -> Outcome:
     """SilverBullet → local : AGENTS.md, MEMORY.md, skills/ (copie locale en lecture seule)."""
     from ocmem.sync import run
@@ -460,7 +465,7 @@ def pull(
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="Affiche ce qui serait envoyé, sans écrire.")
 @pass_context
-def push(obj: _Context, dry_run: bool) -> Outcome:
+def push(obj: Context, dry_run: bool) -> Outcome:
     """Local → SilverBullet : journal.md et pending.md vers Agents/Inbox/, sans rien perdre."""
     from ocmem.sync import run
 
@@ -469,7 +474,7 @@ def push(obj: _Context, dry_run: bool) -> Outcome:
 
 @cli.command(name="sync")
 @pass_context
-def sync_command(obj: _Context) -> Outcome:
+def sync_command(obj: Context) -> Outcome:
     """pull puis push (pour cron)."""
     from ocmem.sync import run
 
@@ -483,7 +488,7 @@ def sync_command(obj: _Context) -> Outcome:
     "--show", "rev", metavar="VERSION", help="Affiche PATH tel qu'il était dans cette version."
 )
 @pass_context
-def history(obj: _Context, path: str | None, rev: str | None) -> Outcome:
+def history(obj: Context, path: str | None, rev: str | None) -> Outcome:
     """Versions des fichiers tirés de SilverBullet (historique git local)."""
     from ocmem.sync.history import History
 
@@ -510,7 +515,7 @@ def history(obj: _Context, path: str | None, rev: str | None) -> Outcome:
 @cli.command(name="context-size")
 @click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
 @pass_context
-def context_size(obj: _Context, as_json: bool) -> Outcome:
+def context_size(obj: Context, as_json: bool) -> Outcome:
     """Taille du contexte mémoire chargé à chaque session (caractères, tokens estimés)."""
     from ocmem.context import context_report
 
@@ -529,7 +534,7 @@ def cron() -> None:
     "--systemd", is_flag=True, help="Affiche un timer systemd utilisateur au lieu d'une ligne cron."
 )
 @pass_context
-def cron_print(obj: _Context, every: int, systemd: bool) -> Outcome:
+def cron_print(obj: Context, every: int, systemd: bool) -> Outcome:
     """Affiche la ligne crontab (ou les unités systemd), sans rien installer."""
     from ocmem import schedule
 
@@ -544,7 +549,7 @@ def cron_print(obj: _Context, every: int, systemd: bool) -> Outcome:
 @cron.command(name="install")
 @click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
 @pass_context
-def cron_install(obj: _Context, every: int) -> Outcome:
+def cron_install(obj: Context, every: int) -> Outcome:
     """Ajoute (ou met à jour) la ligne ocmem de la crontab ; idempotent."""
     from ocmem import schedule
 
@@ -561,7 +566,7 @@ def cron_remove() -> Outcome:
 
 @cli.command(name="plugin-config", hidden=True)
 @pass_context
-def plugin_config_command(obj: _Context) -> Outcome:
+def plugin_config_command(obj: Context) -> Outcome:
     """Settings for the OpenCode plugin (JSON, see ocmem.contract)."""
     from ocmem.pluginapi import plugin_config
 
@@ -571,7 +576,7 @@ def plugin_config_command(obj: _Context) -> Outcome:
 @cli.command(name="prompt-context", hidden=True)
 @click.option("--session", help="Root session id: says whether it already has its journal entry.")
 @pass_context
-def prompt_context_command(obj: _Context, session: str | None) -> Outcome:
+def prompt_context_command(obj: Context, session: str | None) -> Outcome:
     """Memory blocks for the system prompt and start-of-session warnings (JSON)."""
     from ocmem.pluginapi import prompt_context
 
@@ -581,7 +586,7 @@ def prompt_context_command(obj: _Context, session: str | None) -> Outcome:
 @cli.command(name="tool", hidden=True)
 @click.argument("name")
 @pass_context
-def tool_command(obj: _Context, name: str) -> Outcome:
+def tool_command(obj: Context, name: str) -> Outcome:
     """Run a memory tool for the plugin: envelope JSON on stdin."""
     from ocmem.pluginapi import run_tool
 
@@ -591,11 +596,11 @@ def tool_command(obj: _Context, name: str) -> Outcome:
 
 @cli.command(name="gate", hidden=True)
 @pass_context
-def gate_command(obj: _Context) -> Outcome:
+def gate_command(obj: Context) -> Outcome:
     """The plugin's gate: JSON requests on stdin, one answer per line (see ocmem.gate)."""
     from ocmem.gate import serve
 
-    return serve(obj.home)
+    return serve(obj.home, clock=obj.clock)
 
 
 @cli.command()
@@ -607,7 +612,7 @@ def gate_command(obj: _Context) -> Outcome:
     help="Affiche les commandes (rien n'est planifié).",
 )
 @pass_context
-def curate(obj: _Context, print_: bool) -> Outcome:
+def curate(obj: Context, print_: bool) -> Outcome:
     """Curation hebdomadaire et revue trimestrielle : préparées, jamais activées d'office."""
     from ocmem.curation import curation_plan
 
@@ -621,7 +626,7 @@ def curate(obj: _Context, print_: bool) -> Outcome:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
 @pass_context
-def review(obj: _Context, as_json: bool) -> Outcome:
+def review(obj: Context, as_json: bool) -> Outcome:
     """Revue : skills peu utilisés, contradictions possibles, faits à revalider, notes récurrentes (suggestions)."""
     from ocmem.review import review as run_review
 
@@ -635,7 +640,7 @@ def review(obj: _Context, as_json: bool) -> Outcome:
 @cli.command()
 @click.option("--fix", is_flag=True, help="Applique les réparations sûres (avec sauvegarde).")
 @pass_context
-def doctor(obj: _Context, fix: bool) -> Outcome:
+def doctor(obj: Context, fix: bool) -> Outcome:
     """Vérifie l'installation ; chaque problème avec la commande qui le corrige."""
     from ocmem.doctor import diagnose
 
@@ -653,19 +658,19 @@ def doctor(obj: _Context, fix: bool) -> Outcome:
 )
 @click.option("--undo", is_flag=True, help="Annule le mode durci (rend le dossier à l'agent).")
 @pass_context
-def harden(obj: _Context, agent: str | None, owner: str, undo: bool) -> Outcome:
+def harden(obj: Context, agent: str | None, owner: str, undo: bool) -> Outcome:
     """Mode durci (root) : la mémoire, les skills et la config d'OpenCode à un autre utilisateur."""
     from ocmem.harden import harden as run_harden
 
     obj.human_workspace("harden")
-    return run_harden(obj.home, agent, owner, undo=undo)
+    return run_harden(obj.home, agent, owner, obj.clock, undo=undo)
 
 
 def _wait_after_the_command(
     ctx: click.Context, _param: click.Parameter, value: float | None
 ) -> None:
     if value is not None:
-        ctx.find_object(_Context).wait = value  # type: ignore[union-attr]
+        ctx.find_object(Context).wait = value  # type: ignore[union-attr]
 
 
 def _accept_wait_everywhere(group: click.Group) -> None:

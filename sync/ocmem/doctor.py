@@ -278,9 +278,7 @@ class Doctor:
         except (ValueError, KeyError, TypeError, OcmemError):
             seen = None
         text = "\n".join(read_text(log) for log in logs)
-        for problem in plugin_load_problems(
-            text, self.paths.home, seen, datetime.now(timezone.utc)
-        ):
+        for problem in plugin_load_problems(text, self.paths.home, seen, self.ws.clock.utc()):
             self.problem(
                 ERROR,
                 problem,
@@ -357,7 +355,7 @@ class Doctor:
 
     def lock(self) -> None:
         try:
-            with run_lock(self.paths, 0):
+            with run_lock(self.paths, self.ws.clock, 0):
                 pass
         except Busy:
             self.problem(
@@ -542,7 +540,7 @@ def diagnose(
     repaired: list[str] = []
     problems = Doctor(workspace, env).run()
     if fix and any(p.repair for p in problems):
-        backups = Backups(workspace.paths)
+        backups = Backups(workspace.paths, workspace.clock)
         with workspace.transaction("doctor --fix"):
             for problem in problems:
                 if problem.repair:

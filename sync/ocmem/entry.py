@@ -19,12 +19,13 @@ import sys
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError
 from ocmem.execution import EXIT_ERROR, EXIT_USAGE, Passthrough, execute
 from ocmem.outcome import Outcome, terminal_safe
 
 
-def _fast_path(args: list[str]) -> Outcome | None:
+def _fast_path(args: list[str], clock: Clock) -> Outcome | None:
     """Run ``[--home H] [--wait S] (journal add | tool NAME) [--wait S]``; None for anything
     else (click then parses it, and explains any usage error)."""
     home: Path | None = None
@@ -50,6 +51,7 @@ def _fast_path(args: list[str]) -> Outcome | None:
     workspace = open_workspace(
         home,
         wait_seconds=DEFAULT_WAIT_SECONDS if wait is None else wait,
+        clock=clock,
         notify=lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
     )
     refuse_agent(workspace.paths, " ".join(rest))
@@ -70,13 +72,13 @@ def _seconds(value: str) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def _run_cli(args: list[str]) -> Outcome:
+def _run_cli(args: list[str], clock: Clock) -> Outcome:
     import click
 
-    from ocmem.cli import cli
+    from ocmem.cli import Context, cli
 
     try:
-        result = cli.main(args=args, prog_name="ocmem", standalone_mode=False)
+        result = cli.main(args=args, prog_name="ocmem", standalone_mode=False, obj=Context(clock))
     except click.exceptions.Abort:
         raise OcmemError("interrompu", fix="relance la commande") from None
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -117,7 +119,9 @@ def _undecodable(args: list[str]) -> str | None:
     return next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
 
 
-def main(argv: list[str] | None = None) -> NoReturn:
+def main(argv: list[str] | None = None, clock: Clock | None = None) -> NoReturn:
+    """``clock``: the process's one clock (tests give theirs; ocmem.clock)."""
+    clock = Clock() if clock is None else clock
     args = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
     if args[:1] == ["--debug"]:
@@ -130,8 +134,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
                 f"argument non UTF-8 : {bad.encode('utf-8', 'replace').decode('utf-8')!r}",
                 fix="passe le texte en UTF-8 (ou en JSON sur l'entrée standard)",
             )
-        outcome = _fast_path(args)
-        return _run_cli(args) if outcome is None else outcome
+        outcome = _fast_path(args, clock)
+        return _run_cli(args, clock) if outcome is None else outcome
 
     try:
         code, out, err = execute(run, debug)

@@ -10,17 +10,18 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ocmem.clock import Clock
 from ocmem.config import Paths
 from ocmem.errors import Busy, OcmemError, StorageError
 
 TEMP_SUFFIX = ".ocmem-tmp"
 WRITES_KEEP_BYTES = 256 * 1024
-# The home whose run lock this thread holds: its writes go to the writes journal.
-_RECORDING: ContextVar[Paths | None] = ContextVar("ocmem_recording", default=None)
+# The home whose run lock this thread holds, and its clock: its writes go to the writes journal.
+_RECORDING: ContextVar[tuple[Paths, Clock] | None] = ContextVar("ocmem_recording", default=None)
 
 
 def monitored(paths: Paths, path: Path) -> bool:
@@ -37,10 +38,10 @@ def monitored(paths: Paths, path: Path) -> bool:
     return path == paths.plugin_command
 
 
-def record_writes(paths: Paths, changes: Iterable[tuple[str, str | None]]) -> None:
+def record_writes(paths: Paths, clock: Clock, changes: Iterable[tuple[str, str | None]]) -> None:
     """Append ``(path relative to the home, new sha256 or None when removed)`` to the writes
     journal, before the change lands, so the monitor never sees ocmem's write unannounced."""
-    ts = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    ts = clock.stamp()
     lines = "".join(
         json.dumps({"ts": ts, "file": rel, "sha256": digest}) + "\n" for rel, digest in changes
     )
@@ -61,8 +62,9 @@ def announce(path: Path, content: Callable[[], bytes]) -> None:
     """Before ``path`` changes under the run lock: its new bytes' digest to the writes journal,
     if the plugin's monitor watches it (``content`` is only called then)."""
     recording = _RECORDING.get()
-    if recording is not None and monitored(recording, path):
-        record_writes(recording, [(recording.rel(path), sha256(content()))])
+    if recording is not None and monitored(recording[0], path):
+        paths, clock = recording
+        record_writes(paths, clock, [(paths.rel(path), sha256(content()))])
 
 
 def announce_append(path: Path, start: int, payload: bytes) -> None:
@@ -70,17 +72,17 @@ def announce_append(path: Path, start: int, payload: bytes) -> None:
     digest, so an append costs the same on any journal (the monitor checks the bytes before
     ``start`` against the file it kept, and the new ones against this digest)."""
     recording = _RECORDING.get()
-    if recording is None or not monitored(recording, path):
+    if recording is None or not monitored(recording[0], path):
         return
-    ts = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    paths, clock = recording
     entry = {
-        "ts": ts,
-        "file": recording.rel(path),
+        "ts": clock.stamp(),
+        "file": paths.rel(path),
         "append_at": start,
         "size": start + len(payload),
         "sha256": small_sha256(payload),
     }
-    _add_to_writes_journal(recording, json.dumps(entry) + "\n")
+    _add_to_writes_journal(paths, json.dumps(entry) + "\n")
 
 
 def _trim_writes(paths: Paths) -> None:
@@ -197,23 +199,49 @@ def _fsync_dir(directory: Path) -> None:
         os.close(dir_fd)
 
 
-def new_stamp() -> str:
-    """A backup folder name, sortable and unique enough for one run."""
-    return datetime.now().strftime(_STAMP_FORMAT)
+def new_stamp(clock: Clock) -> str:
+    """A backup folder name: the run's time, sortable (``Backups`` makes it unique)."""
+    return clock.now().strftime(_STAMP_FORMAT)
+
+
+def stamp_time(folder_name: str) -> datetime | None:
+    """The time a backup folder was made (``<stamp>`` or ``<stamp>.N``), None if not ocmem's."""
+    try:
+        return datetime.strptime(folder_name.split(".", 1)[0], _STAMP_FORMAT)
+    except ValueError:
+        return None
 
 
 class Backups:
     """Byte-identical copies taken before a run modifies or removes a file.
 
-    One folder per run (``<state>/backups/<stamp>/<path relative to home>``); the first copy of
-    a file in a run wins, so the folder always holds the state from before the run. A copy is
-    written like any file (temp, fsync, rename): a full disk leaves no empty or partial copy.
+    One folder per run (``<state>/backups/<stamp>/<path relative to home>``), made by the run at
+    its first copy and never shared: when another run already holds that time's folder (a clock
+    that stands still, two runs in one microsecond), this one takes ``<stamp>.2``, ``.3``… The
+    first copy of a file in a run wins, so the folder always holds the state from before the run.
+    A copy is written like any file (temp, fsync, rename): a full disk leaves no empty or partial
+    copy.
     """
 
-    def __init__(self, paths: Paths, stamp: str | None = None):
+    def __init__(self, paths: Paths, clock: Clock, stamp: str | None = None):
         self.paths = paths
-        self.stamp = stamp or new_stamp()
+        self.stamp = stamp or new_stamp(clock)
         self.saved: list[Path] = []
+        self._claimed = False
+
+    def _claim(self) -> None:
+        if self._claimed:
+            return
+        self.paths.backups_dir.mkdir(parents=True, exist_ok=True)
+        base, number = self.stamp.split(".", 1)[0], 1
+        while True:
+            try:
+                (self.paths.backups_dir / self.stamp).mkdir()
+                break
+            except FileExistsError:
+                number += 1
+                self.stamp = f"{base}.{number}"
+        self._claimed = True
 
     @property
     def folder(self) -> Path:
@@ -225,6 +253,7 @@ class Backups:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
+        self._claim()
         target = self.folder / self.paths.rel(path)
         if target.exists():
             return target
@@ -233,6 +262,7 @@ class Backups:
 
     def save_bytes(self, name: str, data: bytes) -> Path:
         """Keep bytes that never existed as a local file (e.g. a remote page we overwrite)."""
+        self._claim()
         target = self.folder / name
         self._keep(target, data)
         return target
@@ -252,6 +282,9 @@ class Backups:
                 copy.unlink()
             self._remove_empty_dirs(copy.parent)
         self.saved.clear()
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()  # only if empty
+        self._claimed = self.folder.is_dir()
 
     def _remove_empty_dirs(self, directory: Path) -> None:
         while directory != self.paths.backups_dir and self.paths.backups_dir in directory.parents:
@@ -262,18 +295,20 @@ class Backups:
             directory = directory.parent
 
 
-def prune(paths: Paths, now: datetime | None = None, *, force: bool = False) -> list[Path]:
+def prune(paths: Paths, clock: Clock, *, force: bool = False) -> list[Path]:
     """Apply the retention rules, at most once a day (``force``: now); return what was removed.
 
     Backups: a folder older than BACKUP_KEEP_DAYS and not among the BACKUP_KEEP_RUNS newest
     loses the copies that a newer backup of the same file supersedes; the newest copy of every
     file stays whatever its age (it may be the only copy of a file since deleted). Logs past
     LOG_MAX_BYTES rotate. Best effort: a file system that refuses leaves everything in place.
+    The last run's time is written in the marker (by the clock, not read from its mtime).
     """
-    now = now or datetime.now()
+    now = clock.now()
     marker = paths.backups_dir / ".pruned"
-    with contextlib.suppress(OSError):
-        if not force and now - datetime.fromtimestamp(marker.stat().st_mtime) < PRUNE_EVERY:
+    with contextlib.suppress(OSError, ValueError):
+        last = datetime.strptime(marker.read_text(encoding="ascii").strip(), _STAMP_FORMAT)
+        if not force and timedelta(0) <= now - last < PRUNE_EVERY:
             return []
     removed: list[Path] = []
     with contextlib.suppress(OSError):
@@ -281,8 +316,7 @@ def prune(paths: Paths, now: datetime | None = None, *, force: bool = False) -> 
         for log in (paths.cron_log, paths.curation_log):
             rotate(log)
         paths.backups_dir.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-        os.utime(marker, (now.timestamp(), now.timestamp()))
+        marker.write_text(now.strftime(_STAMP_FORMAT) + "\n", encoding="ascii")
     return removed
 
 
@@ -291,10 +325,9 @@ def _prune_backups(paths: Paths, now: datetime) -> list[Path]:
     if not paths.backups_dir.is_dir():
         return []
     for folder in paths.backups_dir.iterdir():
-        try:
-            folders.append((datetime.strptime(folder.name, _STAMP_FORMAT), folder))
-        except ValueError:
-            continue  # not a run folder ocmem made: left alone
+        made = stamp_time(folder.name)
+        if made is not None:  # else not a run folder ocmem made: left alone
+            folders.append((made, folder))
     folders.sort()
     newest: dict[str, Path] = {}
     contents: dict[Path, list[Path]] = {}
@@ -337,7 +370,10 @@ def rotate(log: Path) -> bool:
 
 @contextlib.contextmanager
 def run_lock(
-    paths: Paths, wait_seconds: float = 0.0, notify: Callable[[str], None] | None = None
+    paths: Paths,
+    clock: Clock,
+    wait_seconds: float = 0.0,
+    notify: Callable[[str], None] | None = None,
 ) -> Iterator[None]:
     """Hold ocmem's single lock for a whole run; Busy (exit 75) when another run keeps it
     beyond ``wait_seconds``. ``notify`` hears once, after WAIT_NOTICE_SECONDS, that we wait.
@@ -360,7 +396,7 @@ def run_lock(
         except OSError as again:
             raise storage_error(again, paths, action="d'ouvrir le verrou", changed=False) from exc
     try:
-        started = time.monotonic()
+        started = clock.monotonic()
         deadline = started + max(wait_seconds, 0.0)
         told = False
         while True:
@@ -368,7 +404,7 @@ def run_lock(
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                now = time.monotonic()
+                now = clock.monotonic()
                 if now >= deadline:
                     waited = f" (attendu {now - started:.0f} s)" if wait_seconds >= 1 else ""
                     raise Busy(
@@ -381,9 +417,9 @@ def run_lock(
                         f"(jusqu'à {wait_seconds:.0f} s)…"
                     )
                     told = True
-                time.sleep(0.05)
+                clock.sleep(0.05)
         _trim_writes(paths)
-        recording = _RECORDING.set(paths)
+        recording = _RECORDING.set((paths, clock))
         try:
             yield
         finally:
@@ -393,15 +429,15 @@ def run_lock(
         os.close(fd)
 
 
-def log_event(paths: Paths, action: str, **fields: Any) -> bool:
+def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
     """Append one JSON line describing an action. Callers never pass secrets.
 
     Best effort: the log records what was done, it is not what makes it safe; a disk that
     refuses the line (full, read-only) does not undo a write that succeeded. False then.
     """
     if action == "pull" and fields.get("removed"):
-        record_writes(paths, [(str(rel), None) for rel in fields["removed"]])
-    record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "action": action}
+        record_writes(paths, clock, [(str(rel), None) for rel in fields["removed"]])
+    record = {"ts": clock.stamp(), "action": action}
     record.update(fields)
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
     try:

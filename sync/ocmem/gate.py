@@ -41,11 +41,11 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
 from ocmem import __version__, agentproc
+from ocmem.clock import Clock
 from ocmem.config import Paths, resolve_home
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
@@ -98,9 +98,10 @@ def admission(
 
 
 class Gate:
-    def __init__(self, home: Path | None, env: Mapping[str, str]):
+    def __init__(self, home: Path | None, env: Mapping[str, str], clock: Clock | None = None):
         self.home = home
         self.env = env
+        self.clock = clock if clock is not None else Clock()
         # Settings are read per request: a broken ocmem.yaml fails those requests, with the
         # file and the fix, and the gate stays open for when it is repaired.
         self.paths = Paths(home if home is not None else resolve_home(env))
@@ -109,7 +110,7 @@ class Gate:
         self._write_lock = threading.Lock()
 
     def workspace(self, wait: float = 0.0) -> Workspace:
-        return open_workspace(self.paths.home, wait_seconds=wait, env=self.env)
+        return open_workspace(self.paths.home, wait_seconds=wait, env=self.env, clock=self.clock)
 
     def admit(self) -> None:
         me = agentproc.read_proc(os.getpid())
@@ -153,7 +154,7 @@ class Gate:
         if op in ("plugin-config", "prompt-context", "pull", "push"):  # tools log themselves
             elapsed = round((time.perf_counter() - started) * 1000, 1)
             with contextlib.suppress(OSError):
-                log_event(self.paths, "gate", op=op, code=code, ms=elapsed)
+                log_event(self.paths, self.clock, "gate", op=op, code=code, ms=elapsed)
 
     def handle(self, request: Any) -> Outcome:
         if not isinstance(request, dict) or request.get("op") not in OPS:
@@ -211,7 +212,7 @@ class Gate:
 
         config = plugin_config(self.workspace().settings, self.env)
         seen = {
-            "ts": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "ts": self.clock.stamp("seconds"),
             "version": __version__,
             "opencode_pid": self.client.pid if self.client else None,
         }
@@ -220,7 +221,7 @@ class Gate:
 
     def skill_used(self, skill: str, session: str) -> Outcome:
         line = json.dumps(
-            {"ts": datetime.now(timezone.utc).isoformat(), "skill": skill, "session": session},
+            {"ts": self.clock.stamp(), "skill": skill, "session": session},
             ensure_ascii=False,
         )
         self.paths.state_dir.mkdir(parents=True, exist_ok=True)
@@ -276,8 +277,10 @@ def _undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
 
 
-def serve(home: Path | None, env: Mapping[str, str] | None = None) -> Outcome:
+def serve(
+    home: Path | None, env: Mapping[str, str] | None = None, *, clock: Clock | None = None
+) -> Outcome:
     """Run the gate on this process's standard input and output until the input closes."""
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: no decoding error in the loop
-    Gate(home, os.environ if env is None else env).serve(stdin, sys.stdout)
+    Gate(home, os.environ if env is None else env, clock).serve(stdin, sys.stdout)
     return Outcome()

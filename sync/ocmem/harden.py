@@ -36,10 +36,10 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ocmem.clock import Clock
 from ocmem.config import Paths
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.fsio import atomic_write, log_event
@@ -127,7 +127,8 @@ def _walk(root: Path) -> Iterator[Path]:
 
 
 class Hardener:
-    def __init__(self, paths: Paths, agent: str, owner: str):
+    def __init__(self, paths: Paths, agent: str, owner: str, clock: Clock):
+        self.clock = clock
         if os.geteuid() != 0:
             raise Refused(
                 "ocmem harden change des propriétaires et une règle sudo : il faut être root",
@@ -251,7 +252,7 @@ class Hardener:
             "agent": self.agent.pw_name,
             "program": str(self.script),
             "sudoers": str(self.rule_file),
-            "ts": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "ts": self.clock.stamp("seconds"),
             "locked": [],
         }
         previous = self._record()
@@ -270,14 +271,16 @@ class Hardener:
             )
             lines += self._lock(parent, record)
         Installer(
-            open_workspace(home, creating=True)
+            open_workspace(home, creating=True, clock=self.clock)
         ).run()  # the layout, the plugin, the AGENTS.md section
         atomic_write(self.paths.hardened_file, json.dumps(record, indent=1) + "\n", mode=0o600)
         command = gate_command(self.owner.pw_name, self.script, home)
         atomic_write(self.paths.plugin_command, json.dumps({"command": command}) + "\n", mode=0o644)
         self._give_home()
         self._install_rule()
-        log_event(self.paths, "harden", agent=self.agent.pw_name, owner=self.owner.pw_name)
+        log_event(
+            self.paths, self.clock, "harden", agent=self.agent.pw_name, owner=self.owner.pw_name
+        )
         self._chown(self.paths.log_file)
         lines += [
             f"  {home} et tout son contenu : propriétaire {self.owner.pw_name} ; "
@@ -391,11 +394,13 @@ class Hardener:
             os.chown(path, p_uid, p_gid, follow_symlinks=False)
             os.chmod(path, mode)
             lines.append(f"  {path} : propriétaire et droits d'avant rétablis")
-        log_event(self.paths, "harden --undo", agent=record["agent"])
+        log_event(self.paths, self.clock, "harden --undo", agent=record["agent"])
         return Outcome(lines)
 
 
-def harden(home: Path | None, agent: str | None, owner: str, *, undo: bool = False) -> Outcome:
+def harden(
+    home: Path | None, agent: str | None, owner: str, clock: Clock, *, undo: bool = False
+) -> Outcome:
     """Set the hardened mode up for ``home`` (default: the agent's ~/.config/opencode), or undo it."""
     if home is None:
         if undo or not agent:
@@ -410,7 +415,7 @@ def harden(home: Path | None, agent: str | None, owner: str, *, undo: bool = Fal
             raise InputError(
                 "donne le compte Unix sous lequel tourne OpenCode", fix="--agent <compte>"
             )
-        return Hardener(paths, agent, owner).run()
+        return Hardener(paths, agent, owner, clock).run()
     if not paths.hardened_file.exists():
         raise Refused(
             f"{paths.home} n'est pas en mode durci ({paths.hardened_file} absent)",
@@ -424,4 +429,4 @@ def harden(home: Path | None, agent: str | None, owner: str, *, undo: bool = Fal
             f"{paths.hardened_file} est illisible ({exc})",
             fix="lance-le en root ; sinon rends le dossier à l'agent à la main (chown -R)",
         ) from exc
-    return Hardener(paths, agent, owner).undo()
+    return Hardener(paths, agent, owner, clock).undo()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ocmem import home, inert, oldmemory, shortterm
 from ocmem.errors import OcmemError
 from ocmem.fill import Fill
-from ocmem.fsio import Backups, atomic_write, log_event, monitored, read_text, record_writes
+from ocmem.fsio import Backups, atomic_write, monitored, read_text, record_writes
 from ocmem.oldmemory import BEGIN_MARKER, END_MARKER
 from ocmem.outcome import Outcome, Status
 from ocmem.textsafety import find_injection, find_personal_data, find_secrets
@@ -137,7 +137,7 @@ class Installer:
         self.confirm = confirm
         self.env = os.environ if env is None else env
         self.report = _Report()
-        self.backups = Backups(self.paths)
+        self.backups = Backups(self.paths, self.ws.clock)
 
     def run(self, import_file: Path | None = None) -> Outcome:
         import_lines = self._read_import(import_file) if import_file else None
@@ -172,7 +172,7 @@ class Installer:
         self._report_old(old)
         if self.backups.saved:
             self.report.notes.append(f"Sauvegardes : {self.backups.folder}")
-        log_event(self.paths, "init", actions=self.report.done)
+        self.ws.log("init", actions=self.report.done)
         return self.report.outcome()
 
     def _identity(self, wanted: home.HomeId | None) -> None:
@@ -443,7 +443,7 @@ class Installer:
             )
             self._announce_removal(finding.path)
             _move(finding.path, aside)
-            log_event(self.paths, "old-memory", moved=str(finding.path), to=self.paths.rel(aside))
+            self.ws.log("old-memory", moved=str(finding.path), to=self.paths.rel(aside))
             self.report.done.append(
                 f"ancienne mémoire mise de côté : {oldmemory.shown(finding.path, self.paths, self.env)}"
                 f" → {self.paths.rel(aside)} (OpenCode ne la charge plus ; sauvegarde : "
@@ -468,7 +468,7 @@ class Installer:
         if unit.is_dir() and not unit.is_symlink():
             for folder, dirs, files in os.walk(unit):
                 gone += [Path(folder) / name for name in [*dirs, *files]]
-        record_writes(self.paths, [(self.paths.rel(path), None) for path in gone])
+        record_writes(self.paths, self.ws.clock, [(self.paths.rel(path), None) for path in gone])
 
     def _report_found(self, old: _OldMemory) -> None:
         """What was found, and why (its signals)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocmem import inert, journal
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.fsio import log_event, read_text
+from ocmem.fsio import read_text
 from ocmem.outcome import Outcome
 from ocmem.similarity import fold
 from ocmem.workspace import Transaction, Workspace
@@ -113,7 +113,7 @@ class Memory:
                     self.paths.note_recurrence, recurrence.render(seen), mode=0o600, backup=False
                 )
         if taint is not None:
-            log_event(self.paths, "note-exposed", state=taint.state, source=taint.source)
+            self.ws.log("note-exposed", state=taint.state, source=taint.source)
         headline = "Note mise à jour" if same else "Note ajoutée"
         if note.quarantined:
             headline = f"{headline} en quarantaine"
@@ -153,7 +153,7 @@ class Memory:
             lifted = note._replace(mark=exposure.mark(exposure.LIFTED, found[1]))
             kept[number - 1] = lifted
             run.write(self.paths.short_term, shortterm.render(kept))
-        log_event(self.paths, "note-trust", note=inert.unescape(note.text), source=found[1])
+        self.ws.log("note-trust", note=inert.unescape(note.text), source=found[1])
         lines = [f"Quarantaine levée : {lifted.shown()}"]
         if dropped:
             lines.append(f"{len(dropped)} note(s) expirée(s) supprimée(s)")
@@ -257,7 +257,7 @@ class Memory:
             if also is not None:
                 also(run, entry.ref)
         if taint is not None:
-            log_event(self.paths, "journal-exposed", ref=entry.ref, mark=entry.exposure)
+            self.ws.log("journal-exposed", ref=entry.ref, mark=entry.exposure)
             if taint.quarantined:
                 notes.append(
                     "Entrée en quarantaine : cette session a lu un contenu externe ; elle reste "

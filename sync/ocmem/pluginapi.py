@@ -20,7 +20,7 @@ from ocmem.config import section as config_section
 from ocmem.context import context_report
 from ocmem.contract import PluginSettings, PromptContext, Window, cold_start_settings, problems
 from ocmem.errors import InputError, Refused
-from ocmem.fsio import log_event, read_text
+from ocmem.fsio import read_text
 from ocmem.memory import Memory
 from ocmem.outcome import Outcome
 from ocmem.provenance import Provenance
@@ -213,7 +213,7 @@ def run_tool(
         found.append((sessions.DIRECT_CALL, ""))
     record = record_exposure(ws, session, found)
     taint = _taint(ws, record, provenance)
-    log_event(ws.paths, "tool", tool=name, session=session, origin=origin)
+    ws.log("tool", tool=name, session=session, origin=origin)
     memory = Memory(ws, agent=True)
     if name == "memory_note":
         return memory.add_note(_text(args, "text"), _integer(args, "days"), taint)
@@ -251,13 +251,13 @@ def run_tool(
             current["journal"].append(ref)
             run.write(
                 sessions.session_file(ws.paths, session),
-                sessions.render(current),
+                sessions.render(current, ws.clock),
                 mode=0o600,
                 backup=False,
             )
 
         result = memory.add_journal(args, also=remember, taint=taint)
-        sessions.forget_old(ws.paths)
+        sessions.forget_old(ws.paths, ws.clock)
         return result
     from ocmem.proposals import Proposals
 
@@ -301,18 +301,20 @@ def record_exposure(
     the run lock when it grew. ``report``: the plugin's report on an exposed session (the
     ``exposure`` request): its window then reaches this moment."""
     record = sessions.load(ws.paths, session)
-    if not sessions.with_exposures(record, found) and not (report and sessions.items(record)):
+    if not sessions.with_exposures(record, ws.clock, found) and not (
+        report and sessions.items(record)
+    ):
         return record
     with ws.transaction("session") as run:
         record = sessions.load(ws.paths, session)  # again, under the lock
-        grew = sessions.with_exposures(record, found)
+        grew = sessions.with_exposures(record, ws.clock, found)
         if report and sessions.items(record):
-            sessions.touch(record)
+            sessions.touch(record, ws.clock)
             grew = True
         if grew:
             run.write(
                 sessions.session_file(ws.paths, session),
-                sessions.render(record),
+                sessions.render(record, ws.clock),
                 mode=0o600,
                 backup=False,
             )

@@ -7,31 +7,31 @@ exposed to.
      "exposure": [{"kind": "untrusted_tool", "source": "webfetch http://…",
                    "first": "2026-11-29T10:02:11+00:00", "count": 1},
                   {"kind": "direct_call", "source": "", "first": "…", "count": 1}],
-     "last": "2026-11-29T10:40:00+00:00"}
+     "last": "2026-11-29T10:40:00+00:00", "saved": "2026-11-29T10:41:02+00:00"}
 
 Exposure only accumulates: a later envelope that carries no exposure, or a call that says
 nothing, never removes an item already recorded. An item is a kind (``ocmem.exposure``) and its
 source (the tool and URL, the command, the path); ``last`` is when the plugin last reported on
-an exposed session: from its first exposure to ``last``, the session's *window*, a file changed
-in the project may come from outside (``ocmem.exposure.TAINTED_FILE``).
+an exposed session, ``saved`` when ocmem last wrote the record (a memory call): from its first
+exposure to the later of the two, the session's *window*, a file changed in the project may come
+from outside (``ocmem.exposure.TAINTED_FILE``). Every time is ocmem's clock's (``ocmem.clock``),
+written in the record: none is read from the file's own timestamps.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ocmem.clock import Clock, parse_stamp
 from ocmem.config import Paths
 from ocmem.errors import InputError, OcmemError
 from ocmem.exposure import DIRECT_CALL as DIRECT_CALL
 from ocmem.exposure import UNTRUSTED_OUTPUT as UNTRUSTED_OUTPUT
 from ocmem.exposure import describe
-from ocmem.fsio import atomic_write
 
 RETENTION_DAYS = 30
 # Distinct items kept per session: enough to show where it has been, bounded in size.
@@ -66,29 +66,39 @@ def load(paths: Paths, session: str) -> dict[str, Any]:
     return record
 
 
-def render(record: dict[str, Any]) -> str:
+def render(record: dict[str, Any], clock: Clock) -> str:
+    """The record as saved now (its ``saved`` time set by ``clock``)."""
+    record["saved"] = clock.stamp("seconds")
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def save(paths: Paths, session: str, record: dict[str, Any]) -> None:
-    atomic_write(session_file(paths, session), render(record), mode=0o600)
-    forget_old(paths)
+def _latest(record: Any) -> float | None:
+    """The last time a record says it was written or reported on (None: it says nothing)."""
+    if not isinstance(record, dict):
+        return None
+    times = [parse_stamp(record.get("saved")), parse_stamp(record.get("last"))]
+    items = record.get("exposure")
+    if isinstance(items, list):
+        times += [parse_stamp(i.get("first")) for i in items if isinstance(i, dict)]
+    found = [t for t in times if t is not None]
+    return max(found) if found else None
 
 
-def forget_old(paths: Paths) -> None:
-    """Session records live RETENTION_DAYS days (best effort: a refused unlink changes nothing)."""
-    cutoff = time.time() - RETENTION_DAYS * 86400
+def forget_old(paths: Paths, clock: Clock) -> None:
+    """Session records live RETENTION_DAYS days after their last write (best effort: a refused
+    unlink changes nothing). A record an older ocmem wrote without a time is judged by its
+    file's age."""
+    cutoff = clock.timestamp() - RETENTION_DAYS * 86400
     for old in paths.sessions_dir.glob("*.json"):
-        with contextlib.suppress(OSError):
-            if old.stat().st_mtime < cutoff:
+        with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
+            when = _latest(json.loads(old.read_text(encoding="utf-8")))
+            if (old.stat().st_mtime if when is None else when) < cutoff:
                 old.unlink()
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def with_exposure(record: dict[str, Any], kind: str, count: int = 1, source: str = "") -> bool:
+def with_exposure(
+    record: dict[str, Any], clock: Clock, kind: str, count: int = 1, source: str = ""
+) -> bool:
     """Add the item ``(kind, source)`` to the record's exposure (or raise its count); True if the
     record changed. Nothing is ever removed; past MAX_ITEMS distinct items, new ones only raise
     the ``more`` counter (the session is exposed already)."""
@@ -103,14 +113,14 @@ def with_exposure(record: dict[str, Any], kind: str, count: int = 1, source: str
     if len(items) >= MAX_ITEMS:
         record["more"] = int(record.get("more", 0)) + 1
         return True
-    items.append({"kind": kind, "source": source, "first": _now(), "count": count})
+    items.append({"kind": kind, "source": source, "first": clock.stamp("seconds"), "count": count})
     return True
 
 
-def with_exposures(record: dict[str, Any], found: Iterable[tuple[str, str]]) -> bool:
+def with_exposures(record: dict[str, Any], clock: Clock, found: Iterable[tuple[str, str]]) -> bool:
     grew = False
     for kind, source in found:
-        grew |= with_exposure(record, kind, source=source)
+        grew |= with_exposure(record, clock, kind, source=source)
     return grew
 
 
@@ -143,22 +153,14 @@ def exposure(paths: Paths, session: str) -> list[str]:
     return kinds
 
 
-def _epoch(stamp: object) -> float | None:
-    try:
-        return datetime.fromisoformat(str(stamp)).timestamp()
-    except ValueError:
-        return None
-
-
 def windows(paths: Paths) -> list[tuple[str, float, float]]:
     """``(session, start, end)`` in seconds since the epoch for every recorded exposed session:
-    from its first exposure to the plugin's last report on it (its record's change time when
-    that is later: a record saved by a memory call)."""
+    from its first exposure to the later of the plugin's last report on it and ocmem's last
+    write of its record (a memory call)."""
     found = []
     for path in sorted(paths.sessions_dir.glob("*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-            changed = path.stat().st_mtime
         except (OSError, ValueError, UnicodeDecodeError):
             continue  # an unreadable record is reported by the session's own calls
         if not isinstance(record, dict) or not isinstance(record.get("exposure"), list):
@@ -166,15 +168,14 @@ def windows(paths: Paths) -> list[tuple[str, float, float]]:
         starts = [
             t
             for item in record["exposure"]
-            if isinstance(item, dict) and (t := _epoch(item.get("first"))) is not None
+            if isinstance(item, dict) and (t := parse_stamp(item.get("first"))) is not None
         ]
         if not starts:
             continue
-        end = max(_epoch(record.get("last")) or 0.0, changed, *starts)
-        found.append((path.stem, min(starts), end))
+        found.append((path.stem, min(starts), max(_latest(record) or 0.0, *starts)))
     return found
 
 
-def touch(record: dict[str, Any]) -> None:
+def touch(record: dict[str, Any], clock: Clock) -> None:
     """The plugin reported on this session now: its window reaches this moment."""
-    record["last"] = _now()
+    record["last"] = clock.stamp("seconds")

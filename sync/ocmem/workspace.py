@@ -15,6 +15,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ocmem.clock import Clock
 from ocmem.config import Limits, Paths, Settings, load_settings
 from ocmem.errors import InputError, OcmemError
 from ocmem.fsio import (
@@ -56,10 +57,11 @@ class Transaction:
     undoes its own writes when the run fails (``Workspace.transaction``), so that a run that
     stops half-way (disk full, a guard) leaves every file as it found it."""
 
-    def __init__(self, paths: Paths, command: str):
+    def __init__(self, paths: Paths, command: str, clock: Clock):
         self.paths = paths
         self.command = command
-        self.backups = Backups(paths)
+        self.clock = clock
+        self.backups = Backups(paths, clock)
         self.current: Path | None = None  # the file being written, while it is
         self.saving = False  # whether that write is at its backup step
         self._undo: list[tuple[Path, Callable[[], None]]] = []
@@ -93,6 +95,7 @@ class Transaction:
         self.current = None
         log_event(
             self.paths,
+            self.clock,
             "write",
             command=self.command,
             file=self.paths.rel(path),
@@ -125,6 +128,7 @@ class Transaction:
         self.current = None
         log_event(
             self.paths,
+            self.clock,
             "append",
             command=self.command,
             file=self.paths.rel(path),
@@ -149,6 +153,7 @@ class Transaction:
         self.current = None
         log_event(
             self.paths,
+            self.clock,
             "set-aside",
             command=self.command,
             file=self.paths.rel(path),
@@ -250,7 +255,7 @@ class Workspace:
         self,
         settings: Settings,
         *,
-        now: Callable[[], datetime] = datetime.now,
+        clock: Clock,
         wait_seconds: float = 0.0,
         known_secrets: Iterable[str] = (),
         sync_mode: bool = False,
@@ -259,14 +264,21 @@ class Workspace:
         self.settings = settings
         self.paths: Paths = settings.paths
         self.limits: Limits = settings.limits
-        self.now = now
+        self.clock = clock
         self.wait_seconds = wait_seconds
         self.known_secrets = tuple(known_secrets)
         self.sync_mode = sync_mode
         self.notify = notify  # hears that the run waits for the lock (the CLI prints it)
 
+    def now(self) -> datetime:
+        return self.clock.now()
+
     def today(self) -> date:
-        return self.now().date()
+        return self.clock.today()
+
+    def log(self, action: str, **fields: object) -> bool:
+        """One line in the action log, stamped by this workspace's clock (best effort)."""
+        return log_event(self.paths, self.clock, action, **fields)
 
     def check(self, field_name: str, text: str) -> None:
         """Refuse text that must never be memorised (secrets, the configured token, …)."""
@@ -276,8 +288,8 @@ class Workspace:
     def transaction(self, command: str) -> Iterator[Transaction]:
         """The run lock and a Transaction; if the body fails, its writes are undone, and a file
         system error becomes a StorageError that names the file and says what changed."""
-        with run_lock(self.paths, self.wait_seconds, self.notify):
-            run = Transaction(self.paths, command)
+        with run_lock(self.paths, self.clock, self.wait_seconds, self.notify):
+            run = Transaction(self.paths, command, self.clock)
             try:
                 yield run
             except Exception as exc:
@@ -285,7 +297,7 @@ class Workspace:
                 if isinstance(exc, OSError):
                     raise run.error(exc, unrestored) from exc
                 raise
-            prune(self.paths)  # backup stamps are wall-clock time, like prune's
+            prune(self.paths, self.clock)
 
     # --- readers -------------------------------------------------------------------------
 
@@ -325,7 +337,7 @@ def open_workspace(
     *,
     wait_seconds: float = 0.0,
     env: Mapping[str, str] | None = None,
-    now: Callable[[], datetime] = datetime.now,
+    clock: Clock,
     notify: Callable[[str], None] | None = None,
     creating: bool = False,
 ) -> Workspace:
@@ -354,7 +366,7 @@ def open_workspace(
         secrets, sync_mode = secret_values(settings, env), is_configured(settings, env)
     return Workspace(
         settings,
-        now=now,
+        clock=clock,
         wait_seconds=wait_seconds,
         known_secrets=secrets,
         sync_mode=sync_mode,

@@ -10,7 +10,6 @@ history, then the context-size report runs.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from pathlib import Path
 from ocmem import home, inert
 from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.fill import Fill
-from ocmem.fsio import Backups, atomic_write, file_sha256, log_event, sha256
+from ocmem.fsio import Backups, atomic_write, file_sha256, sha256
 from ocmem.outcome import Outcome
 from ocmem.sync import decisions, merge, reads
 from ocmem.sync.client import (
@@ -135,7 +134,7 @@ class Puller:
         self.config = config
         self.client = client
         self.state = state
-        self.backups = Backups(ws.paths)
+        self.backups = Backups(ws.paths, ws.clock)
         self.changed = False  # whether any local file was written or removed
         self.accept_active = False
 
@@ -217,8 +216,7 @@ class Puller:
         report.lines.append(
             f"Pull : {len(written)} fichier(s) mis à jour, {len(removed)} supprimé(s), {plan.unchanged} inchangé(s)"
         )
-        log_event(
-            self.paths,
+        self.ws.log(
             "pull",
             updated=written,
             removed=removed,
@@ -313,9 +311,10 @@ class Puller:
             gone = set(pushed.blocks) - present - set(pushed.deleted) - set(pushed.conflicts)
             return text == "" or bool(gone)
 
-        deadline = time.monotonic() + self.config.patience_seconds
+        deadline = self.ws.clock.monotonic() + self.config.patience_seconds
         try:
             _, text, _ = reads.trusted_read(
+                self.ws.clock,
                 self.client,
                 name,
                 suspicious,

@@ -40,7 +40,7 @@ from datetime import datetime
 
 from ocmem import home, inert, journal, pending
 from ocmem.errors import Busy, Refused
-from ocmem.fsio import Backups, log_event, read_text, sha256
+from ocmem.fsio import Backups, read_text, sha256
 from ocmem.outcome import Outcome, Status
 from ocmem.sync import merge, reads
 from ocmem.sync.client import (
@@ -221,7 +221,7 @@ class Pusher:
         self.config = config
         self.client = client
         self.state = state
-        self.backups = Backups(ws.paths)
+        self.backups = Backups(ws.paths, ws.clock)
         # Per write: probe sent → PUT about to be sent (ms), and the local part of it (µs).
         self.windows_ms: list[float] = []
         self.gaps_us: list[float] = []
@@ -235,8 +235,7 @@ class Pusher:
             report.lines.append(
                 f"Versions distantes remplacées, gardées dans : {self.backups.folder}"
             )
-        log_event(
-            self.paths,
+        self.ws.log(
             "push",
             requests=self.client.requests_sent,
             needs_human=report.status is not Status.OK,
@@ -280,10 +279,11 @@ class Pusher:
             return
         preamble = segments[0].text if segments[0].text.strip() else f"# {name}\n"
         sent = _Sent()
-        deadline = time.monotonic() + self.config.patience_seconds
+        deadline = self.ws.clock.monotonic() + self.config.patience_seconds
         ours: str | None = None  # the last body we PUT, to recognise an overlapping write
         for _round in range(MAX_ROUNDS):
             read, text, read_at = reads.trusted_read(
+                self.ws.clock,
                 self.client,
                 name,
                 lambda text: lost_known_content(text, page, pattern),
@@ -322,10 +322,10 @@ class Pusher:
                 pattern,
             )
             self._write_ahead(name, page, plan, result, read)
-            wait = self.config.quiet_seconds - (time.monotonic() - read_at)
+            wait = self.config.quiet_seconds - (self.ws.clock.monotonic() - read_at)
             if wait > 0:
-                time.sleep(wait)
-            if time.monotonic() > deadline:
+                self.ws.clock.sleep(wait)
+            if self.ws.clock.monotonic() > deadline:
                 raise self._postponed(name)  # the receipt decides later: this PUT never left
             if not self._put_if_unchanged(name, read, body.encode("utf-8"), page):
                 continue  # the page moved since our read: decide again from a fresh read
@@ -389,7 +389,7 @@ class Pusher:
             page.receipt = page.in_flight_receipt
             self.state.pushed[name] = page
             self.state.save()
-        log_event(self.paths, "push-write", page=name, receipt=page.in_flight_receipt)
+        self.ws.log("push-write", page=name, receipt=page.in_flight_receipt)
         return True
 
     def _settle(

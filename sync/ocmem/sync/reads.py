@@ -8,9 +8,9 @@ before anything — a merge, a deletion, a human's decision — is decided from 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
+from ocmem.clock import Clock
 from ocmem.errors import Refused
 from ocmem.sync.client import Read, SilverBullet
 
@@ -32,6 +32,7 @@ def text_of(name: str, read: Read | None) -> str | None:
 
 
 def trusted_read(
+    clock: Clock,
     client: SilverBullet,
     name: str,
     suspicious: Callable[[str | None], bool],
@@ -39,20 +40,20 @@ def trusted_read(
     deadline: float,
     on_timeout: Callable[[], Exception],
 ) -> tuple[Read | None, str | None, float]:
-    """A read to decide from, its text, and when it was made (``time.monotonic()``).
+    """A read to decide from, its text, and when it was made (``clock.monotonic()``).
 
     While ``suspicious(text)``, read again after ``quiet`` seconds: two identical reads in a row
     are the page as it is. Past ``deadline`` (the page never settled), ``on_timeout()`` is raised.
     """
     read = client.read(name)
-    at = time.monotonic()
+    at = clock.monotonic()
     text = text_of(name, read)
     while suspicious(text):
-        if time.monotonic() > deadline:
+        if clock.monotonic() > deadline:
             raise on_timeout()
-        time.sleep(max(quiet, EMPTY_CONFIRM_SECONDS) if text == "" else quiet)
+        clock.sleep(max(quiet, EMPTY_CONFIRM_SECONDS) if text == "" else quiet)
         again = client.read(name)
         if again == read:
             break  # stable: what is missing is really gone
-        read, text, at = again, text_of(name, again), time.monotonic()
+        read, text, at = again, text_of(name, again), clock.monotonic()
     return read, text, at
