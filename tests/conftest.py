@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import itertools
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from ocmem import clock as clock_module
 from ocmem.config import Settings, load_settings
 from ocmem.install import Installer
 from ocmem.memory import Memory
@@ -50,17 +53,72 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return fake_home
 
 
-class Clock:
-    """An injected clock the tests move by hand."""
+class Clock(clock_module.Clock):
+    """The tests' clock: it says what the test set, and moves only when the test moves it
+    (waits and deadlines still run on the machine's monotonic clock)."""
 
     def __init__(self, start: datetime = datetime(2026, 11, 29, 10, 0)):
         self.value = start
+
+    def now(self) -> datetime:
+        return self.value
 
     def __call__(self) -> datetime:
         return self.value
 
     def advance(self, **delta: float) -> None:
         self.value += timedelta(**delta)
+
+
+REAL_CLOCK = "real_clock"
+"""Marker of a test that runs ocmem on the machine's clock (a child process, the gate,
+OpenCode): such a test builds every date it writes or expects from that clock, never a literal
+(tests/test_calendar.py checks it); any other test that reaches the machine's clock fails."""
+
+
+_REAL_CLOCK_FIX = (
+    "give ocmem the test's `clock`, or mark the test @pytest.mark.real_clock and build its "
+    "dates from the machine's clock (never a literal)"
+)
+
+
+def runs_ocmem(args: object) -> bool:
+    """Whether a command line starts ocmem, its plugin or OpenCode (which then run on the
+    machine's clock): ``python -m ocmem``, the ``ocmem`` program, Python code importing it, a
+    JavaScript runtime given ocmem's plugin (which starts the gate), or OpenCode."""
+    argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
+    names = [Path(a).name for a in argv]
+    if "ocmem" in names or any(n.startswith("opencode") for n in names):
+        return True
+    if names and names[0] in ("bun", "node") and any("ocmem" in a for a in argv[1:]):
+        return True
+    return any(
+        (a == "-m" and b.startswith("ocmem")) or (a == "-c" and "ocmem" in b)
+        for a, b in itertools.pairwise(argv)
+    )
+
+
+@pytest.fixture(autouse=True)
+def no_real_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside tests marked real_clock, ocmem never reads the machine's clock: in this process
+    (its system clock raises) or in a child process (starting one fails)."""
+    if any(request.node.get_closest_marker(m) is not None for m in (REAL_CLOCK, "e2e")):
+        return  # OpenCode runs on the machine's clock: every e2e test does
+
+    def refused(self: clock_module.Clock) -> datetime:
+        raise AssertionError(f"this test reached the machine's clock: {_REAL_CLOCK_FIX}")
+
+    monkeypatch.setattr(clock_module.Clock, "now", refused)
+    original = subprocess.Popen.__init__
+
+    def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+        if runs_ocmem(args):
+            raise AssertionError(
+                f"this test starts ocmem on the machine's clock ({args!r}): {_REAL_CLOCK_FIX}"
+            )
+        original(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 
 
 @pytest.fixture
@@ -71,7 +129,7 @@ def clock() -> Clock:
 @pytest.fixture
 def home(tmp_path: Path, clock: Clock) -> Path:
     path = Path(os.environ["OCMEM_HOME"])
-    Installer(Workspace(load_settings(path), now=clock), home_id=HOME_ID).run()
+    Installer(Workspace(load_settings(path), clock=clock), home_id=HOME_ID).run()
     return path
 
 
@@ -82,7 +140,7 @@ def app_settings(home: Path) -> Settings:
 
 @pytest.fixture
 def workspace(app_settings: Settings, clock: Clock) -> Workspace:
-    return Workspace(app_settings, now=clock)
+    return Workspace(app_settings, clock=clock)
 
 
 @pytest.fixture
@@ -118,16 +176,17 @@ class CliResult:
 
 @pytest.fixture
 def run_cli(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> Callable[..., CliResult]:
-    """Run ``ocmem`` in-process through its real entry point (argument parsing, error mapping)."""
+    """Run ``ocmem`` in-process through its real entry point (argument parsing, error mapping),
+    on the test's clock."""
     from ocmem.entry import main
 
     def run(*args: str, stdin: str = "") -> CliResult:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
         capsys.readouterr()
         with pytest.raises(SystemExit) as exit_info:
-            main(list(args))
+            main(list(args), clock)
         captured = capsys.readouterr()
         code = exit_info.value.code
         return CliResult(code if isinstance(code, int) else 1, captured.out, captured.err)

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from conftest import CliResult, journal_fields
 
 Run = Callable[..., CliResult]
@@ -21,6 +23,7 @@ def add_entry(run_cli: Run, **overrides: object) -> str:
     return result.out.splitlines()[0].removeprefix("Entrée ajoutée : ")
 
 
+@pytest.mark.real_clock
 def test_the_console_script_runs(home: Path) -> None:
     env = {**os.environ, "OCMEM_HOME": str(home)}
     done = subprocess.run(

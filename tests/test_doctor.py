@@ -17,12 +17,12 @@ from ocmem.workspace import Workspace, open_workspace
 
 def whats(home: Path) -> list[str]:
     env = {"OCMEM_HOME": str(home), "OPENCODE_CONFIG_DIR": str(home)}
-    return [p.what for p in Doctor(open_workspace(home, env=env), env=env).run()]
+    return [p.what for p in Doctor(open_workspace(home, env=env, clock=Clock()), env=env).run()]
 
 
 def test_a_fresh_install_is_healthy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     report = diagnose(
-        Workspace(load_settings(home)),
+        Workspace(load_settings(home), clock=Clock()),
         env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"},
     )
     assert report.status is Status.OK, report.render()
@@ -36,7 +36,7 @@ def test_every_problem_names_its_fix(home: Path) -> None:
     (home / "skills/bad/SKILL.md").write_text("---\nname: autre\n---\n")
     (home / "memory/.journal.md.x.ocmem-tmp").write_text("reste")
     (home / "AGENTS.md").write_text("# Mes règles\n")
-    report = diagnose(Workspace(load_settings(home)), env={})
+    report = diagnose(Workspace(load_settings(home), clock=Clock()), env={})
     text = report.render()
     for expected in [
         "memory/pending.md manque",
@@ -48,7 +48,7 @@ def test_every_problem_names_its_fix(home: Path) -> None:
         "n'est pas un dossier de configuration d'OpenCode",
     ]:
         assert expected in text, expected
-    assert all(p.fix for p in Doctor(Workspace(load_settings(home)), env={}).run())
+    assert all(p.fix for p in Doctor(Workspace(load_settings(home), clock=Clock()), env={}).run())
     assert report.status is Status.FAILED
 
 
@@ -59,7 +59,9 @@ def test_fix_repairs_only_safe_things_with_a_backup(home: Path) -> None:
     )
     (home / "memory/MEMORY.md").write_text("# M\n\n" + "- fait\n" * 400)
     report = diagnose(
-        Workspace(load_settings(home)), env={"OPENCODE_CONFIG_DIR": str(home)}, fix=True
+        Workspace(load_settings(home), clock=Clock()),
+        env={"OPENCODE_CONFIG_DIR": str(home)},
+        fix=True,
     )
     assert report.render().count("✓ réparé") == 2
     assert (home / "memory/pending.md").exists()
@@ -74,7 +76,7 @@ def test_fix_repairs_only_safe_things_with_a_backup(home: Path) -> None:
 def test_sync_checks_token_permissions_and_drift(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url)
     sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait\n")
-    sync.pull(Workspace(load_settings(home)))
+    sync.pull(Workspace(load_settings(home), clock=Clock()))
     target = home / "memory/MEMORY.md"
     target.chmod(0o644)
     target.write_text("édité à la main\n")
@@ -83,7 +85,7 @@ def test_sync_checks_token_permissions_and_drift(home: Path, sb: Any) -> None:
     assert any("modifié à la main depuis le pull" in w for w in found)
     assert any("lisible par d'autres" in w for w in found)
     env = {"OPENCODE_CONFIG_DIR": str(home)}
-    report = diagnose(open_workspace(home, env=env), env=env, fix=True)
+    report = diagnose(open_workspace(home, env=env, clock=Clock()), env=env, fix=True)
     assert (home / ".ocmem/silverbullet.token").stat().st_mode & 0o777 == 0o600
     assert "modifié à la main" in report.render()  # proposed, not forced
     assert (home / ".ocmem/silverbullet.token").read_text().strip() == SB_TOKEN
@@ -165,7 +167,8 @@ def test_doctor_reads_opencode_log_and_reports_the_cause(
         opencode_log(home, extra="passerelle ocmem fermée : code 127")
     )
     monkeypatch.setenv("XDG_DATA_HOME", str(data))
-    report = diagnose(Workspace(load_settings(home))).render()
+    five_minutes_after_the_start = Clock(LATER.astimezone().replace(tzinfo=None))
+    report = diagnose(Workspace(load_settings(home), clock=five_minutes_after_the_start)).render()
     assert "sans charger le plugin ocmem : passerelle ocmem fermée : code 127" in report
 
 
@@ -173,5 +176,5 @@ def test_quarantined_files_are_reported(home: Path) -> None:
     aside = home / ".ocmem/quarantine/2026-11-30T10-00-00-000Z/memory/MEMORY.md"
     aside.parent.mkdir(parents=True)
     aside.write_text("- faux\n")
-    report = diagnose(Workspace(load_settings(home))).render()
+    report = diagnose(Workspace(load_settings(home), clock=Clock())).render()
     assert "1 fichier(s) modifiés hors d'ocmem" in report and "rm -r" in report

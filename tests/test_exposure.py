@@ -12,13 +12,14 @@ import os
 import random
 import shutil
 import subprocess
-import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import Clock
 from ocmem import exposure, sessions
 from ocmem.config import Paths
 
@@ -190,7 +191,7 @@ def test_exposure_is_the_union_of_every_report(reports: list[list[tuple[str, str
     seen: list[tuple[str, str]] = []
     for report in reports:
         before = sessions.items(record)
-        sessions.with_exposures(record, report)
+        sessions.with_exposures(record, Clock(), report)
         assert sessions.items(record)[: len(before)] == before  # nothing removed, order kept
         for item in report:
             if item not in seen:
@@ -202,7 +203,7 @@ def test_exposure_is_the_union_of_every_report(reports: list[list[tuple[str, str
 def test_past_the_cap_new_items_are_counted_not_kept() -> None:
     record: dict[str, object] = {"journal": [], "exposure": []}
     sessions.with_exposures(
-        record, [("outside_read", f"/tmp/{i}") for i in range(sessions.MAX_ITEMS + 3)]
+        record, Clock(), [("outside_read", f"/tmp/{i}") for i in range(sessions.MAX_ITEMS + 3)]
     )
     assert len(sessions.items(record)) == sessions.MAX_ITEMS and record["more"] == 3
     assert sessions.summary(record) == f"/tmp/0 (+{sessions.MAX_ITEMS + 2} autres)"
@@ -210,9 +211,9 @@ def test_past_the_cap_new_items_are_counted_not_kept() -> None:
 
 def test_a_summary_names_the_first_exposure_and_counts_the_others() -> None:
     record: dict[str, object] = {"journal": [], "exposure": []}
-    sessions.with_exposure(record, sessions.DIRECT_CALL)
+    sessions.with_exposure(record, Clock(), sessions.DIRECT_CALL)
     assert sessions.summary(record) == "appel direct hors du plugin"
-    sessions.with_exposure(record, "untrusted_tool", source="webfetch http://x")
+    sessions.with_exposure(record, Clock(), "untrusted_tool", source="webfetch http://x")
     assert sessions.summary(record) == "appel direct hors du plugin (+1 autre)"
 
 
@@ -237,11 +238,14 @@ def test_windows_run_from_the_first_exposure_to_the_last_report(tmp_path: Path) 
     (paths.sessions_dir / "ses_broken.json").write_text("{")
     ((session, start, end),) = sessions.windows(paths)
     assert session == "ses_web" and start == 1795946400.0 and end == 4070908800.0
-    os.utime(paths.sessions_dir / "ses_web.json", (time.time(), time.time()))
+    # A record ocmem saved (a memory call) after the plugin's last report: its window reaches
+    # that save, by the time written in it (never by the file's timestamp, the kernel's).
     exposed["last"] = "2026-11-29T10:30:00+00:00"
-    (paths.sessions_dir / "ses_web.json").write_text(json.dumps(exposed))
+    clock = Clock(datetime(2026, 11, 29, 11, 0))
+    (paths.sessions_dir / "ses_web.json").write_text(sessions.render(exposed, clock))
+    os.utime(paths.sessions_dir / "ses_web.json", (0, 0))
     ((_, _, end),) = sessions.windows(paths)
-    assert abs(end - time.time()) < 60  # a record saved later than its last report: its mtime
+    assert end == clock.timestamp()
 
 
 # --- the plugin reads the same expressions -----------------------------------------------------

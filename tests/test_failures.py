@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from conftest import SB_TOKEN, configure_sync, journal_fields
+from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
 from ocmem import clidocs, journal, pending, shortterm
 from ocmem.cli import cli
 from ocmem.config import load_settings
@@ -38,6 +38,7 @@ from ocmem.workspace import Workspace
 from support.faultenv import CAN_MOUNT, IS_ROOT, WHY_NOT, fill, lock_held, read_only, small_disk
 
 DOCUMENTED_CODES = {0, 1, 2, 3, 75}
+CLOCK = Clock()  # the seeded home's and every command's: the matrix never reads the machine's
 JOURNAL_JSON = json.dumps(journal_fields(titre="Nouvelle entrée"))
 ENVELOPE = json.dumps(
     {"session": "ses_1", "user_messages": [], "exposures": [], "args": {"text": "une note"}}
@@ -134,8 +135,7 @@ def server() -> Iterator[Any]:
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home made by init, with two journal entries, two proposals and a note (no sync)."""
     home = tmp_path_factory.mktemp("template") / "home"
-    now = datetime.now().replace(second=0, microsecond=0)
-    workspace = Workspace(load_settings(home), now=lambda: now)
+    workspace = Workspace(load_settings(home), clock=CLOCK)
     Installer(workspace).run()
     refs = [
         Memory(workspace)
@@ -196,7 +196,7 @@ def run(
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
         capsys.readouterr()
         with pytest.raises(SystemExit) as exit_info:
-            main(args)
+            main(args, CLOCK)
         captured = capsys.readouterr()
         code = exit_info.value.code
         return Result(code if isinstance(code, int) else 1, captured.out, captured.err)

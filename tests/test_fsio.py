@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import journal_fields
+from conftest import Clock, journal_fields
 from ocmem.config import Paths
 from ocmem.errors import Busy, StorageError
 from ocmem.execution import exit_code
@@ -67,7 +67,7 @@ def test_backups_are_byte_identical_and_first_copy_wins(tmp_path: Path) -> None:
     target = tmp_path / "memory/MEMORY.md"
     target.parent.mkdir()
     target.write_bytes(b"v1\xc3\xa9\n")
-    backups = Backups(paths, stamp="s")
+    backups = Backups(paths, Clock(), stamp="s")
     first = backups.save(target)
     target.write_bytes(b"v2\n")
     assert backups.save(target) == first
@@ -75,6 +75,7 @@ def test_backups_are_byte_identical_and_first_copy_wins(tmp_path: Path) -> None:
     assert first == tmp_path / ".ocmem/backups/s/memory/MEMORY.md"
 
 
+@pytest.mark.real_clock
 def test_the_lock_is_exclusive_and_waits(tmp_path: Path) -> None:
     paths = Paths(tmp_path)
     holder = subprocess.Popen(
@@ -82,29 +83,32 @@ def test_the_lock_is_exclusive_and_waits(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
-            "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1]))):\n print('held', flush=True); time.sleep(1.5)",
+            "from ocmem.clock import Clock\n"
+            "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1])), Clock()):\n print('held', flush=True); time.sleep(1.5)",
             str(tmp_path),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-    with pytest.raises(Busy) as busy, run_lock(paths):
+    with pytest.raises(Busy) as busy, run_lock(paths, Clock()):
         pass
     assert exit_code(busy.value) == 75 and "--wait" in busy.value.render()
     started = time.monotonic()
-    with run_lock(paths, wait_seconds=10):
+    with run_lock(paths, Clock(), wait_seconds=10):
         assert time.monotonic() - started < 9
     holder.wait(5)
 
 
+@pytest.mark.real_clock
 def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
-            "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1]))):\n print('held', flush=True); time.sleep(3)",
+            "from ocmem.clock import Clock\n"
+            "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1])), Clock()):\n print('held', flush=True); time.sleep(3)",
             str(home),
         ],
         stdout=subprocess.PIPE,
@@ -135,6 +139,7 @@ def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
     holder.wait(5)
 
 
+@pytest.mark.real_clock
 def test_twenty_parallel_notes_all_succeed_with_the_default_wait(home: Path) -> None:
     env = {**os.environ, "OCMEM_HOME": str(home)}
     procs = [
@@ -175,7 +180,7 @@ def test_prune_keeps_recent_runs_and_the_newest_copy_of_every_file(tmp_path: Pat
     ]
     foreign = paths.backups_dir / "à-garder"
     foreign.mkdir()
-    removed = prune(paths, now, force=True)
+    removed = prune(paths, Clock(now), force=True)
     assert (gone_skill / "skills/vieux/SKILL.md").read_text() == "seule copie"  # only copy: kept
     assert not (gone_skill / "memory/MEMORY.md").exists()  # superseded by a newer copy
     assert [p.exists() for p in old] == [
@@ -187,7 +192,7 @@ def test_prune_keeps_recent_runs_and_the_newest_copy_of_every_file(tmp_path: Pat
     ]  # the newest MEMORY.md copy stays
     assert all(p.is_dir() for p in recent) and foreign.is_dir()  # young, or not ocmem's
     assert len(removed) == 5
-    assert prune(paths, now + timedelta(hours=1)) == []  # at most once a day
+    assert prune(paths, Clock(now + timedelta(hours=1))) == []  # at most once a day
 
 
 def test_the_action_log_rotates_and_keeps_three_generations(
@@ -198,7 +203,7 @@ def test_the_action_log_rotates_and_keeps_three_generations(
     monkeypatch.setattr(fsio, "LOG_MAX_BYTES", 1000)
     paths = Paths(tmp_path)
     for i in range(200):
-        assert fsio.log_event(paths, "write", n=i, filler="x" * 50)
+        assert fsio.log_event(paths, Clock(), "write", n=i, filler="x" * 50)
     logs = sorted(p.name for p in paths.state_dir.glob("log.jsonl*"))
     assert (
         set(logs) <= {"log.jsonl", "log.jsonl.1", "log.jsonl.2", "log.jsonl.3"}

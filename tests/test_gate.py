@@ -19,6 +19,9 @@ from ocmem.config import Paths
 from ocmem.errors import Refused
 from ocmem.gate import admission
 
+# Runs the gate (a child process), on the machine's clock.
+pytestmark = pytest.mark.real_clock
+
 OPENCODE = Proc(100, 50, 7, "opencode")
 GATE = Proc(300, 200, 9, "python3")
 SUDO = Proc(200, 100, 8, "sudo")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliResult
+from conftest import CliResult, Clock
 from ocmem import harden
 from ocmem.harden import replaceable, sudoers_rule, writable_by
 
@@ -107,7 +107,7 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         os.chown(path, agent.pw_uid, agent.pw_gid)
     rule = harden.sudoers_file(agent.pw_name)
     try:
-        done = harden.harden(home, agent.pw_name, owner.pw_name)
+        done = harden.harden(home, agent.pw_name, owner.pw_name, Clock())
         assert any("pending accept" in line for line in done.lines)
         assert top.stat().st_uid == 0 and not top.stat().st_mode & 0o022
         assert (top / ".config").stat().st_uid == 0
@@ -120,9 +120,9 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert stat.S_IMODE((home / ".ocmem/hardened.json").stat().st_mode) == 0o600
         assert '"sudo", "-n", "-u", "' + owner.pw_name in (home / ".ocmem/plugin.json").read_text()
         assert subprocess.run(["visudo", "-cf", str(rule)], capture_output=True).returncode == 0
-        again = harden.harden(home, agent.pw_name, owner.pw_name)  # idempotent
+        again = harden.harden(home, agent.pw_name, owner.pw_name, Clock())  # idempotent
         assert again.lines
-        harden.harden(home, None, "ocmem", undo=True)
+        harden.harden(home, None, "ocmem", Clock(), undo=True)
         assert not rule.exists()
         for path in [top, top / ".config", home, *home.rglob("*")]:
             assert path.lstat().st_uid == agent.pw_uid, path

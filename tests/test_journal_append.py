@@ -170,6 +170,7 @@ def test_an_entry_is_stamped_with_its_minute_never_a_later_one(
 RUNS = 200
 
 
+@pytest.mark.real_clock
 def test_journal_add_killed_at_random_leaves_only_whole_entries_and_every_completed_one(
     home: Path,
 ) -> None:
@@ -250,13 +251,13 @@ def test_entries_of_one_minute_are_pushed_as_distinct_blocks(
 
     for title in ("Première", "Deuxième", "Troisième"):
         memory.add_journal(journal_fields(titre=title))
-    sync.push(Workspace(load_settings(synced)))
+    sync.push(Workspace(load_settings(synced), clock=Clock()))
     page = sb.read(f"Agents/Inbox/{HOME_ID}/journal.md")  # type: ignore[attr-defined]
     assert "## 2026-11-29 10:00 · Première" in page
     assert (
         "## 2026-11-29 10:00~2 · Deuxième" in page and "## 2026-11-29 10:00~3 · Troisième" in page
     )
-    sync.push(Workspace(load_settings(synced)))  # again: nothing duplicated
+    sync.push(Workspace(load_settings(synced), clock=Clock()))  # again: nothing duplicated
     assert sb.read(f"Agents/Inbox/{HOME_ID}/journal.md").count("## 2026-11-29 10:00") == 3  # type: ignore[attr-defined]
 
 

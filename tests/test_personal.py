@@ -328,6 +328,6 @@ def test_import_of_an_old_memory_skips_personal_data(tmp_path: Path) -> None:
     home = tmp_path / "h"
     old = tmp_path / "memoire.md"
     old.write_text("- le NAS est sur 192.168.1.50\n- portable de Marc : 06 12 34 56 78\n")
-    report = Installer(Workspace(load_settings(home), now=Clock())).run(old).render()
+    report = Installer(Workspace(load_settings(home), clock=Clock())).run(old).render()
     assert "192.168.1.50" in (home / "memory/SHORT_TERM.md").read_text()
     assert "ligne 2 : numéro de téléphone" in report and "12 34 56" not in report

@@ -5,12 +5,18 @@ looks are accepted, and bytes added by anyone else are put back (tests/support/p
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conftest import journal_fields
 from ocmem import journal
 from support.plugin_runtime import drive
+
+# Runs the gate (a child process), on the machine's clock.
+pytestmark = pytest.mark.real_clock
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -31,7 +37,10 @@ def test_appends_ocmem_announced_are_kept_and_others_put_back(home: Path, tmp_pa
         journal_add("ses_1", titre="Première"),  # two appends between two looks
         journal_add("ses_2", titre="Seconde"),
         {"session": "ses_a", "model_call": True},
-        {"append": str(path), "text": "\n## 2026-11-30 10:00 · Ajout de l'agent · #x\n"},
+        {
+            "append": str(path),
+            "text": f"\n## {datetime.now():%Y-%m-%d %H:%M} · Ajout de l'agent · #x\n",
+        },
         {"session": "ses_a", "model_call": True},  # the sweep before the next model call
         journal_add("ses_3", titre="Troisième"),  # the monitor's kept file is ocmem's again
         {"session": "ses_a", **bash("echo fin")},

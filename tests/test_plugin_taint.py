@@ -19,6 +19,9 @@ from ocmem import sessions
 from ocmem.config import Paths
 from support.plugin_runtime import drive
 
+# Runs the gate (a child process), on the machine's clock.
+pytestmark = pytest.mark.real_clock
+
 
 @pytest.fixture
 def scene(home: Path, tmp_path: Path) -> tuple[Path, Path]:

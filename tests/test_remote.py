@@ -26,20 +26,20 @@ def client(home: Path) -> SilverBullet:
 def test_a_wrong_token_is_named(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url, token="wrong-token-value")
     with pytest.raises(OcmemError, match="refusé le jeton") as error:
-        sync.pull(Workspace(load_settings(home)))
+        sync.pull(Workspace(load_settings(home), clock=Clock()))
     assert "wrong-token-value" not in error.value.render()
 
 
 def test_no_token_against_an_authenticated_server(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url, token=None)
     with pytest.raises(OcmemError, match="refusé le jeton"):
-        sync.pull(Workspace(load_settings(home)))
+        sync.pull(Workspace(load_settings(home), clock=Clock()))
 
 
 def test_a_wrong_url_prefix_is_detected_not_mistaken_for_success(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url + "/notes")
     with pytest.raises(OcmemError, match="page HTML"):
-        sync.pull(Workspace(load_settings(home)))
+        sync.pull(Workspace(load_settings(home), clock=Clock()))
 
 
 def test_redirects_are_not_followed(home: Path) -> None:
@@ -82,26 +82,26 @@ def test_token_file_must_be_private(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url)
     (home / ".ocmem/silverbullet.token").chmod(0o644)
     with pytest.raises(Refused, match="chmod 600"):
-        sync.pull(Workspace(load_settings(home)))
+        sync.pull(Workspace(load_settings(home), clock=Clock()))
 
 
 def test_token_in_config_is_refused(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url, token=SB_TOKEN)
     (home / "ocmem.yaml").write_text((home / "ocmem.yaml").read_text() + "  token: abc\n")
     with pytest.raises(InputError, match=r"jamais dans ocmem\.yaml"):
-        sync.pull(Workspace(load_settings(home)))
+        sync.pull(Workspace(load_settings(home), clock=Clock()))
 
 
 def test_env_overrides(home: Path, sb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OCMEM_SILVERBULLET_URL", sb.url)
     monkeypatch.setenv("OCMEM_SILVERBULLET_TOKEN", SB_TOKEN)
-    assert "Pull :" in sync.pull(Workspace(load_settings(home))).render()
+    assert "Pull :" in sync.pull(Workspace(load_settings(home), clock=Clock())).render()
     token_file = home / "tok"
     token_file.write_text(SB_TOKEN)
     token_file.chmod(0o600)
     monkeypatch.delenv("OCMEM_SILVERBULLET_TOKEN")
     monkeypatch.setenv("OCMEM_SILVERBULLET_TOKEN_FILE", str(token_file))
-    assert "Pull :" in sync.pull(Workspace(load_settings(home))).render()
+    assert "Pull :" in sync.pull(Workspace(load_settings(home), clock=Clock())).render()
 
 
 def test_the_token_never_leaks(home: Path, sb: Any, clock: Clock, run_cli: Any) -> None:
@@ -111,7 +111,7 @@ def test_the_token_never_leaks(home: Path, sb: Any, clock: Clock, run_cli: Any) 
     outputs = []
     for args in [("pull",), ("push",), ("status",), ("context-size",), ("history",)]:
         outputs.append(run_cli(*args))
-    memory = Memory(Workspace(load_settings(home), now=clock, known_secrets=[SB_TOKEN]))
+    memory = Memory(Workspace(load_settings(home), clock=clock, known_secrets=[SB_TOKEN]))
     memory.add_journal(journal_fields())
     with pytest.raises(Refused):
         memory.add_note(f"le jeton est {SB_TOKEN}")

@@ -78,7 +78,7 @@ def tree(*roots: Path) -> dict[str, bytes]:
 
 def installer(home: Path, clock: Clock, **kwargs: Any) -> Installer:
     sync_mode = kwargs.pop("sync_mode", False)
-    return Installer(Workspace(load_settings(home), now=clock, sync_mode=sync_mode), **kwargs)
+    return Installer(Workspace(load_settings(home), clock=clock, sync_mode=sync_mode), **kwargs)
 
 
 def found(home: Path) -> list[str]:
@@ -164,6 +164,7 @@ def test_a_second_init_finds_nothing_and_changes_nothing(
     assert tree(old_home, user) == before
 
 
+@pytest.mark.real_clock
 def test_the_undo_commands_restore_the_old_memory(
     old_home: Path, old_skill: Path, user: Path, run_cli: Any
 ) -> None:
@@ -241,7 +242,7 @@ def test_the_command_line_asks_on_a_terminal(
 
     monkeypatch.setattr(sys, "stdin", Terminal("oui\nn\n"))
     with pytest.raises(SystemExit) as exit_info:
-        main(["init"])
+        main(["init"], Clock())
     said = capsys.readouterr()
     assert exit_info.value.code == 0
     assert said.err.count("Le remplacer par ocmem ?") == 2
@@ -490,7 +491,7 @@ def test_an_agent_cannot_cite_an_import_as_a_source(proposals: Proposals) -> Non
 def test_doctor_reports_a_second_memory_system_with_its_fix(old_home: Path, run_cli: Any) -> None:
     problems = [
         p
-        for p in Doctor(Workspace(load_settings(old_home)), env=os.environ).run()
+        for p in Doctor(Workspace(load_settings(old_home), clock=Clock()), env=os.environ).run()
         if "deux systèmes de mémoire" in p.what
     ]
     assert [p.level for p in problems] == ["avertissement", "avertissement"]
@@ -512,5 +513,5 @@ def test_doctor_is_quiet_about_skills_that_only_mention_memory(home: Path, user:
         root = [home / "skills", user / ".claude/skills", user / ".agents/skills"][n % 3]
         (root / name).mkdir(parents=True)
         (root / name / "SKILL.md").write_text(text)
-    problems = Doctor(Workspace(load_settings(home)), env=os.environ).run()
+    problems = Doctor(Workspace(load_settings(home), clock=Clock()), env=os.environ).run()
     assert not [p for p in problems if "mémoire" in p.what], problems

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 from conftest import Clock, journal_fields
@@ -34,7 +33,7 @@ def test_unused_and_rarely_used_skills(home: Path, clock: Clock, memory: Memory)
     memory.add_journal(journal_fields(tags=["backup"]))
     found = {
         s.subject: s.detail
-        for s in review(Workspace(load_settings(home), now=clock)).suggestions
+        for s in review(Workspace(load_settings(home), clock=clock)).suggestions
         if s.kind == "skill peu utilisé"
     }
     assert "deploy-docker" not in found
@@ -50,7 +49,7 @@ def test_possible_contradictions_between_facts_and_skills(home: Path, clock: Clo
     skill(home, "deploy", "Les déploiements ne passent pas par Docker Compose.")
     found = [
         s
-        for s in review(Workspace(load_settings(home), now=clock)).suggestions
+        for s in review(Workspace(load_settings(home), clock=clock)).suggestions
         if s.kind == "contradiction possible"
     ]
     details = {s.detail for s in found}
@@ -71,7 +70,7 @@ def test_facts_to_revalidate(home: Path, clock: Clock) -> None:
     )
     found = {
         (s.subject[:12], s.detail)
-        for s in review(Workspace(load_settings(home), now=clock)).suggestions
+        for s in review(Workspace(load_settings(home), clock=clock)).suggestions
         if s.kind == "fait à revalider"
     }
     assert ("Fait sans so", "sans date ni source") in found
@@ -84,7 +83,7 @@ def test_review_suggests_and_changes_nothing(
 ) -> None:
     before = files_snapshot()  # type: ignore[operator]
     text = run_cli("review").out  # type: ignore[operator]
-    assert text.startswith(f"# Revue de la mémoire ({datetime.now():%Y-%m-%d})")
+    assert text.startswith(f"# Revue de la mémoire ({clock.today():%Y-%m-%d})")
     assert "Suggestions seulement : rien n'a été modifié ni supprimé." in text
     data = json.loads(run_cli("review", "--json").out)  # type: ignore[operator]
     assert {"date", "suggestions"} <= set(data)
@@ -96,7 +95,7 @@ def test_many_near_identical_facts_are_one_suggestion_and_headings_have_plurals(
 ) -> None:
     facts = "".join(f"- Le service {i} écoute sur le port {8000 + i} du VPS.\n" for i in range(33))
     (home / "memory/MEMORY.md").write_text("# Mémoire\n\n" + facts)
-    report = review(Workspace(load_settings(home), now=clock))
+    report = review(Workspace(load_settings(home), clock=clock))
     found = [s for s in report.suggestions if s.kind == "contradiction possible"]
     assert len(found) == 1, len(found)
     assert (

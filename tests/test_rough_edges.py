@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SB_TOKEN, CliResult, configure_sync, journal_fields
+from conftest import SB_TOKEN, CliResult, Clock, configure_sync, journal_fields
 
 Run = Callable[..., CliResult]
 ESC = "\x1b"
@@ -215,7 +215,11 @@ def test_a_bug_is_one_line_and_its_traceback_kept_aside(
 
 
 def test_the_promotion_prompt_takes_a_french_answer(
-    home: Path, run_cli: Run, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    home: Path,
+    run_cli: Run,
+    clock: Clock,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import io
     import sys
@@ -241,7 +245,7 @@ def test_the_promotion_prompt_takes_a_french_answer(
         monkeypatch.setattr(sys, "stdin", Terminal(text))
         capsys.readouterr()
         with pytest.raises(SystemExit) as done:
-            main(["pending", "accept", "P-0001"])
+            main(["pending", "accept", "P-0001"], clock)
         return int(done.value.code or 0)
 
     assert answer("n\n") == 3

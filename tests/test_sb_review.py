@@ -974,7 +974,7 @@ def _workspace(home: Path, clock: Any) -> Any:
     from ocmem.config import load_settings
     from ocmem.workspace import Workspace
 
-    return Workspace(load_settings(home), now=clock)
+    return Workspace(load_settings(home), clock=clock)
 
 
 def test_round_trip_push_promote_in_silverbullet_then_pull(

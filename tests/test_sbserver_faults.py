@@ -247,8 +247,8 @@ def test_a_truncation_waits_for_a_write_in_progress(hooked: Hooked) -> None:
     assert hold.wait_held()
     second = threading.Thread(target=lambda: client.put("j.md", b"short\n"))
     second.start()
-    time.sleep(0.05)
-    assert sb.read_bytes("j.md") == PAGE_A[:10]  # the second PUT waits for the file
+    assert sb.wait_for_blocked_write("j.md")  # the second PUT has arrived, and waits
+    assert sb.read_bytes("j.md") == PAGE_A[:10]  # it has not truncated the file under way
     hold.release()
     first.join(5)
     second.join(5)

@@ -131,6 +131,7 @@ def systemd_argv(value: str, env: dict[str, str] | None = None) -> list[str]:
     return [substitute(w) for w in words]
 
 
+@pytest.mark.real_clock
 def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,11 +31,11 @@ PENDING = f"Agents/Inbox/{HOME_ID}/pending.md"
 
 
 def workspace(path: Path, clock: Clock) -> Workspace:
-    return Workspace(load_settings(path), now=clock, sync_mode=True)
+    return Workspace(load_settings(path), clock=clock, sync_mode=True)
 
 
 def push(path: Path, **kwargs: Any) -> Outcome:
-    return sync.push(Workspace(load_settings(path)), **kwargs)
+    return sync.push(Workspace(load_settings(path), clock=Clock()), **kwargs)
 
 
 def pull(path: Path, clock: Clock, **kwargs: Any) -> Outcome:
@@ -44,7 +44,7 @@ def pull(path: Path, clock: Clock, **kwargs: Any) -> Outcome:
 
 def new_home(root: Path, home_id: str, url: str, clock: Clock) -> Path:
     path = root / home_id
-    Installer(Workspace(load_settings(path), now=clock), home_id=home_id).run()
+    Installer(Workspace(load_settings(path), clock=clock), home_id=home_id).run()
     configure_sync(path, url)
     return path
 
@@ -82,9 +82,9 @@ def test_two_homes_writing_in_the_same_minute_lose_nothing(
 ) -> None:
     homes = [new_home(tmp_path, name, sb.url, clock) for name in ("vps-prod", "vps-dev")]
     for path in homes:
-        memory = Memory(Workspace(load_settings(path), now=clock))
+        memory = Memory(Workspace(load_settings(path), clock=clock))
         ref = entry(memory, f"Tâche de {path.name}")
-        Proposals(Workspace(load_settings(path), now=clock)).propose(
+        Proposals(Workspace(load_settings(path), clock=clock)).propose(
             fact([ref], title=f"Ports {path.name}")
         )
     for path in homes:
@@ -111,7 +111,7 @@ def test_a_copied_home_must_take_an_id_of_its_own(tmp_path: Path, sb: Any, clock
     with pytest.raises(Refused, match="créé ailleurs") as refused:
         push(copy)
     assert "--home-id" in refused.value.render()
-    Installer(Workspace(load_settings(copy), now=clock), home_id="vps-copie").run()
+    Installer(Workspace(load_settings(copy), clock=clock), home_id="vps-copie").run()
     assert home.require(load_settings(copy).paths).id == "vps-copie"
     push(copy)
     assert not sb.exists("Agents/Inbox/vps-prod/journal.md")
@@ -357,7 +357,7 @@ def test_a_proposal_deleted_or_promoted_by_hand_comes_back(
 def test_hand_notes_truncated_headers_and_header_like_content_survive(
     home: Path, memory: Memory, clock: Clock, run_cli: Callable[..., CliResult]
 ) -> None:
-    proposals = Proposals(Workspace(load_settings(home), now=clock))
+    proposals = Proposals(Workspace(load_settings(home), clock=clock))
     refs = [entry(memory, "A")]
     skill = {
         "type": "skill",
@@ -405,7 +405,7 @@ def test_a_server_under_a_url_prefix_works(home: Path, tmp_path: Path, memory: M
         configure_sync(home, server.url + "/.fs")  # a copied API URL is accepted too
         server.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- fait\n")
         entry(memory, "Un")
-        sync.pull(Workspace(load_settings(home)))
+        sync.pull(Workspace(load_settings(home), clock=Clock()))
         assert (home / "memory/MEMORY.md").read_text() == "# Mémoire\n\n- fait\n"
         push(home)
         assert "· Un ·" in server.read(JOURNAL)

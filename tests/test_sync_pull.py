@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conftest import Clock
 from ocmem.config import load_settings
 from ocmem.errors import Refused
 from ocmem.outcome import Outcome
@@ -19,7 +20,7 @@ SKILL = "---\nname: {name}\ndescription: Fait {name}. À utiliser pour {name}.\n
 
 
 def pull(home: Path, **kwargs: Any) -> Outcome:
-    return sync.pull(Workspace(load_settings(home)), **kwargs)
+    return sync.pull(Workspace(load_settings(home), clock=Clock()), **kwargs)
 
 
 def fs_requests(sb: Any) -> list[tuple[str, str]]:

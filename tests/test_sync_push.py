@@ -24,7 +24,7 @@ PENDING = f"Agents/Inbox/{HOME_ID}/pending.md"
 
 
 def push(home: Path, **kwargs: Any) -> Outcome:
-    return sync.push(Workspace(load_settings(home)), **kwargs)
+    return sync.push(Workspace(load_settings(home), clock=Clock()), **kwargs)
 
 
 def entry(memory: Memory, clock: Clock, title: str, **fields: str) -> str:
@@ -365,7 +365,7 @@ def test_local_promotion_is_refused_in_sync_mode(
     refs = [f"journal {entry(memory, clock, 'A')}", f"journal {entry(memory, clock, 'B')}"]
     proposals.propose(proposal_fields(refs))
     synced_workspace = Workspace(
-        load_settings(synced), now=clock, sync_mode=is_configured(load_settings(synced))
+        load_settings(synced), clock=clock, sync_mode=is_configured(load_settings(synced))
     )
     with pytest.raises(Refused, match="promotion se fait dans SilverBullet"):
         Proposals(synced_workspace).accept("P-0001")

@@ -85,7 +85,7 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
 def one_run(target: Target, root: Path, run: int) -> dict[str, int]:
     clock = Clock()
     home = root / f"run{run}"
-    Installer(Workspace(load_settings(home), now=clock), home_id="race").run()
+    Installer(Workspace(load_settings(home), clock=clock), home_id="race").run()
     inbox = f"{target.folder}/run{run}/"
     page = f"{inbox}race/journal.md"
     configure_sync(
@@ -98,9 +98,9 @@ def one_run(target: Target, root: Path, run: int) -> dict[str, int]:
         quiet_seconds=0.3,
         patience_seconds=0.6,
     )
-    memory = Memory(Workspace(load_settings(home), now=clock))
+    memory = Memory(Workspace(load_settings(home), clock=clock))
     memory.add_journal(journal_fields(titre="Première"))
-    sync.push(Workspace(load_settings(home)))  # the page exists, with one entry
+    sync.push(Workspace(load_settings(home), clock=Clock()))  # the page exists, with one entry
     recorder = PutRecorder("ocmem")
     entries: list[str] = []
     postponed = 0
@@ -112,10 +112,10 @@ def one_run(target: Target, root: Path, run: int) -> dict[str, int]:
             added = memory.add_journal(journal_fields(titre=f"Course {n:02d}")).lines[0]
             entries.append(added.removeprefix("Entrée ajoutée : journal "))
             try:
-                sync.push(Workspace(load_settings(home)), transport=recorder)
+                sync.push(Workspace(load_settings(home), clock=Clock()), transport=recorder)
             except Busy:
                 postponed += 1  # the page never stayed quiet: written after the writer stops
-    final_push = sync.push(Workspace(load_settings(home)), transport=recorder)
+    final_push = sync.push(Workspace(load_settings(home), clock=Clock()), transport=recorder)
     final = target.read(page)
     if target.fake is not None:
         puts = puts_from_log(target.fake.requests, page)

@@ -64,14 +64,16 @@ def test_pull_and_push_against_a_real_server(
         push=[{"local": "memory/journal.md", "remote": f"{folder}/Inbox/journal.md"}],
     )
     settings = load_settings(home)
-    sync.pull(Workspace(settings))
+    sync.pull(Workspace(settings, clock=Clock()))
     assert (home / "skills/deploy/SKILL.md").read_text().startswith("---\nname: deploy")
-    Memory(Workspace(settings, now=clock)).add_journal(
+    Memory(Workspace(settings, clock=clock)).add_journal(
         journal_fields(lecon="affiche ${test} tel quel")
     )
-    sync.push(Workspace(settings))
+    sync.push(Workspace(settings, clock=Clock()))
     page = raw.get(f"/.fs/{folder}/Inbox/journal.md").text
     assert page.startswith("# Journal\n\nNote humaine.\n\nEnvoi ocmem n° 1 (")
     assert "\n\n## 2026-11-29 10:00 · Déployer le service X" in page
     assert "affiche \\$\\{test\\} tel quel" in page  # inert: SilverBullet shows it, never runs it
-    assert "Pull : 0 fichier(s) mis à jour" in sync.pull(Workspace(settings)).render()
+    assert (
+        "Pull : 0 fichier(s) mis à jour" in sync.pull(Workspace(settings, clock=Clock())).render()
+    )

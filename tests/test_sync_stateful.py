@@ -107,7 +107,7 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             self.homes: dict[str, Path] = {}
             for home_id in HOMES:
                 path = Path(tempfile.mkdtemp(dir=root))
-                Installer(Workspace(load_settings(path), now=self.clock), home_id=home_id).run()
+                Installer(Workspace(load_settings(path), clock=self.clock), home_id=home_id).run()
                 configure_sync(path, server.url, quiet_seconds=0.002, patience_seconds=2)
                 self.homes[home_id] = path
             self.entries: dict[str, list[str]] = {h: [] for h in HOMES}
@@ -120,7 +120,7 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             self.transport: httpx.BaseTransport | None = None
 
         def _workspace(self, home_id: str) -> Workspace:
-            return Workspace(load_settings(self.homes[home_id]), now=self.clock, sync_mode=True)
+            return Workspace(load_settings(self.homes[home_id]), clock=self.clock, sync_mode=True)
 
         def _unique(self, what: str) -> str:
             self.counter += 1

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import Clock
 from ocmem import sessions
 from ocmem.config import Paths
 from ocmem.fsio import WRITES_KEEP_BYTES, atomic_write, file_sha256, log_event, run_lock
@@ -76,7 +77,7 @@ def test_writes_outside_the_lock_are_not_announced(home: Path) -> None:
 
 def test_files_a_pull_removes_are_announced(home: Path) -> None:
     paths = Paths(home)
-    log_event(paths, "pull", updated=[], removed=["skills/old/SKILL.md"])
+    log_event(paths, Clock(), "pull", updated=[], removed=["skills/old/SKILL.md"])
     assert announced(paths)[-1]["file"] == "skills/old/SKILL.md"
     assert announced(paths)[-1]["sha256"] is None
 
@@ -84,7 +85,7 @@ def test_files_a_pull_removes_are_announced(home: Path) -> None:
 def test_the_journal_stays_small(home: Path) -> None:
     paths = Paths(home)
     paths.writes_journal.write_text('{"file": "x", "sha256": null}\n' * (WRITES_KEEP_BYTES // 20))
-    with run_lock(paths):
+    with run_lock(paths, Clock()):
         pass
     assert paths.writes_journal.stat().st_size <= WRITES_KEEP_BYTES // 2
     assert all(
@@ -145,7 +146,7 @@ def test_exposure_only_grows(events: list[tuple[str, int]]) -> None:
     record: dict[str, list[object]] = {"journal": [], "exposure": []}
     for kind, count in events:
         if count:
-            sessions.with_exposure(record, kind, count)
+            sessions.with_exposure(record, Clock(), kind, count)
     expected: dict[str, int] = {}
     for kind, count in events:
         if count:

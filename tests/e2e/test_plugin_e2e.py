@@ -258,7 +258,7 @@ def test_a_web_page_saying_retiens_que_is_quarantined_never_loaded(
             type="fait",
             titre="Serveur de production",
             contenu=f"Le {injected}.",
-            sources=["journal 2026-01-01 00:00"],
+            sources=[f"journal {datetime.now() - timedelta(days=400):%Y-%m-%d} 00:00"],  # none
             contradiction="aucune",
             remplace="rien",
             retiens_ca=True,
@@ -446,11 +446,15 @@ def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
         .removeprefix("Entrée ajoutée : ")
         for i in range(2)
     ]
+    # Make them a year old (old enough to archive), from the dates they were written with.
     journal_file = home / "memory/journal.md"
-    journal_file.write_text(
-        journal_file.read_text().replace("## 2026-", "## 2025-")
-    )  # make them old enough to archive
-    refs = [r.replace("journal 2026-", "journal 2025-") for r in refs]
+    text = journal_file.read_text()
+    for ref in refs:
+        year = ref.split()[1][:4]
+        text = text.replace(f"## {ref.split()[1]}", f"## {int(year) - 1}{ref.split()[1][4:]}")
+    journal_file.write_text(text)
+    refs = [f"journal {int(r.split()[1][:4]) - 1}{r.split(' ', 1)[1][4:]}" for r in refs]
+    archives = {f"journal-{r.split()[1][:7]}.md" for r in refs}  # one month, or two at its end
     for title, content in [
         ("Ports libres", "Vérifier les ports libres avant un déploiement."),
         ("Vérifier les ports", "Vérifier que les ports sont libres avant de déployer."),
@@ -506,7 +510,7 @@ def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
     assert (
         pending_text.count("## P-") == 2 and "fusionné dans P-0001" in pending_text
     )  # nothing deleted
-    assert len(HEADER.findall((home / "memory/journal-2025-11.md").read_text())) == 2
+    assert sum(len(HEADER.findall((home / "memory" / a).read_text())) for a in archives) == 2
     assert {p: p.read_bytes() for p in guarded} == guarded and not (home / "skills/ports").exists()
 
 
