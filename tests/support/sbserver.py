@@ -642,6 +642,9 @@ class FakeSilverBullet:
         # Under ``faults``: makes each disk step and its mtime stamp one event for readers.
         self._disk_lock = threading.Lock()
         self._write_locks: dict[Path, threading.Lock] = {}
+        # PUTs waiting for a write in progress to finish, per file (``wait_for_blocked_write``).
+        self._blocked_writes: dict[Path, int] = {}
+        self._blocked_changed = threading.Condition()
         self._bundled = {name: _as_bytes(data) for name, data in (bundled or {}).items()}
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -800,6 +803,16 @@ class FakeSilverBullet:
         rule = _Rule(None, path, times, body=None if body is None else _as_bytes(body))
         with self._lock:
             self._tears.append(rule)
+
+    def wait_for_blocked_write(self, path: str, timeout: float = 10.0) -> bool:
+        """Wait until a PUT of ``path`` is waiting for another write of it to finish (under
+        ``faults``); False on timeout. What a test asserts while it waits is then about a PUT
+        that has really arrived, not one that has not been sent yet."""
+        target = self._safe_path(path)
+        with self._blocked_changed:
+            return self._blocked_changed.wait_for(
+                lambda: self._blocked_writes.get(target, 0) > 0, timeout
+            )
 
     def hold_next_write(self, path: str, *, after_bytes: int) -> WriteHold:
         """Pause the next PUT of ``path`` after truncating and writing ``after_bytes`` bytes.
@@ -1140,7 +1153,12 @@ class FakeSilverBullet:
         """
         with self._lock:
             file_lock = self._write_locks.setdefault(target, threading.Lock())
+        with self._blocked_changed:
+            self._blocked_writes[target] = self._blocked_writes.get(target, 0) + 1
+            self._blocked_changed.notify_all()
         with file_lock, self._disk_step():
+            with self._blocked_changed:
+                self._blocked_writes[target] -= 1
             try:
                 previous: int | None = os.stat(target).st_mtime_ns
             except FileNotFoundError:
