@@ -32,6 +32,7 @@ import {
   chmodSync,
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -40,6 +41,7 @@ import {
   closeSync,
   realpathSync,
   renameSync,
+  rmSync,
   statSync,
   symlinkSync,
   watch,
@@ -49,7 +51,7 @@ import {
 } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
-import { homedir } from "node:os"
+import { homedir, tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
 
 // <ocmem:contract>
@@ -62,6 +64,7 @@ type Window = {
   session: string
   start: number
   end: number
+  open: boolean
 }
 type Settings = {
   version: string
@@ -91,6 +94,7 @@ type Settings = {
   system_paths: string[]
   trust_project: boolean
   exposure_windows: Window[]
+  windows_file: string
 }
 type PromptContext = {
   system: string[]
@@ -118,7 +122,8 @@ const SHAPES = {
   "Window": {
     "session": "string",
     "start": "number",
-    "end": "number"
+    "end": "number",
+    "open": "boolean"
   },
   "Settings": {
     "version": "string",
@@ -147,7 +152,8 @@ const SHAPES = {
     "untrusted_dirs": "string[]",
     "system_paths": "string[]",
     "trust_project": "boolean",
-    "exposure_windows": "Window[]"
+    "exposure_windows": "Window[]",
+    "windows_file": "string"
   },
   "PromptContext": {
     "system": "string[]",
@@ -168,7 +174,7 @@ const SHAPES = {
     "exposure": "string"
   }
 } as const
-const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file", "state_dir", "plugin_command_file", "writes_journal", "quarantine_dir"] as const
+const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file", "state_dir", "plugin_command_file", "writes_journal", "quarantine_dir", "windows_file"] as const
 /** Until `ocmem plugin-config` answers: paths relative to the home. */
 const COLD_START: Settings = {
   "version": "0.1.0",
@@ -259,7 +265,8 @@ const COLD_START: Settings = {
     "/usr/local/bin/"
   ],
   "trust_project": true,
-  "exposure_windows": []
+  "exposure_windows": [],
+  "windows_file": ".ocmem/windows.json"
 }
 // </ocmem:contract>
 
@@ -271,6 +278,7 @@ type SessionState = {
   exposedAt?: number // ms: the start of this session's window (sync/ocmem/sessions.py)
   lastActive: number // ms: the end of its window so far
   lastReported: number // ms: when ocmem last heard of this window
+  turnOpen: boolean // a turn runs: the window reaches every later moment until it ends
   started: boolean
   start?: Promise<void>
   system: string[]
@@ -304,6 +312,7 @@ const WRITE_TOOLS = new Set(["edit", "write", "patch", "multiedit", "apply_patch
 const READ_ONLY_TOOLS = new Set(["read", "glob", "grep", "list", "webfetch", "websearch", "todoread", "todowrite", "skill", "invalid", ...MEMORY_TOOLS])
 const MAX_EXPOSURES = 50 // distinct items kept per session (ocmem caps the same way)
 const REPORT_EVERY_MS = 5_000 // an exposed session's window, told to ocmem during a turn
+const ASK_SHOWN_MS = 30_000 // longest wait for OpenCode's permission.asked event after an answered ask
 const WINDOW_SLACK_MS = 50 // a file's ctime (the kernel's coarse clock) and Date.now() differ by a tick
 const KEEP_BYTES = 4 * 1024 * 1024 // larger files are watched by digest only
 const REDACTED = "[jeton SilverBullet masqué par ocmem]"
@@ -831,6 +840,31 @@ function projectConfig(directory: string): Map<string, bigint> {
   return found
 }
 
+let clockOffset: number | undefined
+/** This process's clock minus the file system's, in ms: the kernel stamps a file's ctime with
+ * its own time, which a process clock moved on purpose (libfaketime) does not follow; 0 on a
+ * normal machine (under a second: the kernel's file clock is coarse). Measured once, on a new
+ * file in the temp dir. */
+function fileClockOffset(): number {
+  if (clockOffset !== undefined) return clockOffset
+  clockOffset = 0
+  try {
+    const dir = mkdtempSync(join(tmpdir(), "ocmem-clock-"))
+    try {
+      const before = Date.now()
+      writeFileSync(join(dir, "probe"), "")
+      const now = (before + Date.now()) / 2
+      const offset = now - statSync(join(dir, "probe")).ctimeMs
+      if (Math.abs(offset) > 1000) clockOffset = offset
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  } catch {
+    // no temp dir: the two clocks are taken as one
+  }
+  return clockOffset
+}
+
 function redact(text: string, secrets: string[]): string {
   for (const secret of secrets) if (text.includes(secret)) text = text.replaceAll(secret, REDACTED)
   return text
@@ -894,6 +928,12 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
   // The project: OpenCode's directory, and its git worktree (a non-git project's is "/").
   const projects = [...new Set([directory, ...(worktree && worktree !== "/" ? [worktree] : [])].map(canonical))]
   let monitor: Monitor | undefined
+  // The windows of other OpenCode processes' exposed sessions, as ocmem's index last said
+  // (sync/ocmem/sessions.py) and when it was read: a file changed after that moment may come
+  // from a window opened since, so the index is read again before the file is trusted.
+  let windows: Window[] = []
+  let windowsReadAt = 0
+  let windowsStat = ""
   function apply(next: Settings): void {
     settings = next
     home = canonical(next.home)
@@ -929,9 +969,14 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
         await toast(`mode durci incomplet : ${why}`, "error")
       }
     }
+    const asked = Date.now()
     const loaded = await ocmem({ op: "plugin-config" }, 15_000)
     const answer = loaded.code === 0 ? parsed<Settings>(loaded.out, SHAPES.Settings) : undefined
-    if (answer) apply(answer)
+    if (answer) {
+      apply(answer)
+      windows = answer.exposure_windows // the index as it was when the request left
+      windowsReadAt = asked
+    }
     else await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${(loaded.err || loaded.out).trim()} ; réglages par défaut`)
     if (!settings.hardened) {
       monitor = new Monitor(home, settings)
@@ -950,6 +995,24 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
   const sessions = new Map<string, SessionState>()
   const parents = new Map<string, string | undefined>()
   const asked = new Set<string>() // `${sessionID}/${messageID}/${proposal}` seen in permission.asked
+  const askWaiters = new Map<string, Array<() => void>>()
+  /** Whether OpenCode showed the user the permission prompt `key` (its permission.asked event),
+   * waiting for that event up to `timeoutMs`: events reach plugins asynchronously, a loaded
+   * machine delivers them late. */
+  function askShown(key: string, timeoutMs: number): Promise<boolean> {
+    if (asked.has(key)) return Promise.resolve(true)
+    return new Promise((done) => {
+      const seen = () => {
+        clearTimeout(timer)
+        done(true)
+      }
+      const timer = setTimeout(() => {
+        askWaiters.set(key, (askWaiters.get(key) ?? []).filter((w) => w !== seen))
+        done(false)
+      }, timeoutMs)
+      askWaiters.set(key, [...(askWaiters.get(key) ?? []), seen])
+    })
+  }
   let queue: Promise<unknown> = Promise.resolve()
   const pending = new Set<Promise<unknown>>()
 
@@ -963,6 +1026,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
         exposureKeys: new Set(),
         lastActive: 0,
         lastReported: 0,
+        turnOpen: false,
         started: false,
         system: [],
         retrospectiveAsked: false,
@@ -1086,11 +1150,11 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
   function guard(toolName: string, args: any, cwd: string, targets: string[]): string | undefined {
     for (const target of targets) {
       if (secretFiles.includes(target) || target.endsWith("silverbullet.token") || within(target, stateDir))
-        return `${target} est l'état privé d'ocmem (le jeton SilverBullet y est) : ni lecture ni écriture`
+        return `refusé : ${target} est l'état privé d'ocmem (le jeton SilverBullet y est) : ni lecture ni écriture`
       if (toolName === "read" || toolName === "glob" || toolName === "grep" || toolName === "list") continue
       if (protectedFiles.includes(target) || protectedDirs.some((d) => within(target, d)))
         return (
-          `${target} est protégé par ocmem. AGENTS.md, memory/MEMORY.md et skills/ ne changent que par une ` +
+          `refusé : ${target} est protégé par ocmem. AGENTS.md, memory/MEMORY.md et skills/ ne changent que par une ` +
           `promotion validée par l'utilisateur ; le journal, les propositions et les notes passent par les outils ` +
           `memory_journal, memory_propose et memory_note.`
         )
@@ -1098,50 +1162,71 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     if (toolName === "grep" || toolName === "glob" || toolName === "list" || toolName === "bash") {
       const text = JSON.stringify(args ?? {})
       if (text.includes(".ocmem") || secretFiles.some((f) => text.includes(f)) || text.includes("silverbullet.token"))
-        return "l'état privé d'ocmem (.ocmem, le jeton SilverBullet) n'est pas pour l'agent : refusé"
+        return "refusé : l'état privé d'ocmem (.ocmem, le jeton SilverBullet) n'est pas pour l'agent"
     }
     if (toolName === "bash" && typeof args?.command === "string") {
       const text: string = args.command
       if (OCMEM_WRITE.test(text))
         return (
-          "les écritures d'ocmem passent par les outils memory_note, memory_journal, memory_propose et " +
+          "refusé : les écritures d'ocmem passent par les outils memory_note, memory_journal, memory_propose et " +
           "memory_accept (la promotion demande l'accord de l'utilisateur) ; pull et push sont faits par le plugin"
         )
       const mentionsHome = text.includes(home) || text.includes(settings.home) || /~\/\.config\/opencode|\$\{?(HOME|XDG_CONFIG_HOME)\}?\/(\.config\/)?opencode/.test(text)
       const relativeInHome = within(cwd, home) && /\b(AGENTS\.md|MEMORY\.md|SHORT_TERM\.md|journal\.md|pending\.md|SKILL\.md|skills\/|memory\/)/.test(text)
       if ((mentionsHome || relativeInHome) && SHELL_WRITE.test(text))
-        return "cette commande écrirait dans la mémoire protégée d'ocmem : utilise les outils memory_* à la place"
+        return "refusé : cette commande écrirait dans la mémoire protégée d'ocmem ; utilise les outils memory_* à la place"
     }
     return undefined
   }
 
   // --- session taint (sync/ocmem/exposure.py holds the rules; docs/security.md) -------------
 
+  function readWindows(force: boolean): void {
+    const started = Date.now()
+    let mark = ""
+    try {
+      const st = statSync(settings.windows_file, { bigint: true })
+      mark = `${st.ino}/${st.size}/${st.mtimeNs}/${st.ctimeNs}`
+    } catch {
+      mark = "absent"
+    }
+    if (force || mark !== windowsStat) {
+      try {
+        const index = JSON.parse(readFileSync(settings.windows_file, "utf8"))
+        if (Array.isArray(index?.windows)) windows = index.windows.filter((w: unknown) => conforms(w, SHAPES.Window))
+      } catch {
+        // absent (no session was ever exposed) or being replaced: the settings' copy stands
+      }
+      windowsStat = mark
+    }
+    windowsReadAt = started
+  }
+
   /** Whether a project file changed (its ctime) inside another exposed session's window. */
   function changedWhileExposed(path: string, root: string): string | undefined {
     let ctime: number
     try {
-      ctime = statSync(path).ctimeMs
+      ctime = statSync(path).ctimeMs + fileClockOffset()
     } catch {
       return undefined
     }
-    for (const w of settings.exposure_windows)
-      if (w.session !== root && ctime >= w.start - WINDOW_SLACK_MS && ctime <= w.end + WINDOW_SLACK_MS) return w.session
+    const inside = (start: number, end: number, open: boolean) =>
+      ctime >= start - WINDOW_SLACK_MS && (open || ctime <= end + WINDOW_SLACK_MS)
     for (const [id, s] of sessions)
-      if (id !== root && s.exposedAt !== undefined && ctime >= s.exposedAt - WINDOW_SLACK_MS && ctime <= s.lastActive + WINDOW_SLACK_MS)
-        return id
-    return undefined
-  }
-
-  function windowsOpen(): boolean {
-    if (settings.exposure_windows.length) return true
-    for (const s of sessions.values()) if (s.exposedAt !== undefined) return true
-    return false
+      if (id !== root && s.exposedAt !== undefined && inside(s.exposedAt, s.lastActive, s.turnOpen)) return id
+    if (ctime >= windowsReadAt - WINDOW_SLACK_MS) readWindows(false)
+    let hit = windows.find((w) => w.session !== root && inside(w.start, w.end, w.open))
+    // An open window is a session still running when the index was read: it may have closed.
+    if (hit?.open) {
+      readWindows(true)
+      hit = windows.find((w) => w.session !== root && inside(w.start, w.end, w.open))
+    }
+    return hit?.session
   }
 
   /** What reading `path` brings: outside the project and the home, third-party folders,
    * quarantined memory, an untrusted project, a file changed during an exposed session. */
-  function pathExposure(path: string, file: boolean, root: string, windows: boolean): Exposure | undefined {
+  function pathExposure(path: string, file: boolean, root: string): Exposure | undefined {
     for (const q of quarantinedFiles) if (within(q, path)) return { kind: "quarantined_memory", source: q }
     const project = projects.find((d) => within(path, d))
     const base = within(path, home) ? home : project
@@ -1153,7 +1238,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     const rel = relative(base, path)
     if (rel && rel.split(sep).some((part) => untrustedDirs.has(part))) return { kind: "third_party", source: path }
     if (base !== home && !settings.trust_project) return { kind: "project_read", source: path }
-    if (file && windows) {
+    if (file) {
       const session = changedWhileExposed(path, root)
       if (session) return { kind: "tainted_file", source: `${path} (session ${session})` }
     }
@@ -1174,13 +1259,12 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       const what = tool === "webfetch" ? args?.url : tool === "websearch" ? args?.query : JSON.stringify(args ?? {})
       return [{ kind: "untrusted_tool", source: `${tool} ${String(what ?? "")}`.slice(0, 300) }]
     }
-    const windows = windowsOpen()
     if (tool === "read") {
-      const e = read === undefined ? undefined : pathExposure(read, true, root, windows)
+      const e = read === undefined ? undefined : pathExposure(read, true, root)
       return e ? [e] : []
     }
     if (tool === "grep" || tool === "glob" || tool === "list") {
-      const e = pathExposure(typeof args?.path === "string" ? resolve(cwd, args.path) : cwd, false, root, windows)
+      const e = pathExposure(typeof args?.path === "string" ? resolve(cwd, args.path) : cwd, false, root)
       return e ? [e] : []
     }
     if (tool !== "bash" || typeof args?.command !== "string") return []
@@ -1189,19 +1273,21 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     if (fetching.test(command)) found.push({ kind: "shell_fetch", source: command.slice(0, 300) })
     if (!within(cwd, home) && !projects.some((d) => within(cwd, d))) found.push({ kind: "outside_read", source: `${cwd} (dossier de la commande)` })
     for (const m of command.matchAll(pathTokens)) {
-      const e = pathExposure(expand(m[1], cwd), true, root, windows)
+      const e = pathExposure(expand(m[1], cwd), true, root)
       if (e) found.push(e)
     }
     for (const m of command.matchAll(fileTokens)) {
-      const e = pathExposure(resolve(cwd, m[1]), true, root, windows)
+      const e = pathExposure(resolve(cwd, m[1]), true, root)
       if (e) found.push(e)
     }
     return found
   }
 
-  /** Adds the call's exposures to its root session; new ones go to ocmem at once (the session's
-   * window must hold even if it never calls a memory tool). */
-  function expose(root: string, s: SessionState, found: Exposure[]): void {
+  /** Adds the call's exposures to its root session; new ones are recorded by ocmem before the
+   * call runs (awaited by tool.execute.before): its window is in ocmem's index before the tool
+   * can write a file or return outside content, so no other session, in this OpenCode or
+   * another, can read what it brings as trusted. */
+  function expose(root: string, s: SessionState, found: Exposure[]): Promise<unknown> {
     const fresh: Exposure[] = []
     for (const e of found) {
       const key = `${e.kind}\u0000${e.source}`
@@ -1210,17 +1296,19 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       s.exposures.push(e)
       fresh.push(e)
     }
-    if (!fresh.length) return
+    if (!fresh.length) return Promise.resolve()
     s.exposedAt ??= Date.now()
     s.lastActive = Date.now()
-    void report(root, s, fresh)
+    s.turnOpen = true
+    return report(root, s, fresh)
   }
 
-  /** Tells ocmem what entered the session and that its window reaches now (kept in `pending`:
-   * dispose waits for it, so a window is not cut short by OpenCode exiting). */
+  /** Tells ocmem what entered the session and that its window reaches now, open while the turn
+   * runs (kept in `pending`: dispose waits for it, so a window is not cut short by OpenCode
+   * exiting). */
   function report(root: string, s: SessionState, exposures: Exposure[]): Promise<unknown> {
     s.lastReported = Date.now()
-    const sent = ocmem({ op: "exposure", session: root, exposures }, 30_000).then(async (r) => {
+    const sent = ocmem({ op: "exposure", session: root, exposures, open: s.turnOpen }, 30_000).then(async (r) => {
       if (r.code !== 0) await log("warn", `ocmem exposure (${r.code}) : ${(r.err || r.out).trim()}`)
     })
     pending.add(sent)
@@ -1319,12 +1407,11 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
           if (shown?.exposure) patterns.push(`⚠ exposée : ${shown.exposure}`)
           const metadata = { id: args.id, titre: shown?.title ?? "", exposition: shown?.exposure ?? "" }
           await ctx.ask({ permission: "memory_accept", patterns, always: [], metadata })
-          const key = `${ctx.sessionID}/${ctx.messageID}/${args.id}`
-          for (let i = 0; i < 50 && !asked.has(key); i++) await new Promise((r) => setTimeout(r, 20))
-          if (!asked.has(key))
+          if (!(await askShown(`${ctx.sessionID}/${ctx.messageID}/${args.id}`, ASK_SHOWN_MS)))
             return (
-              "REFUSÉ : OpenCode a autorisé memory_accept sans demander à l'utilisateur (une règle de permission " +
-              "« allow » ?) ; la promotion exige son accord : retire cette règle ou promeus avec `ocmem pending accept`."
+              `REFUSÉ : OpenCode a autorisé memory_accept sans montrer la demande à l'utilisateur (aucune demande ` +
+              `de permission en ${ASK_SHOWN_MS / 1000} s : une règle de permission « allow » ?) ; la promotion exige ` +
+              "son accord : retire cette règle, ou promeus avec `ocmem pending accept` dans un terminal."
             )
         }
         return memoryTool("memory_accept", args, ctx.sessionID)
@@ -1348,11 +1435,18 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       if (type === "session.created" || type === "session.updated") {
         parents.set(props.info.id, props.info.parentID)
       } else if (type === "permission.asked" && props.permission === "memory_accept") {
-        asked.add(`${props.sessionID}/${props.tool?.messageID}/${props.patterns?.[0]}`)
+        const key = `${props.sessionID}/${props.tool?.messageID}/${props.patterns?.[0]}`
+        asked.add(key)
+        for (const waiter of askWaiters.get(key) ?? []) waiter()
+        askWaiters.delete(key)
       } else if (type === "session.idle") {
         const root = rootIfKnown(props.sessionID)
         const s = root !== undefined && root === props.sessionID ? sessions.get(root) : undefined
-        if (s?.exposedAt !== undefined) void report(root!, s, []) // the session's window reaches now
+        if (s?.exposedAt !== undefined) {
+          s.lastActive = Date.now()
+          s.turnOpen = false
+          void report(root!, s, []) // the turn is over: the window closes now
+        }
         if (s?.memoryChanged) {
           s.memoryChanged = false
           void push()
@@ -1444,9 +1538,15 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       if (s.exposures.length < MAX_EXPOSURES) {
         const read = input.tool === "read" ? targets[0] : undefined
         const found = exposuresOf(input.tool, output.args, cwd, read, root)
-        if (found.length) expose(root, s, found)
+        if (found.length) await expose(root, s, found)
       }
-      if (s.exposedAt !== undefined) s.lastActive = Date.now()
+      if (s.exposedAt !== undefined) {
+        s.lastActive = Date.now()
+        if (!s.turnOpen) {
+          s.turnOpen = true // a new turn of an exposed session: open again, before the call runs
+          await report(root, s, [])
+        }
+      }
     },
 
     "tool.execute.after": async (input, output) => {
@@ -1483,7 +1583,11 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
 
     dispose: async () => {
       await ready
-      for (const [root, s] of sessions) if (s.exposedAt !== undefined) void report(root, s, [])
+      for (const [root, s] of sessions)
+        if (s.exposedAt !== undefined) {
+          s.turnOpen = false
+          void report(root, s, [])
+        }
       await Promise.allSettled([...pending])
       if ([...sessions.values()].some((s) => s.memoryChanged)) {
         for (const s of sessions.values()) s.memoryChanged = false

@@ -11,9 +11,11 @@ import json
 import os
 import random
 import shutil
+import stat
 import subprocess
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from conftest import Clock
 from ocmem import exposure, sessions
 from ocmem.config import Paths
+from ocmem.workspace import Workspace
 
 FETCHING = [
     "curl -s http://127.0.0.1:8000/doc",
@@ -236,16 +239,51 @@ def test_windows_run_from_the_first_exposure_to_the_last_report(tmp_path: Path) 
     (paths.sessions_dir / "ses_clean.json").write_text(json.dumps(clean))
     (paths.sessions_dir / "ses_web.json").write_text(json.dumps(exposed))
     (paths.sessions_dir / "ses_broken.json").write_text("{")
-    ((session, start, end),) = sessions.windows(paths)
-    assert session == "ses_web" and start == 1795946400.0 and end == 4070908800.0
+    ((session, start, end, is_open),) = sessions.windows(paths)
+    assert (session, start, end, is_open) == ("ses_web", 1795946400.0, 4070908800.0, False)
     # A record ocmem saved (a memory call) after the plugin's last report: its window reaches
-    # that save, by the time written in it (never by the file's timestamp, the kernel's).
+    # that save, by the time written in it (never by the file's timestamp, the kernel's), to
+    # the millisecond (a file the session wrote just before must stay inside).
     exposed["last"] = "2026-11-29T10:30:00+00:00"
-    clock = Clock(datetime(2026, 11, 29, 11, 0))
+    clock = Clock(datetime(2026, 11, 29, 11, 0, 0, 987000))
     (paths.sessions_dir / "ses_web.json").write_text(sessions.render(exposed, clock))
     os.utime(paths.sessions_dir / "ses_web.json", (0, 0))
-    ((_, _, end),) = sessions.windows(paths)
+    ((_, _, end, _),) = sessions.windows(paths)
     assert end == clock.timestamp()
+
+
+def test_a_window_stays_open_while_a_turn_runs(tmp_path: Path) -> None:
+    clock = Clock()
+    record: dict[str, Any] = {"journal": [], "exposure": []}
+    sessions.with_exposure(record, clock, "untrusted_tool", source="webfetch x")
+    sessions.touch(record, clock, open_turn=True)
+    found = sessions.window(record)
+    assert found is not None and found["open"] and found["start"] == clock.timestamp() * 1000
+    clock.advance(minutes=5)
+    sessions.touch(record, clock, open_turn=False)  # the turn ended (session.idle, dispose)
+    assert sessions.window(record) == {
+        "start": (clock.timestamp() - 300) * 1000,
+        "end": clock.timestamp() * 1000,
+        "open": False,
+    }
+    assert sessions.window({"journal": [], "exposure": []}) is None
+
+
+def test_every_save_of_an_exposed_record_updates_the_window_index(workspace: Workspace) -> None:
+    paths, clock = workspace.paths, workspace.clock
+    record: dict[str, Any] = {"journal": [], "exposure": []}
+    with workspace.transaction("test") as run:
+        sessions.save(run, paths, "ses_clean", dict(record))
+    assert not paths.windows_index.exists()  # a clean session has no window
+    sessions.with_exposure(record, clock, "untrusted_tool", source="webfetch x")
+    sessions.touch(record, clock, open_turn=True)
+    with workspace.transaction("test") as run:
+        sessions.save(run, paths, "ses_web", record)
+    index = json.loads(paths.windows_index.read_text())
+    assert [(w["session"], w["open"]) for w in index["windows"]] == [("ses_web", True)]
+    assert stat.S_IMODE(paths.windows_index.stat().st_mode) == 0o644  # the plugin reads it
+    paths.windows_index.unlink()  # an older ocmem, or a crash: rebuilt from the records
+    assert list(sessions.read_index(paths)) == ["ses_web"]
 
 
 # --- the plugin reads the same expressions -----------------------------------------------------

@@ -92,6 +92,12 @@ class Paths(NamedTuple):
         return self.state_dir / "sessions"
 
     @property
+    def windows_index(self) -> Path:
+        """Every exposed session's window in one file, kept with the records (ocmem.sessions):
+        what the plugin reads again when a file it is about to trust changed after it last did."""
+        return self.state_dir / "windows.json"
+
+    @property
     def home_id(self) -> Path:
         """This home's identity (ocmem.home): the id naming its pages in SilverBullet."""
         return self.state_dir / "home.json"

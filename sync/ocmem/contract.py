@@ -41,11 +41,13 @@ class Exposure(TypedDict):
 
 
 class Window(TypedDict):
-    """An exposed session's window, in milliseconds since the epoch (``ocmem.sessions``)."""
+    """An exposed session's window, in milliseconds since the epoch (``ocmem.sessions``);
+    ``open``: a turn of it runs (or its OpenCode died in one): it reaches every later moment."""
 
     session: str
     start: float
     end: float
+    open: bool
 
 
 class PluginSettings(TypedDict):
@@ -81,8 +83,10 @@ class PluginSettings(TypedDict):
     untrusted_dirs: list[str]
     system_paths: list[str]
     trust_project: bool
-    # Exposed sessions of the last days: a project file changed inside one is not trusted.
+    # Exposed sessions of the last days: a project file changed inside one is not trusted;
+    # the file they are kept in (read again when a file changed after the plugin last read it).
     exposure_windows: list[Window]
+    windows_file: str
 
 
 class PromptContext(TypedDict):
@@ -137,6 +141,7 @@ PATH_FIELDS = (
     "plugin_command_file",
     "writes_journal",
     "quarantine_dir",
+    "windows_file",
 )
 
 
@@ -177,6 +182,7 @@ def cold_start_settings() -> PluginSettings:
         "system_paths": list(exposure.SYSTEM_PATHS),
         "trust_project": True,
         "exposure_windows": [],
+        "windows_file": paths.rel(paths.windows_index),
     }
 
 

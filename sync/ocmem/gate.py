@@ -9,7 +9,8 @@ its standard input and output, one JSON object per line::
 
 Operations: ``plugin-config``, ``prompt-context`` (``session``), ``tool`` (``name``,
 ``envelope``), ``exposure`` (``session``, ``exposures``: what the plugin saw enter a session, kept
-at once so that its window holds even if it never calls a memory tool), ``proposal``
+at once so that its window holds even if it never calls a memory tool; ``open``: whether a turn
+of the session still runs, its window then stays open), ``proposal``
 (``proposal``: an id; what OpenCode's promotion prompt shows), ``pull`` and ``push`` (``wait``,
 ``timeout`` in seconds: run as child commands so a hung server can be killed), ``skill-used``
 (``skill``, ``session``) and ``ping``. Each answer
@@ -195,7 +196,16 @@ class Gate:
                     fix='"exposures": [{"kind": "untrusted_tool", "source": "webfetch …"}]',
                 )
             pairs = [(str(e["kind"]), str(e["source"])) for e in found]
-            record_exposure(self.workspace(10), _string(request, "session"), pairs, report=True)
+            open_turn = request.get("open", True)
+            if not isinstance(open_turn, bool):
+                raise InputError("« open » doit valoir true ou false", fix='"open": true')
+            record_exposure(
+                self.workspace(10),
+                _string(request, "session"),
+                pairs,
+                report=True,
+                open_turn=open_turn,
+            )
             return Outcome()
         if op == "proposal":
             from ocmem.proposals import Proposals

@@ -18,7 +18,14 @@ from ocmem import exposure, inert, journal, sessions, shortterm
 from ocmem.config import Paths, Settings
 from ocmem.config import section as config_section
 from ocmem.context import context_report
-from ocmem.contract import PluginSettings, PromptContext, Window, cold_start_settings, problems
+from ocmem.contract import (
+    PATH_FIELDS,
+    PluginSettings,
+    PromptContext,
+    Window,
+    cold_start_settings,
+    problems,
+)
 from ocmem.errors import InputError, Refused
 from ocmem.fsio import read_text
 from ocmem.memory import Memory
@@ -57,8 +64,13 @@ def exposure_windows(paths: Paths) -> list[Window]:
     """The exposed sessions' windows, in milliseconds (a project file whose change time falls
     inside one may hold what that session fetched)."""
     return [
-        {"session": session, "start": start * 1000, "end": end * 1000}
-        for session, start, end in sessions.windows(paths)
+        {
+            "session": session,
+            "start": float(w["start"]),
+            "end": float(w["end"]),
+            "open": bool(w.get("open")),
+        }
+        for session, w in sessions.read_index(paths).items()
     ]
 
 
@@ -88,18 +100,16 @@ def redactions(secrets: Iterable[str]) -> list[str]:
 
 
 def absolute(config: PluginSettings, home: Path) -> PluginSettings:
-    """``config`` with its path fields resolved against ``home`` (the plugin does the same)."""
-    done = config.copy()
+    """``config`` with its path fields (``contract.PATH_FIELDS``) resolved against ``home``, as
+    the plugin resolves its cold-start settings."""
+    done: dict[str, object] = dict(config)
     done["home"] = str(home)
-    done["protected_files"] = [str(home / p) for p in config["protected_files"]]
-    done["protected_dirs"] = [str(home / p) for p in config["protected_dirs"]]
-    done["secret_files"] = [str(home / p) for p in config["secret_files"]]
-    done["skill_usage_file"] = str(home / config["skill_usage_file"])
-    done["state_dir"] = str(home / config["state_dir"])
-    done["plugin_command_file"] = str(home / config["plugin_command_file"])
-    done["writes_journal"] = str(home / config["writes_journal"])
-    done["quarantine_dir"] = str(home / config["quarantine_dir"])
-    return done
+    for field in PATH_FIELDS:
+        value = config[field]  # type: ignore[literal-required]
+        done[field] = (
+            [str(home / p) for p in value] if isinstance(value, list) else str(home / value)
+        )
+    return done  # type: ignore[return-value]
 
 
 def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
@@ -249,12 +259,7 @@ def run_tool(
             # read again under the lock, so that no exposure reported meanwhile is lost
             current = sessions.load(ws.paths, session)
             current["journal"].append(ref)
-            run.write(
-                sessions.session_file(ws.paths, session),
-                sessions.render(current, ws.clock),
-                mode=0o600,
-                backup=False,
-            )
+            sessions.save(run, ws.paths, session, current)
 
         result = memory.add_journal(args, also=remember, taint=taint)
         sessions.forget_old(ws.paths, ws.clock)
@@ -295,11 +300,16 @@ def _taint(ws: Workspace, record: dict[str, Any], provenance: Provenance) -> exp
 
 
 def record_exposure(
-    ws: Workspace, session: str, found: list[tuple[str, str]], *, report: bool = False
+    ws: Workspace,
+    session: str,
+    found: list[tuple[str, str]],
+    *,
+    report: bool = False,
+    open_turn: bool = False,
 ) -> dict[str, Any]:
     """The session's record with ``found`` added (union: nothing is ever removed), saved under
     the run lock when it grew. ``report``: the plugin's report on an exposed session (the
-    ``exposure`` request): its window then reaches this moment."""
+    ``exposure`` request): its window then reaches this moment, open while ``open_turn``."""
     record = sessions.load(ws.paths, session)
     if not sessions.with_exposures(record, ws.clock, found) and not (
         report and sessions.items(record)
@@ -309,13 +319,8 @@ def record_exposure(
         record = sessions.load(ws.paths, session)  # again, under the lock
         grew = sessions.with_exposures(record, ws.clock, found)
         if report and sessions.items(record):
-            sessions.touch(record, ws.clock)
+            sessions.touch(record, ws.clock, open_turn=open_turn)
             grew = True
         if grew:
-            run.write(
-                sessions.session_file(ws.paths, session),
-                sessions.render(record, ws.clock),
-                mode=0o600,
-                backup=False,
-            )
+            sessions.save(run, ws.paths, session, record)
     return record

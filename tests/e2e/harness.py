@@ -89,6 +89,8 @@ LOOPBACK = "127.0.0.1,localhost"
 # Environment at import time: npm must see the real HOME (~/.npmrc, npm cache) even when a
 # test-suite fixture has monkeypatched HOME/XDG_* by the time an install runs.
 _ORIGINAL_ENV: dict[str, str] = dict(os.environ)
+# What scripts/test-clock-moved sets: libfaketime, its settings, and its Python shim.
+CLOCK_MOVED_ENV = ("LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC", "PYTHONPATH")
 
 
 # --------------------------------------------------------------------------------------------
@@ -803,6 +805,8 @@ class OpenCode:
         }
         for flag in DISABLE_FLAGS:
             env[flag] = "1"
+        # A run with the clock moved (scripts/test-clock-moved): OpenCode and the gate too.
+        env.update({k: v for k, v in _ORIGINAL_ENV.items() if k in CLOCK_MOVED_ENV})
         env.update(self.extra_env)
         return env
 

@@ -10,8 +10,9 @@
 // {"session", "idle": true} (session.idle), or {"write": path, "text"} (a file written now),
 // or {"session", "journal": fields} (the memory_journal tool), or {"append": path, "text"}
 // (bytes added to a file now), or {"session", "model_call": true} (what the plugin does before a
-// model call: its sweep of the home included), or {"wait": ms}.
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
+// model call: its sweep of the home included), or {"wait": ms}, or {"until": path} (wait until
+// another driver, run at the same time, has written that file: no step depends on a delay).
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 
 const [pluginFile, project, stepsFile, outFile] = process.argv.slice(2)
@@ -37,6 +38,13 @@ let call = 0
 for (const step of steps) {
   if (step.wait) {
     await new Promise((r) => setTimeout(r, step.wait))
+    continue
+  }
+  if (step.until) {
+    for (const deadline = Date.now() + 120_000; !existsSync(step.until); ) {
+      if (Date.now() > deadline) throw new Error(`${step.until} never came`)
+      await new Promise((r) => setTimeout(r, 10))
+    }
     continue
   }
   if (step.write) {

@@ -46,9 +46,12 @@ def runtime(plugin: Path) -> tuple[list[str], dict[str, str], Path] | None:
     return None if transpiled is None else (["node"], {}, transpiled)
 
 
-def drive(home: Path, project: Path, steps: list[dict[str, Any]], tmp: Path) -> list[str]:
-    """Play ``steps`` against the home's plugin (plugin_driver.mjs); the memory tools' answers.
-    Skips the test when the plugin cannot run here."""
+def driver(
+    home: Path, project: Path, steps: list[dict[str, Any]], tmp: Path, name: str = "driver"
+) -> tuple[list[str], dict[str, str], Path]:
+    """The command line, environment and answers file of a run of ``steps`` against the home's
+    plugin (plugin_driver.mjs), for a test that runs several at once. Skips the test when the
+    plugin cannot run here."""
     import pytest  # test-only: the benchmark imports this module without it
 
     found = runtime(home / "plugin/ocmem.ts")
@@ -57,17 +60,21 @@ def drive(home: Path, project: Path, steps: list[dict[str, Any]], tmp: Path) -> 
             "neither OpenCode's Bun (e2e cache) nor node with plugin/node_modules/typescript"
         )
     command, extra, plugin = found
-    (tmp / "steps.json").write_text(json.dumps(steps))
-    out = tmp / "answers.json"
+    (tmp / f"{name}-steps.json").write_text(json.dumps(steps))
+    out = tmp / f"{name}-answers.json"
     env = {k: v for k, v in os.environ.items() if k != "OCMEM_HOME"}
-    done = subprocess.run(
-        [*command, str(DRIVER), str(plugin), str(project), str(tmp / "steps.json"), str(out)],
-        env={**env, **extra},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    argv = [*command, str(DRIVER), str(plugin), str(project), str(tmp / f"{name}-steps.json")]
+    return [*argv, str(out)], {**env, **extra}, out
+
+
+def answers_of(out: Path) -> list[str]:
     answers: list[str] = json.loads(out.read_text())
     return answers
+
+
+def drive(home: Path, project: Path, steps: list[dict[str, Any]], tmp: Path) -> list[str]:
+    """Play ``steps`` against the home's plugin (plugin_driver.mjs); the memory tools' answers."""
+    argv, env, out = driver(home, project, steps, tmp)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return answers_of(out)
