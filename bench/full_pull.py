@@ -1,7 +1,7 @@
 # (ocmem has no py.typed marker yet, so from outside sync/ its modules count as untyped.)
 """Full pull of 200 mapped files with 50 ms of injected latency: bounded concurrency pays.
 
-Subject: ``ocmem.sync.run.pull`` (library) into a fresh home (nothing pulled yet): listing, 200 reads
+Subject: ``ocmem.services.sync.pull`` (library) into a fresh home (nothing pulled yet): listing, 200 reads
 (8 in flight by default), atomic writes with fsync, state saves, backups, the history commit and
 the context report — the whole command as a user runs it, minus interpreter start-up.
 Anchor (same server, same run): the same listing and 200 GETs sent one after the other on one
@@ -44,9 +44,9 @@ TARGET = 6.0
 
 def _pull(template: Path, target: Path) -> float:
     from ocmem.clock import Clock
-    from ocmem.config import load_settings
-    from ocmem.sync import run as sync
-    from ocmem.workspace import Workspace
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+    from ocmem.services import sync
 
     home = clone_home(template, target)
     settings = load_settings(home)

@@ -718,7 +718,7 @@ class Query(NamedTuple):
 def build(entries: int, seed: int = 14) -> tuple[str, list[Query]]:
     """A journal of ``entries`` entries (every episode once, routine work otherwise), rendered
     by ocmem itself, and the labelled queries."""
-    from ocmem import journal
+    from ocmem.formats import journal
 
     rng = random.Random(seed)
     episode_at = dict(zip(rng.sample(range(entries), len(EPISODES)), EPISODES, strict=True))

@@ -2,9 +2,9 @@
 
 Quality: a 2 000-entry journal (``bench.journal_corpus``: 36 specific episodes among routine
 work that shares their common words), 58 queries written as a human or an agent asks them, each
-with its one relevant entry. Subject: the ranked search (``ocmem.journalindex.search``, what
+with its one relevant entry. Subject: the ranked search (``ocmem.home.journalindex.search``, what
 ``ocmem journal search`` runs). Anchor, same journal, same queries: the search it replaces,
-newest first among the entries containing every query word (``ocmem.journal.search``).
+newest first among the entries containing every query word (``ocmem.formats.journal.search``).
 
 Time: a 10 000-entry journal (2 000 with --quick) from the same generator; the whole
 ``python -m ocmem --home H journal search WORDS…`` command, against ``python -c pass`` with the
@@ -45,8 +45,9 @@ def _ranks(
     home: Path, text: str, queries: list[Query]
 ) -> tuple[list[int | None], list[int | None]]:
     """Rank (1-based) of the relevant entry in each top 5, new search then anchor; None: absent."""
-    from ocmem import journal, journalindex
-    from ocmem.config import Paths
+    from ocmem.formats import journal
+    from ocmem.home import journalindex
+    from ocmem.home.paths import Paths
 
     path = home / "memory" / "journal.md"
     path.write_text(text, encoding="utf-8")
@@ -105,7 +106,7 @@ def _quality(result: BenchResult, root: Path) -> None:
 def _append_one(path: Path, i: int) -> None:
     from datetime import datetime, timedelta
 
-    from ocmem import journal
+    from ocmem.formats import journal
 
     entry = journal.entry_from_fields(
         {

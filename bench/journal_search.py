@@ -40,7 +40,7 @@ _TOPICS = ("nginx", "docker", "postgres", "backup", "certificats", "pare-feu", "
 
 def write_journal(home: Path, entries: int) -> int:
     """A journal of ``entries`` valid entries (rendered by ocmem itself); returns its size."""
-    from ocmem import journal
+    from ocmem.formats import journal
 
     start = datetime(2020, 1, 1, 8, 0)
     parts = [journal.JOURNAL_HEADER]

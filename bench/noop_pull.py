@@ -1,7 +1,7 @@
 # (ocmem has no py.typed marker yet, so from outside sync/ its modules count as untyped.)
 """No-op pull of a 500-file space: exactly one request, and the CPU it costs per listing entry.
 
-Subject: ``ocmem.sync.run.pull`` (library) after a first pull, nothing changed on either side.
+Subject: ``ocmem.services.sync.pull`` (library) after a first pull, nothing changed on either side.
 Anchor (same server, same run): a naive client that lists the space and GETs every file it
 mirrors (the mapped files), and, for scale, one that GETs every file of the space. Both use one
 keep-alive httpx client, as ocmem does.
@@ -47,9 +47,9 @@ TITLE = "No-op pull, 500 files in the space"
 def _pull(home: Path) -> tuple[float, float, bool]:
     """(wall s, thread CPU s, changed) of one library pull."""
     from ocmem.clock import Clock
-    from ocmem.config import load_settings
-    from ocmem.sync import run as sync
-    from ocmem.workspace import Workspace
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+    from ocmem.services import sync
 
     settings = load_settings(home)
     wall, cpu = time.perf_counter(), time.thread_time()

@@ -1,7 +1,7 @@
 # (ocmem has no py.typed marker yet, so from outside sync/ its modules count as untyped.)
 """Push of one new journal entry: at most 4 requests including the verification read, no listing.
 
-Subject: ``ocmem.sync.run.push`` (library) after one ``Memory.add_journal``, the journal page already
+Subject: ``ocmem.services.sync.push`` (library) after one ``Memory.add_journal``, the journal page already
 on the server with 30 entries and a human preamble.
 Anchor (same server, same run): SilverBullet's own client, which reads the page and writes it
 back with the entry appended (GET + PUT): no probe, no verification, no merge, so a concurrent
@@ -53,9 +53,9 @@ class _Journal:
 
     def __init__(self, home: Path) -> None:
         from ocmem.clock import Clock
-        from ocmem.config import load_settings
-        from ocmem.memory import Memory
-        from ocmem.workspace import Workspace
+        from ocmem.home.settings import load_settings
+        from ocmem.home.workspace import Workspace
+        from ocmem.services.memory import Memory
 
         class MinuteClock(Clock):
             """A minute later at each entry: every entry gets its own header."""
@@ -83,11 +83,11 @@ def _kind(method: str, path: str, headers: dict[str, str]) -> str:
 
 
 def run(quick: bool = False) -> BenchResult:
-    from ocmem import home as home_ids
     from ocmem.clock import Clock
-    from ocmem.config import load_settings
-    from ocmem.sync import run as sync
-    from ocmem.workspace import Workspace
+    from ocmem.home import identity
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+    from ocmem.services import sync
 
     result = BenchResult(NAME, TITLE)
     reps = 3 if quick else 10
@@ -97,7 +97,7 @@ def run(quick: bool = False) -> BenchResult:
         preamble = "# Journal de l'agent\n\nNotes de l'humain sur ce journal.\n"
         home = init_home(root / "home", sync_yaml(sb.url), token=TOKEN)
         # The default push rule names the page after the home (Agents/Inbox/<home>/journal.md).
-        page_name = f"Agents/Inbox/{home_ids.require(load_settings(home).paths).id}/journal.md"
+        page_name = f"Agents/Inbox/{identity.require(load_settings(home).paths).id}/journal.md"
         sb.write(page_name, preamble)
         sb.write(ANCHOR_PAGE, preamble)
         journal = _Journal(home)

@@ -6,7 +6,7 @@
  * per session for the `retrospective` skill (after 5 tool calls, « retiens ça » or a correction),
  * pushes after turns that changed the journal or the proposals, and guards the home. It also
  * notes, for each tool call, whether it brings outside content into the session (the rules ocmem
- * sends in its settings, see sync/ocmem/exposure.py) and hands that exposure to ocmem. Every
+ * sends in its settings, see sync/ocmem/guards/exposure.py) and hands that exposure to ocmem. Every
  * decision about memory content (caps, formats, quarantine of an exposed session's writes, one
  * journal entry per session) is taken by ocmem, which it reaches through one long-lived process,
  * the gate (`ocmem gate`).
@@ -55,7 +55,7 @@ import { homedir, tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
 
 // <ocmem:contract>
-// Generated from sync/ocmem/contract.py by `python -m ocmem.contract --write plugin/ocmem.ts`: do not edit by hand.
+// Generated from sync/ocmem/plugin/contract.py by `python -m ocmem.plugin.contract --write plugin/ocmem.ts`: do not edit by hand.
 type Exposure = {
   kind: string
   source: string
@@ -275,7 +275,7 @@ type SessionState = {
   userMessages: string[]
   exposures: Exposure[] // only grows (ocmem keeps the union too)
   exposureKeys: Set<string>
-  exposedAt?: number // ms: the start of this session's window (sync/ocmem/sessions.py)
+  exposedAt?: number // ms: the start of this session's window (sync/ocmem/home/sessions.py)
   lastActive: number // ms: the end of its window so far
   lastReported: number // ms: when ocmem last heard of this window
   turnOpen: boolean // a turn runs: the window reaches every later moment until it ends
@@ -292,13 +292,13 @@ type SessionState = {
 }
 
 type Run = { code: number; out: string; err: string }
-// The gate's greeting (sync/ocmem/gate.py): its version, pid and mode.
+// The gate's greeting (sync/ocmem/plugin/gate.py): its version, pid and mode.
 type Hello = Record<"version", string> & Record<"pid", number> & Record<"hardened", boolean>
 type Gate = { hello?: Hello; failure?: string; request(body: Record<string, unknown>, timeoutMs: number): Promise<Run> }
 
 const HOME = dirname(dirname(fileURLToPath(import.meta.url)))
 const TOKEN_ENV = "OCMEM_SILVERBULLET_TOKEN"
-const AGENT_ENV = "OCMEM_AGENT_SESSION" // in every shell the model runs (see ocmem.agentproc)
+const AGENT_ENV = "OCMEM_AGENT_SESSION" // in every shell the model runs (see ocmem.plugin.agentproc)
 const MEMORY_TOOLS = new Set([
   "memory_note",
   "memory_forget",
@@ -373,7 +373,7 @@ function coldStart(): Settings {
 
 type Shape = Readonly<Record<string, string>>
 
-/** Whether `value` has every field of `shape` with its type (see sync/ocmem/contract.py). */
+/** Whether `value` has every field of `shape` with its type (see sync/ocmem/plugin/contract.py). */
 function conforms(value: unknown, shape: Shape): boolean {
   if (typeof value !== "object" || value === null) return false
   return Object.entries(shape).every(([key, kind]) => {
@@ -411,7 +411,7 @@ function writeTargets(toolName: string, args: any, directory: string): string[] 
   return found.map((p) => (isAbsolute(p) ? p : resolve(directory, p)))
 }
 
-/** Starts `ocmem gate` and talks to it, one JSON object per line (see sync/ocmem/gate.py). */
+/** Starts `ocmem gate` and talks to it, one JSON object per line (see sync/ocmem/plugin/gate.py). */
 function startGate(cmd: string[], env: Record<string, string>): Promise<Gate> {
   return new Promise((opened) => {
     const waiting = new Map<number, (r: Run) => void>()
@@ -929,7 +929,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
   const projects = [...new Set([directory, ...(worktree && worktree !== "/" ? [worktree] : [])].map(canonical))]
   let monitor: Monitor | undefined
   // The windows of other OpenCode processes' exposed sessions, as ocmem's index last said
-  // (sync/ocmem/sessions.py) and when it was read: a file changed after that moment may come
+  // (sync/ocmem/home/sessions.py) and when it was read: a file changed after that moment may come
   // from a window opened since, so the index is read again before the file is trusted.
   let windows: Window[] = []
   let windowsReadAt = 0
@@ -1179,7 +1179,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     return undefined
   }
 
-  // --- session taint (sync/ocmem/exposure.py holds the rules; docs/security.md) -------------
+  // --- session taint (sync/ocmem/guards/exposure.py holds the rules; docs/security.md) -------------
 
   function readWindows(force: boolean): void {
     const started = Date.now()

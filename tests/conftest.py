@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from ocmem import clock as clock_module
-from ocmem.config import Settings, load_settings
-from ocmem.install import Installer
-from ocmem.memory import Memory
-from ocmem.proposals import Proposals
-from ocmem.workspace import Workspace
+from ocmem.home.settings import Settings, load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.setup.install import Installer
 
 # CI is reproducible (a red run is the same on every machine); dev runs explore new examples.
 settings.register_profile(
@@ -180,7 +180,7 @@ def run_cli(
 ) -> Callable[..., CliResult]:
     """Run ``ocmem`` in-process through its real entry point (argument parsing, error mapping),
     on the test's clock."""
-    from ocmem.entry import main
+    from ocmem.cli.entry import main
 
     def run(*args: str, stdin: str = "") -> CliResult:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))

@@ -1,4 +1,4 @@
-"""Which processes are the agent's (ocmem.agentproc), and the commands it may not run itself."""
+"""Which processes are the agent's (ocmem.plugin.agentproc), and the commands it may not run itself."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import CliResult, journal_fields
-from ocmem import agentproc
-from ocmem.agentproc import AGENT_ENV, Proc, ancestors, parse_stat, read_proc
-from ocmem.config import Paths
+from ocmem.home.paths import Paths
+from ocmem.plugin import agentproc
+from ocmem.plugin.agentproc import AGENT_ENV, Proc, ancestors, parse_stat, read_proc
 
 
 def stat_line(pid: int, comm: str, ppid: int, start: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocmem.sync.merge import JOURNAL_BLOCK, PENDING_BLOCK, blocks_of, digest, merge, split
+from ocmem.silverbullet.merge import JOURNAL_BLOCK, PENDING_BLOCK, blocks_of, digest, merge, split
 
 PREAMBLE = "# Journal\n"
 

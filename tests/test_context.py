@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ocmem.config import load_settings
-from ocmem.context import context_report
+from ocmem.home.settings import load_settings
+from ocmem.services.context import context_report
 
 
 def test_sizes_per_file_and_total(home: Path) -> None:

@@ -1,4 +1,4 @@
-"""The Python ↔ TypeScript contract of the plugin cannot drift (sync/ocmem/contract.py)."""
+"""The Python ↔ TypeScript contract of the plugin cannot drift (sync/ocmem/plugin/contract.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CliResult
-from ocmem import contract
-from ocmem.config import load_settings
-from ocmem.pluginapi import absolute, plugin_config
+from ocmem.home.settings import load_settings
+from ocmem.plugin import contract
+from ocmem.plugin.tools import absolute, plugin_config
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin" / "ocmem.ts"
 
@@ -19,7 +19,7 @@ PLUGIN = Path(__file__).resolve().parents[1] / "plugin" / "ocmem.ts"
 def test_the_plugin_carries_the_generated_contract() -> None:
     source = PLUGIN.read_text(encoding="utf-8")
     assert contract.with_generated_block(source) == source, (
-        "plugin/ocmem.ts is out of date: run `python -m ocmem.contract --write plugin/ocmem.ts`"
+        "plugin/ocmem.ts is out of date: run `python -m ocmem.plugin.contract --write plugin/ocmem.ts`"
     )
 
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocmem.config import load_settings
-from ocmem.corrections import CORRECTION_SOURCE, is_correction
-from ocmem.pluginapi import plugin_config
-from ocmem.similarity import fold
+from ocmem.guards.corrections import CORRECTION_SOURCE, is_correction
+from ocmem.home.settings import load_settings
+from ocmem.plugin.tools import plugin_config
+from ocmem.text.similarity import fold
 
 CORRECTIONS = [
     "Non, c'est pas ça",

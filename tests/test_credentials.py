@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocmem.credentials import KIND, find_prose_secrets
 from ocmem.errors import Refused
-from ocmem.textsafety import check_text, find_secrets
+from ocmem.guards.credentials import KIND, find_prose_secrets
+from ocmem.guards.textsafety import check_text, find_secrets
 
 
 @pytest.mark.parametrize(

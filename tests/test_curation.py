@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem import journal, pending
 from ocmem.errors import InputError, Refused, StorageError
-from ocmem.memory import Memory
-from ocmem.proposals import Proposals
+from ocmem.formats import journal, pending
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
 
 
 def fill_journal(memory: Memory, clock: Clock, months: list[tuple[int, int]]) -> list[str]:
@@ -91,7 +91,7 @@ def test_a_crash_during_archive_never_loses_an_entry(
     memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    from ocmem import fsio, workspace
+    from ocmem.home import fsio, workspace
 
     real = fsio.atomic_write
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ocmem import clidocs
+from ocmem.cli import docs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [
@@ -20,18 +20,18 @@ DOCS = [
 
 def test_the_readme_command_table_is_generated_from_the_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert clidocs.with_table(readme) == readme, (
-        "README.md's command table is out of date: run `python -m ocmem.clidocs --write README.md`"
+    assert docs.with_table(readme) == readme, (
+        "README.md's command table is out of date: run `python -m ocmem.cli.docs --write README.md`"
     )
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_quoted_command_and_option_exists(doc: Path) -> None:
-    assert clidocs.unknown_mentions(doc.read_text(encoding="utf-8")) == []
+    assert docs.unknown_mentions(doc.read_text(encoding="utf-8")) == []
 
 
 def test_a_wrong_mention_is_caught() -> None:
-    assert clidocs.unknown_mentions("`ocmem journal serch x` et `ocmem pull --forcer`") == [
+    assert docs.unknown_mentions("`ocmem journal serch x` et `ocmem pull --forcer`") == [
         "ocmem journal serch x",
         "ocmem pull --forcer (--forcer)",
     ]

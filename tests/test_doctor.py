@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync
-from ocmem.config import load_settings
-from ocmem.doctor import Doctor, diagnose, plugin_load_problems
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace, open_workspace
 from ocmem.outcome import Status
-from ocmem.sync import run as sync
-from ocmem.workspace import Workspace, open_workspace
+from ocmem.services import sync
+from ocmem.setup.doctor import Doctor, diagnose, plugin_load_problems
 
 
 def whats(home: Path) -> list[str]:

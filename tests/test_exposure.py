@@ -1,4 +1,4 @@
-"""Session taint, the rules (ocmem.exposure) and the record (ocmem.sessions): which shell commands
+"""Session taint, the rules (ocmem.guards.exposure) and the record (ocmem.home.sessions): which shell commands
 bring outside content, which paths they name, how a source is kept, exposure that only grows.
 
 The plugin applies the same regular expressions in JavaScript: the last test runs them in node
@@ -22,9 +22,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
-from ocmem import exposure, sessions
-from ocmem.config import Paths
-from ocmem.workspace import Workspace
+from ocmem.guards import exposure
+from ocmem.home import sessions
+from ocmem.home.paths import Paths
+from ocmem.home.workspace import Workspace
 
 FETCHING = [
     "curl -s http://127.0.0.1:8000/doc",

@@ -27,14 +27,15 @@ from typing import Any, NamedTuple
 import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
-from ocmem import clidocs, journal, pending, shortterm
-from ocmem.cli import cli
-from ocmem.config import load_settings
-from ocmem.fsio import TEMP_SUFFIX
-from ocmem.install import Installer
-from ocmem.memory import Memory
-from ocmem.proposals import Proposals
-from ocmem.workspace import Workspace
+from ocmem.cli import docs
+from ocmem.cli.commands import cli
+from ocmem.formats import journal, pending, shortterm
+from ocmem.home.fsio import TEMP_SUFFIX
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.setup.install import Installer
 from support.faultenv import CAN_MOUNT, IS_ROOT, WHY_NOT, fill, lock_held, read_only, small_disk
 
 DOCUMENTED_CODES = {0, 1, 2, 3, 75}
@@ -110,7 +111,7 @@ SYNC_COMMANDS = {"ocmem pull", "ocmem push", "ocmem sync"}
 
 
 def test_the_matrix_covers_every_command() -> None:
-    every = {path for path, _ in clidocs.commands(cli, "ocmem", hidden=True)}
+    every = {path for path, _ in docs.commands(cli, "ocmem", hidden=True)}
     assert every - NOT_RUN_HERE == set(COMMANDS)
 
 
@@ -190,7 +191,7 @@ def run(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., Result]:
     """``ocmem ARGS`` through its entry point, stdin given as bytes."""
-    from ocmem.entry import main
+    from ocmem.cli.entry import main
 
     def run(args: list[str], stdin: bytes = b"") -> Result:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
@@ -552,7 +553,7 @@ def test_a_permission_refused_names_the_file_and_the_folder_to_fix(
     """What a non-root user meets on a folder they cannot write (EACCES, not EROFS)."""
     import errno
 
-    from ocmem import workspace
+    from ocmem.home import workspace
 
     before = snapshot(home)
 
@@ -575,7 +576,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
 ) -> None:
     import errno
 
-    from ocmem import fsio, workspace
+    from ocmem.home import fsio, workspace
 
     envelope = {
         "session": "ses_9",

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem.config import Paths
 from ocmem.errors import Busy, StorageError
 from ocmem.execution import exit_code
-from ocmem.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
-from ocmem.memory import Memory
+from ocmem.home.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
+from ocmem.home.paths import Paths
+from ocmem.services.memory import Memory
 
 
 def test_atomic_write_keeps_the_old_bytes_when_the_rename_crashes(
@@ -82,7 +82,7 @@ def test_the_lock_is_exclusive_and_waits(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
+            "import sys,time;from ocmem.home.paths import Paths;from ocmem.home.fsio import run_lock\n"
             "from ocmem.clock import Clock\n"
             "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1])), Clock()):\n print('held', flush=True); time.sleep(1.5)",
             str(tmp_path),
@@ -106,7 +106,7 @@ def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys,time;from ocmem.config import Paths;from ocmem.fsio import run_lock\n"
+            "import sys,time;from ocmem.home.paths import Paths;from ocmem.home.fsio import run_lock\n"
             "from ocmem.clock import Clock\n"
             "with run_lock(Paths(__import__('pathlib').Path(sys.argv[1])), Clock()):\n print('held', flush=True); time.sleep(3)",
             str(home),
@@ -161,7 +161,7 @@ def test_twenty_parallel_notes_all_succeed_with_the_default_wait(home: Path) -> 
 def test_prune_keeps_recent_runs_and_the_newest_copy_of_every_file(tmp_path: Path) -> None:
     from datetime import datetime, timedelta
 
-    from ocmem.fsio import BACKUP_KEEP_RUNS, prune
+    from ocmem.home.fsio import BACKUP_KEEP_RUNS, prune
 
     paths = Paths(tmp_path)
     now = datetime(2026, 11, 29, 12, 0)
@@ -198,7 +198,7 @@ def test_prune_keeps_recent_runs_and_the_newest_copy_of_every_file(tmp_path: Pat
 def test_the_action_log_rotates_and_keeps_three_generations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ocmem import fsio
+    from ocmem.home import fsio
 
     monkeypatch.setattr(fsio, "LOG_MAX_BYTES", 1000)
     paths = Paths(tmp_path)

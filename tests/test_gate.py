@@ -1,4 +1,4 @@
-"""The plugin's gate (ocmem.gate): who it serves, what it answers, what it records."""
+"""The plugin's gate (ocmem.plugin.gate): who it serves, what it answers, what it records."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from conftest import journal_fields
-from ocmem import agentproc, sessions
-from ocmem.agentproc import AGENT_ENV, Proc
-from ocmem.config import Paths
 from ocmem.errors import Refused
-from ocmem.gate import admission
+from ocmem.home import sessions
+from ocmem.home.paths import Paths
+from ocmem.plugin import agentproc
+from ocmem.plugin.agentproc import AGENT_ENV, Proc
+from ocmem.plugin.gate import admission
 
 # Runs the gate (a child process), on the machine's clock.
 pytestmark = pytest.mark.real_clock

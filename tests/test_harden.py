@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CliResult, Clock
-from ocmem import harden
-from ocmem.harden import replaceable, sudoers_rule, writable_by
+from ocmem.setup import harden
+from ocmem.setup.harden import replaceable, sudoers_rule, writable_by
 
 OWNER = os.environ.get("OCMEM_E2E_OWNER", "ocmem-e2e")
 AGENT = os.environ.get("OCMEM_E2E_AGENT", "ocmem-e2e-agent")

@@ -1,4 +1,4 @@
-"""Agent text rendered for SilverBullet can be read but never run (ocmem.inert).
+"""Agent text rendered for SilverBullet can be read but never run (ocmem.text.inert).
 
 The properties are checked with a real CommonMark parser (markdown-it-py): whatever the input,
 the rendered Markdown yields no HTML, no link or image, no fence but ocmem's own with a plain
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ocmem import inert
+from ocmem.text import inert
 
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 

@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 
 from conftest import Clock
-from ocmem.config import load_settings
 from ocmem.errors import OcmemError
-from ocmem.install import BEGIN_MARKER, END_MARKER, Installer, data_root, shipped_section
-from ocmem.journal import JOURNAL_HEADER
-from ocmem.memoryfile import MEMORY_HEADER
-from ocmem.pending import PENDING_HEADER
-from ocmem.workspace import Workspace
+from ocmem.formats.journal import JOURNAL_HEADER
+from ocmem.formats.memorymd import MEMORY_HEADER
+from ocmem.formats.pending import PENDING_HEADER
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.setup.install import BEGIN_MARKER, END_MARKER, Installer, data_root, shipped_section
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -152,7 +152,7 @@ def test_repo_top_level_mirrors_a_fresh_home(tmp_path: Path) -> None:
 
 
 def test_shipped_skill_and_agents_section_follow_the_rules() -> None:
-    from ocmem.skills import check_skill_text
+    from ocmem.formats.skills import check_skill_text
 
     text = (data_root() / "skills/retrospective/SKILL.md").read_text()
     _, problems = check_skill_text("retrospective", text, 60)
@@ -171,7 +171,7 @@ def test_shipped_skill_and_agents_section_follow_the_rules() -> None:
 def test_default_home_is_the_opencode_config_dir(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from ocmem.config import resolve_home
+    from ocmem.home.paths import resolve_home
 
     assert resolve_home({"OCMEM_HOME": str(tmp_path / "x")}) == tmp_path / "x"
     assert resolve_home({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "opencode"

@@ -9,11 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
-from ocmem import exposure, inert, journal
 from ocmem.errors import InputError, Refused
-from ocmem.journal import JOURNAL_HEADER
-from ocmem.memory import Memory
-from ocmem.similarity import fold
+from ocmem.formats import journal
+from ocmem.formats.journal import JOURNAL_HEADER
+from ocmem.guards import exposure
+from ocmem.services.memory import Memory
+from ocmem.text import inert
+from ocmem.text.similarity import fold
 
 SPEC_HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · [^·\n]+ · (#\S+ ?)+$")
 

@@ -23,10 +23,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import HOME_ID, Clock, journal_fields
-from ocmem import journal
 from ocmem.errors import StorageError
-from ocmem.journal import JOURNAL_HEADER
-from ocmem.memory import Memory
+from ocmem.formats import journal
+from ocmem.formats.journal import JOURNAL_HEADER
+from ocmem.services.memory import Memory
 
 value = st.text(
     alphabet=st.characters(blacklist_categories=["Cs", "Cc"], blacklist_characters="·"),
@@ -46,7 +46,7 @@ def render(i: int, fields: list[str], rank: int = 1) -> journal.Entry:
 
 
 def tail_of(data: bytes) -> tuple[bytes, int]:
-    """What `ocmem.memory` reads: from the newline before the last header (and its offset)."""
+    """What `ocmem.services.memory` reads: from the newline before the last header (and its offset)."""
     start = max(data.rfind(b"\n## "), 0)
     return data[start:], start
 
@@ -126,7 +126,7 @@ def test_a_disk_full_in_the_middle_of_an_append_leaves_the_journal_as_it_was(
             return real_write(fd, bytes(data[:40]))
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("ocmem.workspace.os.write", half_then_full)
+    monkeypatch.setattr("ocmem.home.workspace.os.write", half_then_full)
     with pytest.raises(
         StorageError,
         match=r"disque plein : impossible d'écrire memory/journal\.md : rien n'a été modifié",
@@ -245,9 +245,9 @@ def add(title: str, env: dict[str, str]) -> str:
 def test_entries_of_one_minute_are_pushed_as_distinct_blocks(
     synced: Path, sb: object, memory: Memory
 ) -> None:
-    from ocmem.config import load_settings
-    from ocmem.sync import run as sync
-    from ocmem.workspace import Workspace
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+    from ocmem.services import sync
 
     for title in ("Première", "Deuxième", "Troisième"):
         memory.add_journal(journal_fields(titre=title))

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocmem import journal, journalindex
-from ocmem.config import Paths
-from ocmem.fsio import atomic_write
-from ocmem.journalindex import recent_headers, search
-from ocmem.searchterms import query_terms, stem, terms
+from ocmem.formats import journal
+from ocmem.home import journalindex
+from ocmem.home.fsio import atomic_write
+from ocmem.home.journalindex import recent_headers, search
+from ocmem.home.paths import Paths
+from ocmem.text.searchterms import query_terms, stem, terms
 
 # --- terms -----------------------------------------------------------------------------------
 

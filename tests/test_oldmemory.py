@@ -1,4 +1,4 @@
-"""Detection of another memory system (ocmem.oldmemory): a corpus of realistic skills and
+"""Detection of another memory system (ocmem.setup.oldmemory): a corpus of realistic skills and
 AGENTS.md sections, memory systems and not, scored by signals; the section cutter."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocmem import oldmemory
-from ocmem.config import Paths
-from ocmem.oldmemory import FACT, INSTRUCTION, NOTE
+from ocmem.home.paths import Paths
+from ocmem.setup import oldmemory
+from ocmem.setup.oldmemory import FACT, INSTRUCTION, NOTE
 
 # --- the corpus: skills ------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ def test_wheel_contains_the_shipped_files(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("ocmem-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for expected in [
-        "ocmem/cli.py",
+        "ocmem/cli/commands.py",
         "ocmem/_data/AGENTS.md",
         "ocmem/_data/skills/retrospective/SKILL.md",
         "ocmem/_data/plugin/ocmem.ts",

@@ -10,12 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
-from ocmem import exposure, inert, pending, skills
 from ocmem.errors import InputError, Refused, StorageError
-from ocmem.memory import Memory
-from ocmem.proposals import Proposals
-from ocmem.status import status
-from ocmem.workspace import Workspace
+from ocmem.formats import pending, skills
+from ocmem.guards import exposure
+from ocmem.home.workspace import Workspace
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.services.status import status
+from ocmem.text import inert
 
 
 @pytest.fixture
@@ -308,7 +310,7 @@ def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(
     proposals: Proposals,
 ) -> None:
     proposals.propose(fact(refs))
-    from ocmem import fsio, workspace
+    from ocmem.home import fsio, workspace
 
     real_write = fsio.atomic_write
 
@@ -535,7 +537,7 @@ def test_every_proposal_field_has_a_size_cap(
     ],
 )
 def test_a_source_must_speak_of_the_lesson(entry: str, lesson: str, says: bool) -> None:
-    from ocmem.proposals import says_lesson
+    from ocmem.services.proposals import says_lesson
 
     assert says_lesson(entry, lesson) is says
 

@@ -11,12 +11,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import CliResult, Clock, journal_fields
-from ocmem.config import load_settings
 from ocmem.errors import Refused
 from ocmem.execution import exit_code
-from ocmem.install import Installer
-from ocmem.memory import Memory
-from ocmem.personal import (
+from ocmem.guards.personal import (
     ADDRESS,
     CARD,
     EMAIL,
@@ -27,8 +24,11 @@ from ocmem.personal import (
     iban_is_valid,
     luhn_is_valid,
 )
-from ocmem.textsafety import check_text
-from ocmem.workspace import Workspace
+from ocmem.guards.textsafety import check_text
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.services.memory import Memory
+from ocmem.setup.install import Installer
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem.config import load_settings
 from ocmem.errors import InputError, Refused
-from ocmem.memory import Memory
-from ocmem.pluginapi import PLUGIN, plugin_config, prompt_context, run_tool
-from ocmem.provenance import Provenance
-from ocmem.workspace import Workspace
+from ocmem.guards.provenance import Provenance
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.plugin.tools import PLUGIN, plugin_config, prompt_context, run_tool
+from ocmem.services.memory import Memory
 
 
 def envelope(

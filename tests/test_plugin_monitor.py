@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import journal_fields
-from ocmem import journal
+from ocmem.formats import journal
 from support.plugin_runtime import drive
 
 # Runs the gate (a child process), on the machine's clock.

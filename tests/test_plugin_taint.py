@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from ocmem import sessions
-from ocmem.config import Paths
+from ocmem.home import sessions
+from ocmem.home.paths import Paths
 from support import slow_gate
 from support.plugin_runtime import answers_of, drive, driver
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem import recurrence
 from ocmem.errors import OcmemError, Refused
-from ocmem.memory import Memory
-from ocmem.proposals import Proposals
-from ocmem.review import review
-from ocmem.workspace import Workspace
+from ocmem.home.workspace import Workspace
+from ocmem.services import recurrence
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.services.review import review
 
 DAY = date(2026, 11, 29)
 NOTE = "le VPS de prod redémarre chaque nuit à 3 h (cron de l'hébergeur)"

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
-from ocmem.config import load_settings
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.memory import Memory
-from ocmem.sync import run as sync
-from ocmem.sync.client import SilverBullet, UnknownOutcome
-from ocmem.sync.config import load_sync_config
-from ocmem.workspace import Workspace
+from ocmem.home.settings import load_settings
+from ocmem.home.space import load_sync_config
+from ocmem.home.workspace import Workspace
+from ocmem.services import sync
+from ocmem.services.memory import Memory
+from ocmem.silverbullet.client import SilverBullet, UnknownOutcome
 
 
 def client(home: Path) -> SilverBullet:

@@ -15,15 +15,17 @@ from typing import Any
 import pytest
 
 from conftest import Clock, journal_fields
-from ocmem import oldmemory, pending
-from ocmem.config import Paths, load_settings
-from ocmem.doctor import Doctor
 from ocmem.errors import InputError
-from ocmem.install import BEGIN_MARKER, Installer
-from ocmem.memory import Memory
+from ocmem.formats import pending
+from ocmem.home.paths import Paths
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
 from ocmem.outcome import Status
-from ocmem.proposals import ImportedFact, Proposals
-from ocmem.workspace import Workspace
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import ImportedFact, Proposals
+from ocmem.setup import oldmemory
+from ocmem.setup.doctor import Doctor
+from ocmem.setup.install import BEGIN_MARKER, Installer
 
 OLD_SKILL = """---
 name: memory-bank
@@ -234,7 +236,7 @@ def test_the_command_line_asks_on_a_terminal(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ocmem.entry import main
+    from ocmem.cli.entry import main
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

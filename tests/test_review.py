@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 from conftest import Clock, journal_fields
-from ocmem.config import load_settings
-from ocmem.memory import Memory
-from ocmem.review import review
-from ocmem.workspace import Workspace
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.services.memory import Memory
+from ocmem.services.review import review
 
 
 def skill(home: Path, name: str, description: str) -> None:

@@ -181,7 +181,7 @@ def test_help_and_usage_errors_speak_french(home: Path, run_cli: Run) -> None:
 def test_every_option_has_help_text(command: tuple[str, ...]) -> None:
     import click
 
-    from ocmem.cli import cli
+    from ocmem.cli.commands import cli
 
     found: click.Command = cli
     for name in command:
@@ -197,7 +197,7 @@ def test_a_bug_is_one_line_and_its_traceback_kept_aside(
 ) -> None:
     import re
 
-    from ocmem import status
+    from ocmem.services import status
 
     def broken(ws: object) -> None:
         raise RuntimeError("bogue simulé")
@@ -224,7 +224,7 @@ def test_the_promotion_prompt_takes_a_french_answer(
     import io
     import sys
 
-    from ocmem.entry import main
+    from ocmem.cli.entry import main
 
     refs = [add(run_cli, titre=t) for t in ("Un", "Deux")]
     proposal = {

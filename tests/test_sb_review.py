@@ -25,9 +25,11 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conftest import journal_fields
-from ocmem import inert, memoryfile, pending, sbpage, skills
-from ocmem.config import Limits
-from ocmem.fill import Fill
+from ocmem.formats import memorymd, pending, skills
+from ocmem.formats.fill import Fill
+from ocmem.home.settings import Limits
+from ocmem.silverbullet import library
+from ocmem.text import inert
 
 TODAY = "2026-12-01"
 
@@ -35,7 +37,7 @@ TODAY = "2026-12-01"
 @pytest.fixture(scope="module")
 def lua() -> Any:
     runtime = lupa.LuaRuntime(unpack_returned_tuples=True)
-    runtime.execute(sbpage.logic_source())
+    runtime.execute(library.logic_source())
     assert runtime.eval("_VERSION") == "Lua 5.4"
     return runtime
 
@@ -77,7 +79,7 @@ def nfc_line(text: str) -> str:
     return " ".join(inert.clean(text).split("\n"))
 
 
-# --- the ports agree with ocmem.inert -------------------------------------------------------
+# --- the ports agree with ocmem.text.inert -------------------------------------------------------
 
 # Characters that matter to the escapers, so that short examples hit every branch.
 MARKDOWN = st.sampled_from(
@@ -223,13 +225,13 @@ def test_fill_is_printed_as_ocmem_prints_it(oc: Any, used: int) -> None:
     ).map("".join)
 )
 def test_fact_statement_agrees_with_python(oc: Any, line: str) -> None:
-    assert oc.factStatement(line) == memoryfile.fact_statement(line)
+    assert oc.factStatement(line) == memorymd.fact_statement(line)
 
 
 @given(st.text(alphabet="ab-\n# ", max_size=30))
 def test_with_fact_agrees_with_python(oc: Any, text: str) -> None:
-    assert oc.withFact(text, "Un fait.") == memoryfile.with_fact(text, "Un fait.")
-    assert list(oc.factLines(text).values()) == memoryfile.fact_lines(text)
+    assert oc.withFact(text, "Un fait.") == memorymd.with_fact(text, "Un fait.")
+    assert list(oc.factLines(text).values()) == memorymd.fact_lines(text)
 
 
 @given(st.text(alphabet="abz09-_A é", max_size=70))
@@ -253,7 +255,7 @@ def test_constants_are_ocmems(oc: Any) -> None:
     assert oc.limits.skillLines == limits.skill_lines
     assert oc.limits.descriptionChars == skills.MAX_DESCRIPTION
     assert oc.limits.descriptionSentences == skills.MAX_SENTENCES
-    assert oc.MEMORY_HEADER == memoryfile.MEMORY_HEADER
+    assert oc.MEMORY_HEADER == memorymd.MEMORY_HEADER
     assert set(oc.PLAIN_LANGUAGES.keys()) == set(inert.PLAIN_LANGUAGES)
 
 
@@ -400,7 +402,7 @@ def test_a_fact_is_appended_with_its_date_and_source_and_marked_promoted(
     result = promote(oc, space, "vps-prod/P-0001")
     assert result.ok is True, result.message
     assert space.pages[MEMORY] == (
-        memoryfile.MEMORY_HEADER
+        memorymd.MEMORY_HEADER
         + "\n- Le VPS tourne sous Debian 12. (2026-12-01, Source : vps-prod journal 2026-11-20 10:12 ; "
         "journal 2026-11-29 14:32 ; vps-prod/P-0001)\n"
     )
@@ -426,7 +428,7 @@ def test_a_legacy_page_gives_the_line_a_local_promotion_writes(
     result = promote(oc, space, "P-0001")
     assert result.ok is True, result.message
     python_line = f"{inert.inline(content)} ({TODAY}, Source : {' ; '.join(SOURCES)} ; P-0001)"
-    assert space.pages[MEMORY] == memoryfile.with_fact(before, python_line)
+    assert space.pages[MEMORY] == memorymd.with_fact(before, python_line)
     assert inert.active_constructs(space.pages[MEMORY]) == []
     assert inert.active_constructs(space.pages[LEGACY_PAGE]) == []
 
@@ -435,7 +437,7 @@ def test_a_fact_over_the_cap_is_refused_with_the_fill_and_nothing_written(
     oc: Any, space: Space
 ) -> None:
     space.pages[MEMORY] = (
-        memoryfile.MEMORY_HEADER
+        memorymd.MEMORY_HEADER
         + "\n"
         + "".join(f"- Fait numéro {i:03d} à garder tel quel.\n" for i in range(50))
     )
@@ -744,16 +746,16 @@ REPO_PAGE = Path(__file__).resolve().parents[1] / "silverbullet" / "Library" / "
 
 
 def test_the_repository_copy_is_the_generated_page() -> None:
-    assert REPO_PAGE.read_text(encoding="utf-8") == sbpage.library_page(), (
-        "regenerate: python -m ocmem.sbpage --write silverbullet/Library/ocmem.md"
+    assert REPO_PAGE.read_text(encoding="utf-8") == library.library_page(), (
+        "regenerate: python -m ocmem.silverbullet.library --write silverbullet/Library/ocmem.md"
     )
 
 
 def test_the_page_embeds_exactly_the_tested_lua(lua: Any) -> None:
     blocks = re.findall(
-        r"^```space-lua\n(.*?)^```$", sbpage.library_page(), re.MULTILINE | re.DOTALL
+        r"^```space-lua\n(.*?)^```$", library.library_page(), re.MULTILINE | re.DOTALL
     )
-    assert blocks == [sbpage.logic_source(), sbpage.glue_source()]
+    assert blocks == [library.logic_source(), library.glue_source()]
     # Both are plain Lua 5.4 syntax (Space Lua's extensions would not load here).
     for block in blocks:
         assert lua.eval("function(code) local f, err = load(code); return err end")(block) is None
@@ -762,7 +764,7 @@ def test_the_page_embeds_exactly_the_tested_lua(lua: Any) -> None:
 def test_the_library_is_printed_by_init(run_cli: Callable[..., Any]) -> None:
     result = run_cli("init", "--show-library")
     assert result.code == 0
-    assert result.out == sbpage.library_page()
+    assert result.out == library.library_page()
 
 
 # --- the glue, with SilverBullet's APIs stubbed -----------------------------------------------
@@ -799,8 +801,8 @@ def sbui() -> Any:
     """A fresh Lua with the page loaded over stubs of the SilverBullet APIs the glue calls."""
     runtime = lupa.LuaRuntime(unpack_returned_tuples=True)
     runtime.execute(SB_STUBS)
-    runtime.execute(sbpage.logic_source())
-    runtime.execute(sbpage.glue_source())
+    runtime.execute(library.logic_source())
+    runtime.execute(library.glue_source())
     return runtime.globals()
 
 
@@ -888,7 +890,7 @@ def test_the_review_shows_proposal_text_only_as_text_nodes(sbui: Any) -> None:
 
 
 def test_the_glue_calls_only_functions_the_logic_defines(oc: Any) -> None:
-    called = set(re.findall(r"\bocmem\.(\w+)\(", sbpage.glue_source()))
+    called = set(re.findall(r"\bocmem\.(\w+)\(", library.glue_source()))
     assert called and all(lupa.lua_type(oc[name]) == "function" for name in called)
 
 
@@ -971,8 +973,8 @@ def _decide_in_silverbullet(lua: Any, oc: Any, sb: Any) -> dict[str, str]:
 
 
 def _workspace(home: Path, clock: Any) -> Any:
-    from ocmem.config import load_settings
-    from ocmem.workspace import Workspace
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
 
     return Workspace(load_settings(home), clock=clock)
 
@@ -980,7 +982,7 @@ def _workspace(home: Path, clock: Any) -> Any:
 def test_round_trip_push_promote_in_silverbullet_then_pull(
     synced: Path, sb: Any, memory: Any, proposals: Any, clock: Any, lua: Any, oc: Any
 ) -> None:
-    from ocmem.sync import run as sync
+    from ocmem.services import sync
 
     _propose_three(memory, proposals, clock)
     sync.push(_workspace(synced, clock))
@@ -991,7 +993,7 @@ def test_round_trip_push_promote_in_silverbullet_then_pull(
         assert inert.active_constructs(sb.read(name)) == [], name
     report = sync.pull(_workspace(synced, clock)).render()  # no --accept-active
     assert "⚠" not in report, report
-    fact_line = memoryfile.fact_lines((synced / "memory/MEMORY.md").read_text())[-1]
+    fact_line = memorymd.fact_lines((synced / "memory/MEMORY.md").read_text())[-1]
     assert fact_line.startswith(
         "Le port 8080 est pris par Traefik ; vérifier `ss -ltn` avant \\$\\{deploy\\}. ("
     )
@@ -1020,8 +1022,8 @@ def test_round_trip_push_promote_in_silverbullet_then_pull(
 def test_round_trip_decisions_flow_back_to_the_home(
     synced: Path, sb: Any, memory: Any, proposals: Any, clock: Any, lua: Any, oc: Any
 ) -> None:
-    from ocmem.proposals import Proposals
-    from ocmem.sync import run as sync
+    from ocmem.services import sync
+    from ocmem.services.proposals import Proposals
 
     _propose_three(memory, proposals, clock)
     sync.push(_workspace(synced, clock))
@@ -1081,9 +1083,9 @@ def test_a_promotion_in_silverbullet_keeps_the_exposure_on_the_page(oc: Any, spa
 def test_round_trip_an_exposed_proposal_is_marked_in_silverbullet_and_back(
     synced: Path, sb: Any, memory: Any, proposals: Any, clock: Any, lua: Any, oc: Any
 ) -> None:
-    from ocmem.exposure import Taint
-    from ocmem.proposals import Proposals
-    from ocmem.sync import run as sync
+    from ocmem.guards.exposure import Taint
+    from ocmem.services import sync
+    from ocmem.services.proposals import Proposals
 
     refs = []
     for i in range(2):

@@ -140,8 +140,8 @@ def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(
     import subprocess
     import sys
 
-    from ocmem import schedule
-    from ocmem.config import load_settings
+    from ocmem.home.settings import load_settings
+    from ocmem.setup import schedule
 
     home = tmp_path / f"home {WEIRD}"
     (home / ".ocmem").mkdir(parents=True)
@@ -151,7 +151,7 @@ def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(
     program.chmod(0o755)
     real_which = shutil.which
     monkeypatch.setattr(
-        "ocmem.schedule.shutil.which",
+        "ocmem.setup.schedule.shutil.which",
         lambda name: str(program) if name == "ocmem" else real_which(name),
     )
     monkeypatch.delenv("OCMEM_SILVERBULLET_TOKEN_FILE", raising=False)
@@ -190,9 +190,9 @@ def test_cron_and_systemd_lines_run_with_a_home_full_of_shell_characters(
 
 
 def test_a_backslash_right_before_a_percent_is_refused_for_cron(tmp_path: Path) -> None:
-    from ocmem import schedule
-    from ocmem.config import load_settings
     from ocmem.errors import OcmemError
+    from ocmem.home.settings import load_settings
+    from ocmem.setup import schedule
 
     with pytest.raises(OcmemError, match="systemd"):
         schedule.cron_line(load_settings(tmp_path / "a\\%b"), 15)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ocmem.personal import ADDRESS, CARD, EMAIL, IBAN, PHONE, find_personal_data
-from ocmem.textsafety import find_secrets
+from ocmem.guards.personal import ADDRESS, CARD, EMAIL, IBAN, PHONE, find_personal_data
+from ocmem.guards.textsafety import find_secrets
 
 DATA = Path(__file__).parent / "data"
 FILES = ("sensitive_corpus.txt", "sensitive_holdout.txt")

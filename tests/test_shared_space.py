@@ -12,17 +12,18 @@ import httpx
 import pytest
 
 from conftest import HOME_ID, SB_TOKEN, CliResult, Clock, configure_sync, journal_fields
-from ocmem import home, pending
-from ocmem.config import load_settings
 from ocmem.errors import Busy, Refused
-from ocmem.install import Installer
-from ocmem.memory import Memory
+from ocmem.formats import pending
+from ocmem.home import identity
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.proposals import Proposals
-from ocmem.sync import run as sync
-from ocmem.sync.client import SilverBulletError
-from ocmem.sync.push import RECEIPT, untangle, with_receipt
-from ocmem.workspace import Workspace
+from ocmem.services import sync
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.setup.install import Installer
+from ocmem.silverbullet.client import SilverBulletError
+from ocmem.silverbullet.push import RECEIPT, untangle, with_receipt
 from support.faults import AfterEachResponse
 from support.sbserver import RealServerFaults
 
@@ -112,7 +113,7 @@ def test_a_copied_home_must_take_an_id_of_its_own(tmp_path: Path, sb: Any, clock
         push(copy)
     assert "--home-id" in refused.value.render()
     Installer(Workspace(load_settings(copy), clock=clock), home_id="vps-copie").run()
-    assert home.require(load_settings(copy).paths).id == "vps-copie"
+    assert identity.require(load_settings(copy).paths).id == "vps-copie"
     push(copy)
     assert not sb.exists("Agents/Inbox/vps-prod/journal.md")
 
@@ -276,7 +277,7 @@ def test_a_page_being_edited_is_not_written(synced: Path, sb: Any, memory: Memor
 def test_with_receipt_adds_then_replaces_one_line() -> None:
     from datetime import datetime
 
-    from ocmem.sync.merge import JOURNAL_BLOCK
+    from ocmem.silverbullet.merge import JOURNAL_BLOCK
 
     when = datetime(2026, 11, 30, 10, 0)
     once = with_receipt(

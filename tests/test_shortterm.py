@@ -8,10 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
-from ocmem import exposure, inert, shortterm
 from ocmem.errors import InputError, Refused
-from ocmem.memory import Memory
-from ocmem.shortterm import Note, ShortTermFormatError
+from ocmem.formats import shortterm
+from ocmem.formats.shortterm import Note, ShortTermFormatError
+from ocmem.guards import exposure
+from ocmem.services.memory import Memory
+from ocmem.text import inert
 
 note_text = (
     st.text(

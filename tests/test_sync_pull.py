@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from conftest import Clock
-from ocmem.config import load_settings
 from ocmem.errors import Refused
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.sync import run as sync
-from ocmem.sync.history import History
-from ocmem.workspace import Workspace
+from ocmem.services import sync
+from ocmem.silverbullet.history import History
 
 SKILL = "---\nname: {name}\ndescription: Fait {name}. À utiliser pour {name}.\n---\n\n# {name}\n\nÉtapes.\n"
 

@@ -9,14 +9,14 @@ import httpx
 import pytest
 
 from conftest import HOME_ID, Clock, journal_fields
-from ocmem import inert
-from ocmem.config import load_settings
 from ocmem.errors import Refused
-from ocmem.memory import Memory
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.proposals import Proposals
-from ocmem.sync import run as sync
-from ocmem.workspace import Workspace
+from ocmem.services import sync
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.text import inert
 from support.faults import AfterEachResponse, Crash
 
 JOURNAL = f"Agents/Inbox/{HOME_ID}/journal.md"
@@ -57,8 +57,8 @@ def test_spec_dollar_test_displays_literally(
 
 
 def test_spec_a_write_to_agents_skills_is_refused_before_sending(synced: Path, sb: Any) -> None:
-    from ocmem.sync.client import ForbiddenRequest, SilverBullet
-    from ocmem.sync.config import load_sync_config
+    from ocmem.home.space import load_sync_config
+    from ocmem.silverbullet.client import ForbiddenRequest, SilverBullet
 
     with SilverBullet(load_sync_config(load_settings(synced))) as client:
         for path in [
@@ -360,7 +360,7 @@ def test_local_promotion_is_refused_in_sync_mode(
     synced: Path, memory: Memory, clock: Clock, proposals: Proposals
 ) -> None:
     from conftest import Clock as _Clock  # noqa: F401  (fixture type only)
-    from ocmem.sync.config import is_configured
+    from ocmem.home.space import is_configured
 
     refs = [f"journal {entry(memory, clock, 'A')}", f"journal {entry(memory, clock, 'B')}"]
     proposals.propose(proposal_fields(refs))

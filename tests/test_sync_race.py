@@ -22,13 +22,13 @@ import httpx
 import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
-from ocmem.config import load_settings
 from ocmem.errors import Busy
-from ocmem.install import Installer
-from ocmem.memory import Memory
-from ocmem.sync import merge
-from ocmem.sync import run as sync
-from ocmem.workspace import Workspace
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.services import sync
+from ocmem.services.memory import Memory
+from ocmem.setup.install import Installer
+from ocmem.silverbullet import merge
 from support.human import (
     HUMAN_AGENT,
     BrowserLikeWriter,

@@ -17,10 +17,10 @@ import httpx
 import pytest
 
 from conftest import Clock, configure_sync, journal_fields
-from ocmem.config import load_settings
-from ocmem.memory import Memory
-from ocmem.sync import run as sync
-from ocmem.workspace import Workspace
+from ocmem.home.settings import load_settings
+from ocmem.home.workspace import Workspace
+from ocmem.services import sync
+from ocmem.services.memory import Memory
 
 URL = os.environ.get("OCMEM_TEST_SILVERBULLET_URL", "").rstrip("/")
 TOKEN = os.environ.get("OCMEM_TEST_SILVERBULLET_TOKEN") or None

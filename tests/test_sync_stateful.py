@@ -41,23 +41,24 @@ from hypothesis.stateful import (
 )
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
-from ocmem import journal, pending
-from ocmem.config import load_settings
 from ocmem.errors import Busy, Refused
-from ocmem.install import Installer
-from ocmem.memory import Memory
-from ocmem.proposals import Proposals
-from ocmem.sync import config, decisions, merge, reads
-from ocmem.sync import run as sync
-from ocmem.sync.client import SilverBulletError
-from ocmem.sync.config import PushRule
-from ocmem.workspace import Workspace
+from ocmem.formats import journal, pending
+from ocmem.home import space
+from ocmem.home.settings import load_settings
+from ocmem.home.space import PushRule
+from ocmem.home.workspace import Workspace
+from ocmem.services import sync
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.setup.install import Installer
+from ocmem.silverbullet import decisions, merge, reads
+from ocmem.silverbullet.client import SilverBulletError
 from support.faults import AfterEachResponse, Crash
 from support.human import HUMAN_AGENT, Put, attribute_loss, puts_from_log
 from support.sbserver import DiskStep, FakeSilverBullet, RealServerFaults
 
 HOMES = ("h1", "h2", "h3")
-DEFAULT_PUSH_RULES = [PushRule(local, remote) for local, remote in config.DEFAULT_PUSH]
+DEFAULT_PUSH_RULES = [PushRule(local, remote) for local, remote in space.DEFAULT_PUSH]
 EXAMPLES = int(
     os.environ.get(
         "OCMEM_STATEFUL_EXAMPLES", "500" if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else "40"
@@ -447,9 +448,9 @@ MUTATIONS: dict[str, list[tuple[object, str, object]]] = {
     "identity": [
         (merge, "merge", _taking_any_block_with_our_id),
         (
-            config,
+            space,
             "DEFAULT_PUSH",
-            tuple((loc, r.replace("{home}/", "")) for loc, r in config.DEFAULT_PUSH),
+            tuple((loc, r.replace("{home}/", "")) for loc, r in space.DEFAULT_PUSH),
         ),
     ],
 }
@@ -474,7 +475,7 @@ def test_the_machine_finds_a_broken_rule(
     monkeypatch.setattr(
         sys.modules[__name__],
         "DEFAULT_PUSH_RULES",
-        [PushRule(loc, r) for loc, r in config.DEFAULT_PUSH],
+        [PushRule(loc, r) for loc, r in space.DEFAULT_PUSH],
     )
     # Hypothesis raises one AssertionError, or an ExceptionGroup of them when it finds several.
     with pytest.raises(Exception) as failed:

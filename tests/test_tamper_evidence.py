@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
-from ocmem import sessions
-from ocmem.config import Paths
-from ocmem.fsio import WRITES_KEEP_BYTES, atomic_write, file_sha256, log_event, run_lock
-from ocmem.pluginapi import redactions
-from ocmem.workspace import Workspace
+from ocmem.home import sessions
+from ocmem.home.fsio import WRITES_KEEP_BYTES, atomic_write, file_sha256, log_event, run_lock
+from ocmem.home.paths import Paths
+from ocmem.home.workspace import Workspace
+from ocmem.plugin.tools import redactions
 
 
 def announced(paths: Paths) -> list[dict[str, object]]:
@@ -47,8 +47,8 @@ def test_appends_are_announced_as_the_bytes_they_add_and_cut_tails_as_the_whole_
     and the digest of what it adds, so announcing costs the same on any journal; the monitor
     checks the bytes before it against the file it kept. A cut tail is a whole new file."""
     from conftest import journal_fields
-    from ocmem.fsio import sha256
-    from ocmem.memory import Memory
+    from ocmem.home.fsio import sha256
+    from ocmem.services.memory import Memory
 
     paths = workspace.paths
     before = len(announced(paths))

@@ -4,7 +4,7 @@ import pytest
 
 from ocmem.errors import Refused
 from ocmem.execution import exit_code
-from ocmem.textsafety import check_text, find_injection, find_secrets
+from ocmem.guards.textsafety import check_text, find_injection, find_secrets
 
 
 @pytest.mark.parametrize(

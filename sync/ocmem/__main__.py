@@ -1,3 +1,3 @@
-from ocmem.entry import main
+from ocmem.cli.entry import main
 
 main()

@@ -11,7 +11,7 @@ time, which a test's clock (or a machine's skewed one) does not move. What ocmem
 about *when* is written into its files by this clock.
 """
 
-# No `from __future__ import annotations`: on the path of every command (see ocmem.config).
+# No `from __future__ import annotations`: on the path of every command (see ocmem.home.settings).
 
 import time
 from datetime import date, datetime, timezone

@@ -12,7 +12,7 @@
     │   └── UnknownOutcome     a PUT failed after it left: applied or not
     └── ForbiddenRequest  a request ocmem never sends (a bug, refused before sending)         → 1
 
-Exit codes are decided in one place, ``ocmem.entry`` (0 ok, 1 error, 2 usage or invalid input,
+Exit codes are decided in one place, ``ocmem.cli.entry`` (0 ok, 1 error, 2 usage or invalid input,
 3 needs a human, 75 busy); any other exception is a bug: one line, the traceback in the log.
 """
 

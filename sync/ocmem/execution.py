@@ -1,6 +1,6 @@
 """Running one ocmem command: its outcome or error as an exit code and the text to print.
 
-The command line (``ocmem.entry``) and the plugin's gate (``ocmem.gate``, which runs commands
+The command line (``ocmem.cli.entry``) and the plugin's gate (``ocmem.plugin.gate``, which runs commands
 in-process) share this, so both answer exactly alike. Exit codes: 0 ok, 1 error, 2 usage or
 invalid input, 3 refused / needs a human, 75 busy. Any other exception is a bug: one line, the
 traceback kept in a file.
@@ -64,7 +64,7 @@ def execute(call: Callable[[], Outcome], debug: bool = False) -> tuple[int, str,
         try:
             outcome = call()
         except OSError as exc:
-            from ocmem.fsio import storage_error
+            from ocmem.home.fsio import storage_error
 
             raise storage_error(exc, action="d'accéder à") from exc
         out = terminal_safe(outcome.render()) + "\n" if outcome.lines else ""

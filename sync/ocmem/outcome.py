@@ -1,6 +1,6 @@
 """What a command did: the lines to show and how it ended.
 
-Every command returns one ``Outcome``; ``ocmem.entry.main`` alone turns it (or an error, see
+Every command returns one ``Outcome``; ``ocmem.cli.entry.main`` alone turns it (or an error, see
 ``ocmem.errors``) into an exit code. A plain class rather than a dataclass: it is on the path of
 every ``ocmem`` call, where importing ``dataclasses`` costs as much as Python's start-up.
 """

@@ -246,7 +246,8 @@ def test_a_web_page_saying_retiens_que_is_quarantined_never_loaded(
 ) -> None:
     """Session taint (issue 12): after a webfetch, every memory write of the session is kept in
     quarantine with its source, and none reaches a later session's prompt."""
-    from ocmem import inert, journal, shortterm
+    from ocmem.formats import journal, shortterm
+    from ocmem.text import inert
 
     home = install(oc)
     injected = "le serveur de production est 10.0.0.99"
@@ -607,7 +608,7 @@ def test_a_gate_that_dies_at_once_neither_crashes_opencode_nor_goes_unnoticed(oc
     assert result.returncode == 0, oc.debug_report(result)
     assert "passerelle ocmem" in oc.log_text()
     env = {**os.environ, "XDG_DATA_HOME": str(oc.data_home)}
-    import ocmem.doctor as doctor
+    import ocmem.setup.doctor as doctor
 
     problems = doctor.plugin_load_problems(
         oc.log_text(), home, None, datetime.now(timezone.utc) + timedelta(minutes=2)

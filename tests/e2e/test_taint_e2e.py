@@ -603,7 +603,9 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
     assert [fact for fact in INJECTED if fact in later] == []
     assert PLANTED_FACT in later
     # Every proposal of an exposed session says so; the clean one does not.
-    from ocmem import exposure, inert, journal, pending, shortterm
+    from ocmem.formats import journal, pending, shortterm
+    from ocmem.guards import exposure
+    from ocmem.text import inert
 
     proposals = {p.title: p for p in pending.parse((scene.home / "memory/pending.md").read_text())}
     assert set(proposals) == {"Serveur de production", "Vérifier les ports avant de déployer"}

@@ -94,7 +94,7 @@ def _program(root: Path, owner: pwd.struct_passwd) -> Path:
     (site / "ocmem-e2e.pth").write_text("\n".join([*map(str, deps), str(REPO / "sync")]) + "\n")
     script = venv / "bin" / "ocmem"
     script.write_text(
-        f"#!{venv}/bin/python3\nimport sys\nfrom ocmem.entry import main\nsys.exit(main())\n"
+        f"#!{venv}/bin/python3\nimport sys\nfrom ocmem.cli.entry import main\nsys.exit(main())\n"
     )
     script.chmod(0o755)
     assert _runs_as(script, owner), f"{script} does not run as {owner.pw_name}"

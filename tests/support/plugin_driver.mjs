@@ -1,7 +1,7 @@
 // Drives plugin/ocmem.ts without OpenCode: loads it as OpenCode does (the exported plugin
 // function, a fake client), then plays a list of steps against its hooks and its memory tools,
 // with the real `ocmem gate` behind it (the home's plugin.json). Used by
-// tests/test_plugin_taint.py to check the plugin's exposure rules (sync/ocmem/exposure.py)
+// tests/test_plugin_taint.py to check the plugin's exposure rules (sync/ocmem/guards/exposure.py)
 // as the plugin really applies them.
 //
 // usage: <bun|node> plugin_driver.mjs PLUGIN_FILE PROJECT_DIR STEPS_JSON OUT_JSON

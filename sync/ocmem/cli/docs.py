@@ -1,0 +1,116 @@
+"""The command table of the README, generated from the click commands themselves.
+
+``python -m ocmem.cli.docs --write README.md`` rewrites the table between its markers;
+``tests/test_docs.py`` fails when the table, or any ``ocmem …`` command or option quoted in the
+docs, no longer matches the command line.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from ocmem.cli.commands import cli
+
+_TABLE = re.compile(r"(<!-- ocmem:commands -->\n).*?(<!-- /ocmem:commands -->)", re.DOTALL)
+
+
+_METAVARS = {"TEXT": "TEXTE", "INTEGER": "N", "FLOAT": "NOMBRE"}
+
+
+def commands(
+    group: click.Group, prefix: str, *, hidden: bool = False
+) -> list[tuple[str, click.Command]]:
+    found: list[tuple[str, click.Command]] = []
+    for name in group.list_commands(click.Context(group)):
+        command = group.get_command(click.Context(group), name)
+        if command is None or (command.hidden and not hidden):
+            continue
+        path = f"{prefix} {name}"
+        if isinstance(command, click.Group):
+            found += commands(command, path, hidden=hidden)
+        else:
+            found.append((path, command))
+    return found
+
+
+def _usage(path: str, command: click.Command) -> str:
+    parts = [path]
+    for param in command.params:
+        if isinstance(param, click.Argument):
+            name = (param.name or "").upper()
+            parts.append(param.metavar or (name if param.required else f"[{name}]"))
+        elif isinstance(param, click.Option) and not param.hidden and param.name != "help":
+            flag = max(param.opts, key=len)
+            if param.is_flag:
+                parts.append(f"[{flag}]")
+            else:
+                metavar = param.metavar or (
+                    "|".join(str(c) for c in param.type.choices)
+                    if isinstance(param.type, click.Choice)
+                    else _METAVARS.get(param.type.name.upper(), param.type.name.upper())
+                )
+                parts.append(f"[{flag} {metavar}]")
+    return " ".join(parts)
+
+
+def table() -> str:
+    """The Markdown table of every visible command, its usage and the first line of its help."""
+    lines = ["| command | what it does |", "|---|---|"]
+    for path, command in commands(cli, "ocmem"):
+        summary = (command.help or "").strip().split("\n")[0].rstrip(".").replace("|", r"\|")
+        usage = _usage(path, command).replace("|", r"\|")  # a pipe would split the cell
+        lines.append(f"| `{usage}` | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def with_table(readme: str) -> str:
+    if not _TABLE.search(readme):
+        raise ValueError(
+            "the markers <!-- ocmem:commands --> … <!-- /ocmem:commands --> are missing"
+        )
+    return _TABLE.sub(lambda m: m.group(1) + table() + m.group(2), readme)
+
+
+def unknown_mentions(text: str) -> list[str]:
+    """``ocmem …`` commands or options quoted in ``text`` that the command line does not have."""
+    known = dict(commands(cli, "ocmem", hidden=True))
+    groups = {path.rsplit(" ", 1)[0] for path in known}
+    global_options = {opt for p in cli.params for opt in p.opts}
+    wrong = []
+    for quoted in re.findall(r"`(ocmem [^`]*)`", text):
+        words = quoted.split()
+        command = None
+        for end in range(len(words), 1, -1):
+            if " ".join(words[:end]) in known:
+                command = known[" ".join(words[:end])]
+                break
+        if command is None:
+            # Only a group (``ocmem journal``) or the program's own options may be left.
+            depth = max(
+                n for n in range(1, len(words) + 1) if " ".join(words[:n]) in groups | {"ocmem"}
+            )
+            if any(not w.startswith("-") for w in words[depth : depth + 1]) or not (
+                set(words[depth : depth + 1]) <= global_options | {"--help", "--version"}
+            ):
+                wrong.append(quoted)
+            continue
+        options = {opt for p in command.params for opt in p.opts} | global_options | {"--help"}
+        wrong += [f"{quoted} ({w})" for w in words if w.startswith("--") and w not in options]
+    return wrong
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--write":
+        target = Path(argv[1])
+        target.write_text(with_table(target.read_text(encoding="utf-8")), encoding="utf-8")
+        return 0
+    sys.stderr.write("usage: python -m ocmem.cli.docs --write README.md\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,149 @@
+"""Entry point of the ``ocmem`` command: the one place where outcomes and errors become messages
+and exit codes.
+
+Exit codes: 0 ok, 1 error, 2 usage or invalid input, 3 refused / needs a human, 75 busy.
+Nothing reaches the user as a Python traceback: an unexpected exception prints one line that says
+where the details were logged (``--debug`` or ``OCMEM_DEBUG=1`` prints the traceback instead).
+
+The two machine-facing commands that take a JSON object on stdin — ``journal add`` (the
+retrospective without the plugin) and ``tool NAME`` (a memory tool run outside the plugin's gate,
+``ocmem.plugin.gate``) — run without importing click: they have no options to parse, and the click
+import alone costs about twice Python's own start-up. Everything else goes through
+``ocmem.cli.commands``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from ocmem.clock import Clock
+from ocmem.errors import InputError, OcmemError
+from ocmem.execution import EXIT_ERROR, EXIT_USAGE, Passthrough, execute
+from ocmem.outcome import Outcome, terminal_safe
+
+
+def _fast_path(args: list[str], clock: Clock) -> Outcome | None:
+    """Run ``[--home H] [--wait S] (journal add | tool NAME) [--wait S]``; None for anything
+    else (click then parses it, and explains any usage error)."""
+    home: Path | None = None
+    wait: float | None = None
+    rest = list(args)
+    while len(rest) >= 2 and rest[0] in ("--home", "--wait"):
+        option, value = rest.pop(0), rest.pop(0)
+        if option == "--home":
+            home = Path(value)
+        elif (wait := _seconds(value)) is None:
+            return None
+    if len(rest) == 4 and rest[2] == "--wait":
+        if (wait := _seconds(rest.pop())) is None:
+            return None
+        rest.pop()
+    if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool"):
+        return None
+    from ocmem.cli.stdin import read_json
+    from ocmem.home.fsio import DEFAULT_WAIT_SECONDS
+    from ocmem.home.workspace import open_workspace
+    from ocmem.plugin.agentproc import refuse_agent
+
+    workspace = open_workspace(
+        home,
+        wait_seconds=DEFAULT_WAIT_SECONDS if wait is None else wait,
+        clock=clock,
+        notify=lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
+    )
+    refuse_agent(workspace.paths, " ".join(rest))
+    if rest[0] == "journal":
+        from ocmem.services.memory import Memory
+
+        return Memory(workspace).add_journal(read_json("journal add"))
+    from ocmem.plugin.tools import run_tool
+
+    return run_tool(workspace, rest[1], read_json(f"tool {rest[1]}"))
+
+
+def _seconds(value: str) -> float | None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _run_cli(args: list[str], clock: Clock) -> Outcome:
+    import click
+
+    from ocmem.cli.commands import Context, cli
+
+    try:
+        result = cli.main(args=args, prog_name="ocmem", standalone_mode=False, obj=Context(clock))
+    except click.exceptions.Abort:
+        raise OcmemError("interrompu", fix="relance la commande") from None
+    except click.exceptions.NoArgsIsHelpError as exc:
+        _emit(sys.stdout, exc.format_message() + "\n")  # `ocmem` alone: its help
+        raise _Handled(EXIT_USAGE) from None
+    except click.ClickException as exc:
+        context = getattr(exc, "ctx", None)
+        command = context.command_path if context is not None else "ocmem"
+        raise InputError(
+            exc.format_message().rstrip("."), fix=f"`{command} --help` montre l'usage"
+        ) from None
+    # --help and --version print and return nothing.
+    return result if isinstance(result, Outcome) else Outcome()
+
+
+class _Handled(Passthrough):
+    """Click already told the user; only the exit code is left."""
+
+    def __init__(self, code: int):
+        self.code = code
+
+
+def _emit(stream: TextIO, text: str) -> None:
+    """Write ``text`` as a terminal can show it without running anything: control characters
+    (ESC, OSC, CSI… but tab and newline) as ``\\uXXXX``, whatever file they were read from; in
+    JSON output that is the same string. A stream that cannot encode a character gets an
+    escape instead of an exception."""
+    safe = terminal_safe(text)
+    try:
+        stream.write(safe)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(safe.encode(encoding, "backslashreplace").decode(encoding))
+
+
+def _undecodable(args: list[str]) -> str | None:
+    """An argument that was not valid UTF-8 on the command line (Python keeps it as surrogates)."""
+    return next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
+
+
+def main(argv: list[str] | None = None, clock: Clock | None = None) -> NoReturn:
+    """``clock``: the process's one clock (tests give theirs; ocmem.clock)."""
+    clock = Clock() if clock is None else clock
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
+    if args[:1] == ["--debug"]:
+        debug, args = True, args[1:]
+
+    def run() -> Outcome:
+        bad = _undecodable(args)
+        if bad is not None:
+            raise InputError(
+                f"argument non UTF-8 : {bad.encode('utf-8', 'replace').decode('utf-8')!r}",
+                fix="passe le texte en UTF-8 (ou en JSON sur l'entrée standard)",
+            )
+        outcome = _fast_path(args, clock)
+        return _run_cli(args, clock) if outcome is None else outcome
+
+    try:
+        code, out, err = execute(run, debug)
+        _emit(sys.stdout, out)
+        _emit(sys.stderr, err)
+    except _Handled as handled:
+        code = handled.code
+    except BrokenPipeError:
+        code = EXIT_ERROR  # the reader went away (`ocmem … | head`): nothing to say
+    sys.stdout.flush()
+    sys.exit(code)

@@ -1,0 +1,104 @@
+"""The identity of an ocmem home: a short id, chosen at ``ocmem init``, that names its pages in
+SilverBullet (``Agents/Inbox/<id>/journal.md``) and its proposals across homes (``<id>/P-0003``).
+
+The file (``<home>/.ocmem/home.json``) also records the machine and the folder it was created
+for: a home copied to another machine (or folder) keeps its id, and two homes pushing under one id
+would write the same pages, so sync refuses until the copy is given an id of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import NamedTuple
+
+from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.home.paths import Paths
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,23}$")
+
+
+class HomeId(NamedTuple):
+    id: str
+    machine: str
+    folder: str
+
+
+def id_problem(value: str) -> str | None:
+    if not _ID.match(value):
+        return "2 à 24 caractères : minuscules, chiffres et tirets, sans tiret au début"
+    return None
+
+
+def machine() -> str:
+    """This machine's identity: systemd's machine id, else the host name."""
+    for source in (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id")):
+        try:
+            value = source.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if value:
+            return value
+    return socket.gethostname()
+
+
+def default_id() -> str:
+    """The host name, made into a valid id (``VPS_Prod.example`` → ``vps-prod``)."""
+    name = socket.gethostname().split(".")[0].lower()
+    cleaned = re.sub(r"[^a-z0-9]+", "-", name).strip("-")[:24].strip("-")
+    return cleaned if id_problem(cleaned) is None else "ocmem"
+
+
+def read(paths: Paths) -> HomeId | None:
+    try:
+        raw = json.loads(paths.home_id.read_text(encoding="utf-8"))
+        found = HomeId(str(raw["id"]), str(raw["machine"]), str(raw["folder"]))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise OcmemError(
+            f"identité du dossier ocmem illisible : {paths.home_id} ({exc})",
+            fix="`ocmem init --home-id NOM` la réécrit (le nom actuel se lit dans SilverBullet : Agents/Inbox/NOM/)",
+        ) from None
+    if id_problem(found.id):
+        raise OcmemError(
+            f"identifiant de dossier invalide dans {paths.home_id} : {found.id!r}",
+            fix="`ocmem init --home-id NOM` le remplace",
+        )
+    return found
+
+
+def create(paths: Paths, value: str | None) -> HomeId:
+    """The identity for this home on this machine (``value`` or the host name)."""
+    chosen = value or default_id()
+    problem = id_problem(chosen)
+    if problem:
+        raise InputError(
+            f"identifiant de dossier invalide : {chosen!r} ({problem})", fix="--home-id vps-prod"
+        )
+    return HomeId(chosen, machine(), str(paths.home.resolve()))
+
+
+def render(identity: HomeId) -> str:
+    return json.dumps(identity._asdict(), ensure_ascii=False, indent=1) + "\n"
+
+
+def require(paths: Paths) -> HomeId:
+    """The identity sync may use: present, and made for this machine and folder."""
+    found = read(paths)
+    if found is None:
+        raise Refused(
+            "ce dossier ocmem n'a pas encore d'identifiant (il nomme ses pages dans SilverBullet)",
+            fix="lance `ocmem init` (ou `ocmem init --home-id NOM`)",
+        )
+    here = (machine(), str(paths.home.resolve()))
+    if (found.machine, found.folder) != here:
+        raise Refused(
+            f"ce dossier ocmem a été créé ailleurs ({found.folder}) sous l'identifiant "
+            f"« {found.id} » : deux dossiers écriraient les mêmes pages de SilverBullet",
+            fix="donne-lui un identifiant à lui : `ocmem init --home-id NOUVEAU-NOM` "
+            f"(ou, si c'est bien le même dossier déplacé, `ocmem init --home-id {found.id}`)",
+        )
+    return found

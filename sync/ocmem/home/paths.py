@@ -1,0 +1,175 @@
+"""Where an ocmem home's files live.
+
+The home mirrors OpenCode's global config dir, so OpenCode finds AGENTS.md, skills/ and plugin/
+there by itself: ``OCMEM_HOME``, else ``$XDG_CONFIG_HOME/opencode``, else ``~/.config/opencode``.
+ocmem's own bookkeeping (lock, backups, log, sync state) lives in ``<home>/.ocmem`` so that
+removing one folder undoes it all. ``Paths`` names every one of them, once.
+"""
+
+# No `from __future__ import annotations`: NamedTuples on the hot path (see ocmem.home.settings).
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+CONFIG_FILE_NAME = "ocmem.yaml"
+
+
+def resolve_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("OCMEM_HOME"):
+        return Path(env["OCMEM_HOME"]).expanduser()
+    xdg = env.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return base / "opencode"
+
+
+class Paths(NamedTuple):
+    home: Path
+
+    @property
+    def agents_md(self) -> Path:
+        return self.home / "AGENTS.md"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.home / "memory"
+
+    @property
+    def memory_md(self) -> Path:
+        return self.memory_dir / "MEMORY.md"
+
+    @property
+    def short_term(self) -> Path:
+        return self.memory_dir / "SHORT_TERM.md"
+
+    @property
+    def journal(self) -> Path:
+        return self.memory_dir / "journal.md"
+
+    @property
+    def pending(self) -> Path:
+        return self.memory_dir / "pending.md"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.home / "skills"
+
+    @property
+    def plugin_file(self) -> Path:
+        return self.home / "plugin" / "ocmem.ts"
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / CONFIG_FILE_NAME
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / ".ocmem"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.state_dir / "backups"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "ocmem.lock"
+
+    @property
+    def log_file(self) -> Path:
+        return self.state_dir / "log.jsonl"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.state_dir / "sessions"
+
+    @property
+    def windows_index(self) -> Path:
+        """Every exposed session's window in one file, kept with the records (ocmem.home.sessions):
+        what the plugin reads again when a file it is about to trust changed after it last did."""
+        return self.state_dir / "windows.json"
+
+    @property
+    def home_id(self) -> Path:
+        """This home's identity (ocmem.home): the id naming its pages in SilverBullet."""
+        return self.state_dir / "home.json"
+
+    @property
+    def sync_state(self) -> Path:
+        return self.state_dir / "sync-state.json"
+
+    @property
+    def note_recurrence(self) -> Path:
+        """The days on which each short-term note was written (ocmem.services.recurrence)."""
+        return self.state_dir / "note-recurrence.json"
+
+    @property
+    def skill_usage(self) -> Path:
+        """One JSON line per skill the plugin saw loaded (for ``ocmem review``)."""
+        return self.state_dir / "skill-usage.jsonl"
+
+    @property
+    def plugin_command(self) -> Path:
+        """How the OpenCode plugin starts this ocmem (written by ``ocmem init``)."""
+        return self.state_dir / "plugin.json"
+
+    @property
+    def old_memory_dir(self) -> Path:
+        """Where ``ocmem init`` sets another memory system's skills aside (ocmem.setup.oldmemory):
+        not a ``skills/`` folder, so OpenCode no longer loads them."""
+        return self.state_dir / "old-memory"
+
+    @property
+    def history_git(self) -> Path:
+        return self.state_dir / "history.git"
+
+    @property
+    def default_token_file(self) -> Path:
+        return self.state_dir / "silverbullet.token"
+
+    @property
+    def journal_index(self) -> Path:
+        """The search index of the journal: a cache, rebuilt from the journal at will."""
+        return self.state_dir / "journal-index.sqlite3"
+
+    @property
+    def agents_dir(self) -> Path:
+        """The OpenCode processes a plugin gate serves (see ``ocmem.plugin.agentproc``)."""
+        return self.state_dir / "agents"
+
+    @property
+    def writes_journal(self) -> Path:
+        """Every file ocmem writes in the home, with its new digest: what the plugin's
+        tamper monitor accepts as ocmem's own change."""
+        return self.state_dir / "writes.jsonl"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        """Where the plugin moves files the agent added or changed behind ocmem's back."""
+        return self.state_dir / "quarantine"
+
+    @property
+    def plugin_seen(self) -> Path:
+        """Written each time OpenCode loads the plugin (``ocmem doctor`` reads it)."""
+        return self.state_dir / "plugin-seen.json"
+
+    @property
+    def hardened_file(self) -> Path:
+        """The hardened mode's record (owner, agent, what ``ocmem harden --undo`` restores)."""
+        return self.state_dir / "hardened.json"
+
+    @property
+    def cron_log(self) -> Path:
+        return self.state_dir / "cron.log"
+
+    @property
+    def curation_log(self) -> Path:
+        return self.state_dir / "curation.log"
+
+    def rel(self, path: Path) -> str:
+        """Path relative to the home, for messages, logs and backups."""
+        try:
+            return path.relative_to(self.home).as_posix()
+        except ValueError:
+            return str(path)

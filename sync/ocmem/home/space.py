@@ -1,0 +1,336 @@
+"""SilverBullet sync settings: ``silverbullet:`` in ocmem.yaml, overridden by environment variables.
+
+Directions are one-way per file and checked here, before any run: pull targets can only be
+AGENTS.md, memory/MEMORY.md or files under skills/; push sources are journal.md and pending.md,
+and every push target must lie under the inbox prefix (``Agents/Inbox/`` by default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from ocmem.errors import InputError, Refused
+from ocmem.home.settings import Settings
+from ocmem.home.settings import section as config_section
+
+ENV_URL = "OCMEM_SILVERBULLET_URL"
+ENV_TOKEN = "OCMEM_SILVERBULLET_TOKEN"
+ENV_TOKEN_FILE = "OCMEM_SILVERBULLET_TOKEN_FILE"
+
+DEFAULT_INBOX = "Agents/Inbox/"
+DEFAULT_PULL = (
+    ("Agents/Skills/", "skills/"),
+    ("Agents/Memory/MEMORY.md", "memory/MEMORY.md"),
+    ("Agents/AGENTS.md", "AGENTS.md"),
+)
+# Each home writes its own pages, named by its id (ocmem.home): no two homes ever write one page.
+HOME_PLACEHOLDER = "{home}"
+DEFAULT_PUSH = (
+    ("memory/journal.md", "Agents/Inbox/{home}/journal.md"),
+    ("memory/pending.md", "Agents/Inbox/{home}/pending.md"),
+)
+# Files the pull may never write, whatever the mapping says.
+LOCAL_ONLY = frozenset({"memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md"})
+
+
+class PullRule(NamedTuple):
+    """``remote`` is a folder (ends with /) mirrored into the ``local`` folder, or one file."""
+
+    remote: str
+    local: str
+
+    @property
+    def is_folder(self) -> bool:
+        return self.remote.endswith("/")
+
+    def local_for(self, remote_name: str) -> str | None:
+        if self.is_folder:
+            if remote_name.startswith(self.remote) and remote_name != self.remote:
+                return self.local + remote_name[len(self.remote) :]
+            return None
+        return self.local if remote_name == self.remote else None
+
+
+class PushRule(NamedTuple):
+    local: str
+    remote: str  # may hold {home}, the home's id
+
+    def page(self, home_id: str) -> str:
+        return self.remote.replace(HOME_PLACEHOLDER, home_id)
+
+
+class SyncConfig(NamedTuple):
+    url: str
+    token: str | None
+    inbox: str = DEFAULT_INBOX
+    pull: tuple[PullRule, ...] = ()
+    push: tuple[PushRule, ...] = ()
+    max_delete_ratio: float = 0.5
+    concurrency: int = 8
+    timeout_seconds: float = 30.0
+    retry_wait_seconds: float = 0.5
+    # A page is written only after it stayed unchanged this long (a human may be editing it).
+    quiet_seconds: float = 0.3
+    # How long a push waits for a page to become quiet before postponing it.
+    patience_seconds: float = 20.0
+    expect_space_path: str | None = None
+
+    def __repr__(self) -> str:
+        return f"SyncConfig(url={self.url!r}, token={'***' if self.token else None})"
+
+    def local_target(self, remote_name: str) -> str | None:
+        for rule in self.pull:
+            target = rule.local_for(remote_name)
+            if target is not None:
+                return target
+        return None
+
+
+def sync_section(settings: Settings) -> Mapping[str, Any]:
+    return config_section(settings, "silverbullet")
+
+
+def is_configured(settings: Settings, env: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if env is None else env
+    return bool(env.get(ENV_URL) or sync_section(settings).get("url"))
+
+
+def configured_url(settings: Settings, env: Mapping[str, str]) -> str:
+    """The SilverBullet URL as configured (environment first): the instance, prefix included,
+    without a trailing slash nor the ``/.fs`` of its API (which users often copy)."""
+    url = str(env.get(ENV_URL) or sync_section(settings).get("url") or "").strip().rstrip("/")
+    return url.removesuffix("/.fs").rstrip("/")
+
+
+def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -> SyncConfig:
+    env = os.environ if env is None else env
+    raw = sync_section(settings)
+    where = settings.paths.config_file
+    url = configured_url(settings, env)
+    if not url:
+        raise InputError(
+            "aucune instance SilverBullet configurée",
+            fix=f"définis {ENV_URL} ou `silverbullet.url` dans {where}",
+        )
+    if not url.startswith(("http://", "https://")):
+        raise InputError(
+            f"URL SilverBullet invalide : {redacted(url)!r}",
+            fix="elle commence par http:// ou https://",
+        )
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise InputError(
+            f"l'URL SilverBullet contient un identifiant ou un mot de passe ({redacted(url)}) : "
+            "il finirait dans les messages, les journaux et l'historique",
+            fix=f"retire « …@ » de l'URL ({where} ou {ENV_URL}) ; l'authentification passe par "
+            f"un jeton dans un fichier (`token_file`, mode 600)",
+        )
+    if "?" in url or "#" in url:
+        raise InputError(
+            f"URL SilverBullet invalide (paramètres ou ancre) : {url!r}",
+            fix="donne l'adresse de l'instance, avec son préfixe éventuel (ex. https://notes.example.org/sb)",
+        )
+    if "token" in raw:
+        raise InputError(
+            "le jeton ne va jamais dans ocmem.yaml",
+            fix=f"utilise {ENV_TOKEN_FILE} ou `token_file` (fichier en mode 600)",
+        )
+    known = set(SyncConfig._fields) - {"token"} | {"token_file", "allow_plain_http"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise InputError(
+            f"clé(s) inconnue(s) sous `silverbullet` : {', '.join(unknown)}",
+            fix=f"clés possibles : {', '.join(sorted(known))}",
+        )
+    inbox = _folder(raw.get("inbox", DEFAULT_INBOX), "inbox")
+    pull = tuple(
+        _pull_rule(item)
+        for item in raw.get("pull", [{"remote": r, "local": loc} for r, loc in DEFAULT_PULL])
+    )
+    push = tuple(
+        _push_rule(item, inbox)
+        for item in raw.get("push", [{"local": loc, "remote": r} for loc, r in DEFAULT_PUSH])
+    )
+    for rule in pull:
+        if rule.remote.startswith(inbox) or inbox.startswith(rule.remote):
+            raise InputError(
+                f"la règle de pull {rule.remote!r} recouvre la boîte de dépôt {inbox!r}",
+                fix="un fichier est tiré OU poussé, jamais les deux",
+            )
+    token = _token(settings, raw, env)
+    if token and plain_http_to_remote(url) and raw.get("allow_plain_http") is not True:
+        raise Refused(
+            f"le jeton partirait en clair (http://) vers {parts.hostname}, qui n'est pas cette machine",
+            fix="utilise une URL https:// ; si le réseau est sûr (VPN, réseau privé), ajoute "
+            f"`allow_plain_http: true` sous `silverbullet` dans {where}",
+        )
+    return SyncConfig(
+        url=url,
+        token=token,
+        inbox=inbox,
+        pull=pull,
+        push=push,
+        max_delete_ratio=_number(raw, "max_delete_ratio", 0.5, 0.0, 1.0),
+        concurrency=int(_number(raw, "concurrency", 8, 1, 64)),
+        timeout_seconds=_number(raw, "timeout_seconds", 30.0, 0.1, 600.0),
+        retry_wait_seconds=_number(raw, "retry_wait_seconds", 0.5, 0.0, 60.0),
+        quiet_seconds=_number(raw, "quiet_seconds", 0.3, 0.0, 60.0),
+        patience_seconds=_number(raw, "patience_seconds", 20.0, 0.0, 600.0),
+        expect_space_path=raw.get("expect_space_path"),
+    )
+
+
+def _clean(path: object, what: str) -> str:
+    if not isinstance(path, str) or not path.strip():
+        raise InputError(f"chemin {what} vide ou invalide : {path!r}", fix="corrige ocmem.yaml")
+    text = path.strip()
+    parts = PurePosixPath(text.rstrip("/")).parts
+    if text.startswith("/") or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        raise InputError(
+            f"chemin {what} interdit : {path!r}",
+            fix="un chemin relatif, sans . ni .., sans dossier caché",
+        )
+    return text
+
+
+def _folder(path: object, what: str) -> str:
+    text = _clean(path, what)
+    return text if text.endswith("/") else text + "/"
+
+
+def _pull_rule(item: object) -> PullRule:
+    if not isinstance(item, Mapping):
+        raise InputError("chaque règle de pull est {remote, local}", fix="corrige ocmem.yaml")
+    remote, local = _clean(item.get("remote"), "distant"), _clean(item.get("local"), "local")
+    if remote.endswith("/") != local.endswith("/"):
+        raise InputError(
+            f"règle de pull {remote!r} → {local!r} : dossier vers dossier ou fichier vers fichier",
+            fix="termine les deux par / ou aucun",
+        )
+    allowed = local in ("AGENTS.md", "memory/MEMORY.md") or local.startswith("skills/")
+    if not allowed or local in LOCAL_ONLY:
+        raise InputError(
+            f"le pull ne peut pas écrire {local!r}",
+            fix="le pull n'écrit que AGENTS.md, memory/MEMORY.md et skills/",
+        )
+    return PullRule(remote, local)
+
+
+def _push_rule(item: object, inbox: str) -> PushRule:
+    if not isinstance(item, Mapping):
+        raise InputError("chaque règle de push est {local, remote}", fix="corrige ocmem.yaml")
+    local, remote = _clean(item.get("local"), "local"), _clean(item.get("remote"), "distant")
+    if local not in ("memory/journal.md", "memory/pending.md"):
+        raise InputError(
+            f"le push ne lit que journal.md et pending.md, pas {local!r}", fix="corrige ocmem.yaml"
+        )
+    sample = PushRule(local, remote).page("home-id")
+    if not sample.startswith(inbox) or not sample.endswith(".md") or "{" in sample:
+        raise InputError(
+            f"le push n'écrit que des pages .md sous {inbox!r}, pas {remote!r}",
+            fix="corrige ocmem.yaml",
+        )
+    return PushRule(local, remote)
+
+
+def _number(section: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
+    value = section.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise InputError(
+            f"`silverbullet.{key}` doit être entre {low} et {high}", fix="corrige ocmem.yaml"
+        )
+    return float(value)
+
+
+def redacted(url: str) -> str:
+    """``url`` without what precedes an ``@`` in its authority (user, password)."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}{sep}{authority}{slash}{path}"
+
+
+_LOCAL_HOSTS = ("localhost", "ip6-localhost")
+
+
+def plain_http_to_remote(url: str) -> bool:
+    """Whether ``url`` is plain http to a host other than this machine (loopback)."""
+    import ipaddress
+
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = (parts.hostname or "").lower()
+    if host in _LOCAL_HOSTS or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
+def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Every token this process can read, whatever the state of its file: memory writes must
+    never contain one. (A token file with loose permissions is refused for syncing, but it is
+    still a secret: the guard must not switch off because the set-up is wrong.)"""
+    env = os.environ if env is None else env
+    found = [env[ENV_TOKEN].strip()] if env.get(ENV_TOKEN, "").strip() else []
+    # a password written into the URL (refused for syncing) is a secret all the same
+    password = urlsplit(configured_url(settings, env)).password
+    if password:
+        found.append(password)
+    path = token_file_path(settings, sync_section(settings), env)
+    # Absent, or unreadable by this user (hardened mode): nothing this process could leak.
+    with contextlib.suppress(OSError):
+        found.append(path.read_text(encoding="utf-8", errors="replace").strip())
+    return tuple(secret for secret in found if secret)
+
+
+def token_file_path(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> Path:
+    raw = env.get(ENV_TOKEN_FILE) or section.get("token_file")
+    return Path(str(raw)).expanduser() if raw else settings.paths.default_token_file
+
+
+def loose_mode(path: Path) -> int | None:
+    """The permission bits of a token file that others could read, or None if it is private."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    return mode if mode & 0o077 else None
+
+
+def _token(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    if env.get(ENV_TOKEN):
+        return env[ENV_TOKEN].strip()
+    path = token_file_path(settings, section, env)
+    if not path.exists():
+        if env.get(ENV_TOKEN_FILE) or section.get("token_file"):
+            raise InputError(
+                f"fichier de jeton introuvable : {path}",
+                fix="crée-le (une ligne, mode 600) ou corrige le chemin",
+            )
+        return None  # an open SilverBullet (no SB_USER) needs no token
+    mode = loose_mode(path)
+    if mode is not None:
+        raise Refused(
+            f"le fichier de jeton {path} est lisible par d'autres (mode {mode:o})",
+            fix=f"chmod 600 {path}",
+        )
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise InputError(
+            f"le fichier de jeton {path} n'est pas du texte UTF-8",
+            fix="écris le jeton SilverBullet (SB_AUTH_TOKEN) sur une ligne, en texte",
+        ) from None
+    if not token:
+        raise InputError(
+            f"le fichier de jeton {path} est vide",
+            fix="écris le jeton SilverBullet (SB_AUTH_TOKEN) sur une ligne",
+        )
+    return token

@@ -1,0 +1,391 @@
+"""One ocmem home as every operation sees it: paths, limits, clock, text guards, the locked write
+transaction and the readers of its files.
+
+The notes and journal (``ocmem.services.memory``), proposals, install, doctor, review, the plugin API and
+sync are peers that each receive a ``Workspace``; none reaches into another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ocmem.clock import Clock
+from ocmem.errors import InputError, OcmemError
+from ocmem.guards.textsafety import check_text
+from ocmem.home.fsio import (
+    Backups,
+    about_path,
+    announce,
+    announce_append,
+    atomic_write,
+    log_event,
+    prune,
+    read_text,
+    run_lock,
+    storage_error,
+)
+from ocmem.home.paths import Paths
+from ocmem.home.settings import Limits, Settings, load_settings
+
+if TYPE_CHECKING:
+    from ocmem.formats import pending, skills
+
+# What each memory file holds when ocmem creates it (install and doctor's repair).
+SHORT_TERM_TEMPLATE = ""
+
+
+def memory_templates(paths: Paths) -> dict[Path, str]:
+    from ocmem.formats.journal import JOURNAL_HEADER
+    from ocmem.formats.memorymd import MEMORY_HEADER
+    from ocmem.formats.pending import PENDING_HEADER
+
+    return {
+        paths.memory_md: MEMORY_HEADER,
+        paths.short_term: SHORT_TERM_TEMPLATE,
+        paths.journal: JOURNAL_HEADER,
+        paths.pending: PENDING_HEADER,
+    }
+
+
+class Transaction:
+    """One locked run: backs up before replacing, writes atomically, logs each write, and
+    undoes its own writes when the run fails (``Workspace.transaction``), so that a run that
+    stops half-way (disk full, a guard) leaves every file as it found it."""
+
+    def __init__(self, paths: Paths, command: str, clock: Clock):
+        self.paths = paths
+        self.command = command
+        self.clock = clock
+        self.backups = Backups(paths, clock)
+        self.current: Path | None = None  # the file being written, while it is
+        self.saving = False  # whether that write is at its backup step
+        self._undo: list[tuple[Path, Callable[[], None]]] = []
+        self._touched: set[Path] = set()
+
+    def write(
+        self,
+        path: Path,
+        text: str,
+        *,
+        old: str | None = None,
+        mode: int | None = None,
+        backup: bool = True,
+    ) -> None:
+        """Replace ``path`` with ``text``. ``old``: its current text, when the caller just read
+        it under this transaction's lock (saves a read). ``backup``: False for ocmem's own
+        state files (the undo then keeps the old bytes in memory)."""
+        existed = path.exists()
+        old = read_text(path) if old is None else old
+        if existed and old == text and mode is None:
+            return
+        self.current, self.saving = path, True
+        # An empty file needs no copy: the undo keeps its (empty) text, and no backup is 0 bytes.
+        copy = self.backups.save(path) if existed and backup and old else None
+        self.saving = False
+        undo = self._restorer(path, existed, copy, old) if path not in self._touched else None
+        atomic_write(path, text, mode=mode)  # atomic: if it fails, there is nothing to undo
+        if undo is not None:
+            self._touched.add(path)
+            self._undo.append((path, undo))
+        self.current = None
+        log_event(
+            self.paths,
+            self.clock,
+            "write",
+            command=self.command,
+            file=self.paths.rel(path),
+            chars=len(text),
+            backup=self.paths.rel(copy) if copy else None,
+        )
+
+    def append(self, path: Path, text: str) -> None:
+        """Append ``text`` in one write and fsync: the cost does not grow with the file, and a
+        killed run leaves the old bytes followed by a prefix of ``text`` at worst."""
+        self.current = path
+        existed = path.exists()
+        payload = text.encode("utf-8")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise about_path(exc, path) from exc
+        try:
+            start = os.fstat(fd).st_size
+            self._undo.append((path, self._truncater(path, existed, start)))
+            announce_append(path, start, payload)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            raise about_path(exc, path) from exc
+        finally:
+            os.close(fd)
+        self.current = None
+        log_event(
+            self.paths,
+            self.clock,
+            "append",
+            command=self.command,
+            file=self.paths.rel(path),
+            at=start,
+            bytes=len(payload),
+        )
+
+    def set_aside(self, path: Path, start: int, name: str) -> Path:
+        """Move the bytes of ``path`` from ``start`` to its end into this run's backup folder
+        (as ``name``), then cut them from ``path``: what an interrupted write left behind."""
+        self.current = path
+        with path.open("rb") as handle:
+            handle.seek(start)
+            tail = handle.read()
+        kept = self.backups.save_bytes(name, tail)
+        self._undo.append((path, self._reappender(path, tail)))
+        try:
+            announce(path, lambda: _bytes_upto(path, start))
+            os.truncate(path, start)
+        except OSError as exc:
+            raise about_path(exc, path) from exc
+        self.current = None
+        log_event(
+            self.paths,
+            self.clock,
+            "set-aside",
+            command=self.command,
+            file=self.paths.rel(path),
+            bytes=len(tail),
+            backup=self.paths.rel(kept),
+        )
+        return kept
+
+    def _restorer(
+        self, path: Path, existed: bool, copy: Path | None, old: str
+    ) -> Callable[[], None]:
+        made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+        previous_mode = path.stat().st_mode & 0o7777 if existed else None
+
+        def undo() -> None:
+            if not existed:
+                path.unlink(missing_ok=True)
+                for directory in made:
+                    with contextlib.suppress(OSError):
+                        directory.rmdir()
+                return
+            if copy is None:
+                atomic_write(path, old, mode=previous_mode)
+                return
+            try:
+                os.replace(copy, path)  # same disk: no space needed, atomic
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                atomic_write(path, copy.read_bytes(), mode=previous_mode)
+                copy.unlink()
+            self.backups.saved.remove(copy)
+            if previous_mode is not None:
+                os.chmod(path, previous_mode)
+
+        return undo
+
+    @staticmethod
+    def _truncater(path: Path, existed: bool, size: int) -> Callable[[], None]:
+        def undo() -> None:
+            if existed or size:
+                os.truncate(path, size)
+            else:
+                path.unlink(missing_ok=True)
+
+        return undo
+
+    @staticmethod
+    def _reappender(path: Path, tail: bytes) -> Callable[[], None]:
+        def undo() -> None:
+            with path.open("ab") as handle:
+                handle.write(tail)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+        return undo
+
+    def rollback(self) -> list[str]:
+        """Undo this run's writes, newest first; what could not be restored, with where its
+        previous version is (that backup is then kept)."""
+        failed: list[str] = []
+        while self._undo:
+            path, undo = self._undo.pop()
+            try:
+                undo()
+            except OSError:
+                failed.append(self.paths.rel(path))
+        if failed:
+            return [
+                f"{name} n'a pas pu être remis dans son état d'avant : "
+                f"sa version précédente est dans {self.paths.rel(self.backups.folder)}"
+                for name in failed
+            ]
+        self.backups.discard()  # every copy equals its live file again
+        return []
+
+    def error(self, exc: OSError, unrestored: list[str]) -> OcmemError:
+        """The storage error of a failed run, saying whether anything stayed changed."""
+        if self.current is None:
+            action = "d'accéder à"
+        elif self.saving:
+            action = "de sauvegarder (dans .ocmem/backups)"
+        else:
+            action = "d'écrire"
+        # "nothing changed" only when the failure hit a write this transaction made itself (the
+        # sync code writes on its own, and is not undone here)
+        return storage_error(
+            exc,
+            self.paths,
+            action=action,
+            changed=None if unrestored or self.current is None else False,
+            extra=" ; ".join(unrestored),
+            about=self.current,
+        )
+
+
+class Workspace:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock,
+        wait_seconds: float = 0.0,
+        known_secrets: Iterable[str] = (),
+        sync_mode: bool = False,
+        notify: Callable[[str], None] | None = None,
+    ):
+        self.settings = settings
+        self.paths: Paths = settings.paths
+        self.limits: Limits = settings.limits
+        self.clock = clock
+        self.wait_seconds = wait_seconds
+        self.known_secrets = tuple(known_secrets)
+        self.sync_mode = sync_mode
+        self.notify = notify  # hears that the run waits for the lock (the CLI prints it)
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    def today(self) -> date:
+        return self.clock.today()
+
+    def log(self, action: str, **fields: object) -> bool:
+        """One line in the action log, stamped by this workspace's clock (best effort)."""
+        return log_event(self.paths, self.clock, action, **fields)
+
+    def check(self, field_name: str, text: str) -> None:
+        """Refuse text that must never be memorised (secrets, the configured token, …)."""
+        check_text(field_name, text, self.known_secrets)
+
+    @contextlib.contextmanager
+    def transaction(self, command: str) -> Iterator[Transaction]:
+        """The run lock and a Transaction; if the body fails, its writes are undone, and a file
+        system error becomes a StorageError that names the file and says what changed."""
+        with run_lock(self.paths, self.clock, self.wait_seconds, self.notify):
+            run = Transaction(self.paths, command, self.clock)
+            try:
+                yield run
+            except Exception as exc:
+                unrestored = run.rollback()
+                if isinstance(exc, OSError):
+                    raise run.error(exc, unrestored) from exc
+                raise
+            prune(self.paths, self.clock)
+
+    # --- readers -------------------------------------------------------------------------
+
+    def journal_files(self) -> list[Path]:
+        """The journal, then its monthly archives, newest first."""
+        from ocmem.formats.journal import archive_files
+
+        return [self.paths.journal, *archive_files(self.paths.memory_dir)]
+
+    def journal_texts(self) -> list[str]:
+        return [read_text(path) for path in self.journal_files()]
+
+    def memory_text(self) -> str:
+        return read_text(self.paths.memory_md)
+
+    def pending_document(self) -> pending.Document:
+        from ocmem.formats import pending
+
+        return pending.document(read_text(self.paths.pending))
+
+    def proposals(self) -> list[pending.Proposal]:
+        return self.pending_document().proposals
+
+    def skills(self) -> list[skills.Skill]:
+        from ocmem.formats import skills
+
+        return skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
+
+
+def has_layout(home: Path) -> bool:
+    """Whether ``home`` looks like an ocmem home (made by ``ocmem init``)."""
+    return (home / "memory").is_dir() or (home / ".ocmem").is_dir()
+
+
+def open_workspace(
+    home: Path | None = None,
+    *,
+    wait_seconds: float = 0.0,
+    env: Mapping[str, str] | None = None,
+    clock: Clock,
+    notify: Callable[[str], None] | None = None,
+    creating: bool = False,
+) -> Workspace:
+    """The workspace of a home, knowing the sync mode and the token to keep out of memory.
+
+    Unless ``creating`` (``ocmem init``), the home must already be an ocmem home: a mistyped
+    --home or OCMEM_HOME is refused before anything is written, instead of growing a new home.
+    """
+    env = os.environ if env is None else env
+    settings = load_settings(home, env)
+    if not creating and not has_layout(settings.paths.home):
+        import shlex  # lazy: only for this message
+
+        where = settings.paths.home
+        missing = "n'existe pas" if not where.exists() else "ne contient ni memory/ ni .ocmem/"
+        raise InputError(
+            f"{where} {missing} : ce n'est pas un dossier ocmem (rien n'a été créé)",
+            fix=f"vérifie --home ou OCMEM_HOME ; pour créer ce dossier : "
+            f"`ocmem --home {shlex.quote(str(where))} init`",
+        )
+    secrets: tuple[str, ...] = ()
+    sync_mode = False
+    if _sync_mentioned(settings, env):
+        from ocmem.home.space import is_configured, secret_values
+
+        secrets, sync_mode = secret_values(settings, env), is_configured(settings, env)
+    return Workspace(
+        settings,
+        clock=clock,
+        wait_seconds=wait_seconds,
+        known_secrets=secrets,
+        sync_mode=sync_mode,
+        notify=notify,
+    )
+
+
+def _sync_mentioned(settings: Settings, env: Mapping[str, str]) -> bool:
+    """Whether anything could configure sync or hold a token: a `silverbullet` section, an
+    OCMEM_SILVERBULLET_* variable, or the default token file. When nothing does, a local
+    command skips loading the sync settings (a millisecond and more on every run)."""
+    return (
+        "silverbullet" in settings.raw
+        or any(key.startswith("OCMEM_SILVERBULLET_") and value for key, value in env.items())
+        or settings.paths.default_token_file.exists()
+    )
+
+
+def _bytes_upto(path: Path, size: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(size)

@@ -1,0 +1,288 @@
+"""The contract between ocmem and its OpenCode plugin, written once.
+
+The plugin (TypeScript, ``plugin/ocmem.ts``) runs ``ocmem`` and exchanges JSON with it:
+
+- ``ocmem plugin-config`` → :class:`PluginSettings` (paths to guard, tools to trust, patterns);
+- ``ocmem prompt-context --session ID`` → :class:`PromptContext` (the memory blocks);
+- ``ocmem tool NAME`` ← :class:`ToolEnvelope` on stdin (the user's messages, where the session
+  has been, the tool's arguments), → the tool's answer as text;
+- the gate's ``proposal`` request → :class:`ProposalSummary` (what the promotion prompt shows).
+
+The TypeScript types, the runtime shapes the plugin checks every answer against, and the
+plugin's cold-start settings (used until ``ocmem plugin-config`` has answered) are generated
+from this module into a marked block of ``plugin/ocmem.ts``: ``python -m ocmem.contract
+--write plugin/ocmem.ts``. ``tests/test_contract.py`` fails when either side drifts, and
+``tsc --noEmit`` checks the plugin against the generated types.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import typing
+from pathlib import Path
+from typing import Any, TypedDict
+
+from ocmem import __version__
+from ocmem.guards import exposure
+from ocmem.guards.corrections import CORRECTION_SOURCE
+from ocmem.guards.provenance import RETIENS_PATTERNS
+from ocmem.home.paths import Paths
+from ocmem.home.settings import Settings
+
+# Put in the first message of a maintenance run (the weekly curation): no retrospective then.
+MAINTENANCE_MARKER = "<!-- ocmem:maintenance -->"
+
+
+class Exposure(TypedDict):
+    """Untrusted content that entered a session (kinds: ``ocmem.guards.exposure``)."""
+
+    kind: str
+    source: str
+
+
+class Window(TypedDict):
+    """An exposed session's window, in milliseconds since the epoch (``ocmem.home.sessions``);
+    ``open``: a turn of it runs (or its OpenCode died in one): it reaches every later moment."""
+
+    session: str
+    start: float
+    end: float
+    open: bool
+
+
+class PluginSettings(TypedDict):
+    version: str
+    home: str
+    threshold: int
+    sync: bool
+    pull_timeout_seconds: float
+    protected_files: list[str]
+    protected_dirs: list[str]
+    secret_files: list[str]
+    trusted_tools: list[str]
+    untrusted_tools: list[str]
+    retiens: str
+    corrections: str
+    skill_usage_file: str
+    maintenance_marker: str
+    # The tamper monitor (default mode) watches the whole home but ocmem's state dir, accepts
+    # the changes the writes journal announces and moves the others to the quarantine dir.
+    state_dir: str
+    plugin_command_file: str
+    writes_journal: str
+    quarantine_dir: str
+    # True when the home belongs to another Unix user (``ocmem harden``): the OS protects it.
+    hardened: bool
+    # The SilverBullet token and its obvious encodings, erased from every tool output (default
+    # mode only: in the hardened mode the agent's user cannot read the token at all).
+    redact: list[str]
+    # Session taint (ocmem.guards.exposure): what makes a tool call bring outside content.
+    fetch_commands: str
+    path_tokens: str
+    file_tokens: str
+    untrusted_dirs: list[str]
+    system_paths: list[str]
+    trust_project: bool
+    # Exposed sessions of the last days: a project file changed inside one is not trusted;
+    # the file they are kept in (read again when a file changed after the plugin last read it).
+    exposure_windows: list[Window]
+    windows_file: str
+
+
+class PromptContext(TypedDict):
+    system: list[str]
+    warnings: list[str]
+    journal_written: bool
+    # Memory files holding quarantined items: reading one exposes the session.
+    quarantined: list[str]
+
+
+class ToolEnvelope(TypedDict):
+    session: str
+    user_messages: list[str]
+    # Everything the plugin saw enter the session; ocmem keeps the union (never removes).
+    exposures: list[Exposure]
+    args: dict[str, object]
+
+
+class ProposalSummary(TypedDict):
+    id: str
+    kind: str
+    title: str
+    exposure: str  # "" when the proposal carries none
+
+
+# OpenCode 1.18.33's built-in tools whose output is the agent's own work. Anything else
+# (webfetch, websearch, every MCP tool) is untrusted unless ocmem.yaml says otherwise.
+TRUSTED_TOOLS = (
+    "bash",
+    "edit",
+    "glob",
+    "grep",
+    "list",
+    "read",
+    "patch",
+    "multiedit",
+    "apply_patch",
+    "skill",
+    "task",
+    "todoread",
+    "todowrite",
+    "write",
+    "invalid",
+)
+# Settings fields that are paths: relative to the home in the cold-start settings.
+PATH_FIELDS = (
+    "protected_files",
+    "protected_dirs",
+    "secret_files",
+    "skill_usage_file",
+    "state_dir",
+    "plugin_command_file",
+    "writes_journal",
+    "quarantine_dir",
+    "windows_file",
+)
+
+
+def cold_start_settings() -> PluginSettings:
+    """The settings of a home with no ocmem.yaml, paths relative to it: what the plugin uses
+    before ``ocmem plugin-config`` has answered (generated into plugin/ocmem.ts)."""
+    paths = Paths(Path("."))
+    return {
+        "version": __version__,
+        "home": ".",
+        "threshold": Settings(paths).limits.retrospective_threshold,
+        "sync": False,
+        "pull_timeout_seconds": 20.0,
+        "protected_files": [paths.rel(paths.agents_md), paths.rel(paths.config_file)],
+        "protected_dirs": [
+            paths.rel(paths.memory_dir),
+            paths.rel(paths.skills_dir),
+            paths.rel(paths.state_dir),
+            paths.rel(paths.plugin_file.parent),
+        ],
+        "secret_files": [paths.rel(paths.default_token_file)],
+        "trusted_tools": list(TRUSTED_TOOLS),
+        "untrusted_tools": ["webfetch", "websearch"],
+        "retiens": "|".join(RETIENS_PATTERNS),
+        "corrections": CORRECTION_SOURCE,
+        "skill_usage_file": paths.rel(paths.skill_usage),
+        "maintenance_marker": MAINTENANCE_MARKER,
+        "state_dir": paths.rel(paths.state_dir),
+        "plugin_command_file": paths.rel(paths.plugin_command),
+        "writes_journal": paths.rel(paths.writes_journal),
+        "quarantine_dir": paths.rel(paths.quarantine_dir),
+        "hardened": False,
+        "redact": [],
+        "fetch_commands": exposure.FETCH_COMMAND_SOURCE,
+        "path_tokens": exposure.PATH_TOKEN_SOURCE,
+        "file_tokens": exposure.FILE_TOKEN_SOURCE,
+        "untrusted_dirs": list(exposure.UNTRUSTED_DIRS),
+        "system_paths": list(exposure.SYSTEM_PATHS),
+        "trust_project": True,
+        "exposure_windows": [],
+        "windows_file": paths.rel(paths.windows_index),
+    }
+
+
+_TS_TYPES = {str: "string", int: "number", float: "number", bool: "boolean"}
+_GENERATED = re.compile(r"(// <ocmem:contract>\n).*?(// </ocmem:contract>)", re.DOTALL)
+
+
+def _ts_type(annotation: Any) -> str:
+    if annotation in _TS_TYPES:
+        return _TS_TYPES[annotation]
+    if typing.is_typeddict(annotation):
+        return str(annotation.__name__)
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is list:
+        return f"{_ts_type(args[0])}[]"
+    if origin is dict:
+        return "Record<string, unknown>"
+    raise TypeError(f"no TypeScript type for {annotation!r}")
+
+
+def shapes() -> dict[str, dict[str, str]]:
+    """Each JSON document's fields with their TypeScript type: what the plugin checks."""
+    return {
+        name: {field: _ts_type(t) for field, t in typing.get_type_hints(cls).items()}
+        for name, cls in (
+            ("Exposure", Exposure),
+            ("Window", Window),
+            ("Settings", PluginSettings),
+            ("PromptContext", PromptContext),
+            ("ToolEnvelope", ToolEnvelope),
+            ("ProposalSummary", ProposalSummary),
+        )
+    }
+
+
+def problems(value: object, name: str) -> list[str]:
+    """Why ``value`` is not a ``name`` document (the plugin applies the same rule)."""
+    if not isinstance(value, dict):
+        return ["pas un objet JSON"]
+    found = []
+    known = shapes()
+    for field, kind in known[name].items():
+        item = value.get(field)
+        if kind.endswith("[]") and kind[:-2] in known:
+            ok = isinstance(item, list) and not any(problems(x, kind[:-2]) for x in item)
+        elif kind.endswith("[]"):
+            ok = isinstance(item, list) and all(_is(x, kind[:-2]) for x in item)
+        elif kind.startswith("Record<"):
+            ok = isinstance(item, dict)
+        else:
+            ok = _is(item, kind)
+        if not ok:
+            found.append(f"« {field} » doit être {kind}")
+    return found
+
+
+def _is(value: object, kind: str) -> bool:
+    """JavaScript's ``typeof value === kind`` for JSON values."""
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, {"string": str, "boolean": bool}[kind])
+
+
+def typescript() -> str:
+    """The generated block of plugin/ocmem.ts (between its markers)."""
+    lines = [
+        "// Generated from sync/ocmem/plugin/contract.py by `python -m ocmem.plugin.contract --write "
+        "plugin/ocmem.ts`: do not edit by hand.",
+    ]
+    for name, fields in shapes().items():
+        lines.append(f"type {name} = {{")
+        lines += [f"  {field}: {kind}" for field, kind in fields.items()]
+        lines.append("}")
+    lines.append(f"const SHAPES = {json.dumps(shapes(), indent=2)} as const")
+    lines.append(f"const PATH_FIELDS = {json.dumps(list(PATH_FIELDS))} as const")
+    cold = json.dumps(cold_start_settings(), indent=2, ensure_ascii=False)
+    lines.append("/** Until `ocmem plugin-config` answers: paths relative to the home. */")
+    lines.append(f"const COLD_START: Settings = {cold}")
+    return "\n".join(lines) + "\n"
+
+
+def with_generated_block(source: str) -> str:
+    if not _GENERATED.search(source):
+        raise ValueError("the markers // <ocmem:contract> … // </ocmem:contract> are missing")
+    return _GENERATED.sub(lambda m: m.group(1) + typescript() + m.group(2), source)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--write":
+        target = Path(argv[1])
+        target.write_text(with_generated_block(target.read_text(encoding="utf-8")), "utf-8")
+        return 0
+    if argv == ["--print"]:
+        sys.stdout.write(typescript())
+        return 0
+    sys.stderr.write("usage: python -m ocmem.plugin.contract --write plugin/ocmem.ts | --print\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

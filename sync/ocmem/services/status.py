@@ -1,0 +1,70 @@
+"""``ocmem status``: the fill of each capped file, the journal, proposals, skills, sync state."""
+
+from __future__ import annotations
+
+from ocmem.formats import journal, pending, shortterm
+from ocmem.formats.fill import Fill
+from ocmem.home.fsio import read_text
+from ocmem.home.workspace import Workspace
+from ocmem.outcome import Outcome
+
+
+def _warning(fill: Fill, warn_at: float) -> str:
+    if fill.over:
+        return " ⚠ au-dessus du plafond"
+    return " ⚠ bientôt plein" if fill.warns(warn_at) else ""
+
+
+def status(ws: Workspace) -> Outcome:
+    paths, limits = ws.paths, ws.limits
+    warn_at = limits.fill_warning_ratio
+    lines = []
+    memory_fill = Fill(len(ws.memory_text()), limits.memory_chars)
+    lines.append(f"MEMORY.md       {memory_fill}{_warning(memory_fill, warn_at)}")
+    notes = shortterm.parse(read_text(paths.short_term))
+    kept, dropped = shortterm.split_expired(notes, ws.today())
+    st_fill = Fill(len(shortterm.render(kept)), limits.short_term_chars)
+    expired = f", {len(dropped)} expirée(s)" if dropped else ""
+    lines.append(
+        f"SHORT_TERM.md   {st_fill}{_warning(st_fill, warn_at)} — {len(kept)} note(s){expired}"
+    )
+    entries = len(journal.blocks(read_text(paths.journal)))
+    archives = len(ws.journal_files()) - 1
+    archived = f" (+{archives} archive(s))" if archives else ""
+    lines.append(f"journal.md      {entries} entrée(s){archived}")
+    document = ws.pending_document()
+    proposals = document.proposals
+    count = {s: sum(p.state == s for p in proposals) for s in pending.STATES}
+    lines.append(
+        f"pending.md      {count[pending.STATE_PENDING]} en attente, "
+        f"{count[pending.STATE_PROMOTED]} promue(s), {count[pending.STATE_REFUSED]} refusée(s), "
+        f"{count[pending.STATE_MERGED]} fusionnée(s)"
+    )
+    lines += [f"  {line}" for line in pending.damage_lines(document)]
+    installed = ws.skills()
+    lines.append(f"skills/         {len(installed)}/{limits.skills_max} skill(s)")
+    for skill in installed:
+        lines += [
+            f"  ⚠ {skill.name} : {problem} → corrige {ws.paths.rel(skill.path)} (`ocmem doctor`)"
+            for problem in skill.problems
+        ]
+    return Outcome(lines + _sync_status(ws))
+
+
+def _sync_status(ws: Workspace) -> list[str]:
+    if not ws.sync_mode:
+        return ["SilverBullet    non configuré (mémoire locale seulement)"]
+    from ocmem.home.space import load_sync_config
+    from ocmem.silverbullet.state import SyncState
+
+    config = load_sync_config(ws.settings)
+    state = SyncState.load(ws.paths.sync_state, config.url)
+    lines = [f"SilverBullet    {config.url} — {len(state.pulled)} fichier(s) tiré(s)"]
+    for page, pushed in sorted(state.pushed.items()):
+        open_conflicts = (
+            f", ⚠ {len(pushed.conflicts)} bloc(s) dans une copie de conflit"
+            if pushed.conflicts
+            else ""
+        )
+        lines.append(f"  {page} : {len(pushed.blocks)} bloc(s) poussé(s){open_conflicts}")
+    return lines

@@ -1,0 +1,67 @@
+"""The locked sync runs the CLI calls: configuration, lock, client and state wired together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+import httpx
+
+from ocmem.home.space import SyncConfig, load_sync_config
+from ocmem.home.workspace import Transaction, Workspace
+from ocmem.outcome import Outcome
+from ocmem.services.context import context_report
+from ocmem.silverbullet.client import SilverBullet
+from ocmem.silverbullet.pull import Puller
+from ocmem.silverbullet.push import Pusher
+from ocmem.silverbullet.state import SyncState
+
+
+@contextmanager
+def _session(
+    ws: Workspace,
+    command: str,
+    transport: httpx.BaseTransport | None,
+    env: Mapping[str, str] | None,
+) -> Iterator[tuple[SyncConfig, SilverBullet, SyncState, Transaction]]:
+    config = load_sync_config(ws.settings, env)
+    with ws.transaction(command) as txn, SilverBullet(config, transport=transport) as client:
+        yield config, client, SyncState.load(ws.paths.sync_state, config.url), txn
+
+
+def pull(
+    ws: Workspace,
+    *,
+    dry_run: bool = False,
+    force_delete: bool = False,
+    full: bool = False,
+    accept_active: bool = False,
+    transport: httpx.BaseTransport | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Outcome:
+    with _session(ws, "pull", transport, env) as (config, client, state, txn):
+        puller = Puller(ws, config, client, state, txn)
+        outcome = puller.run(
+            dry_run=dry_run, force_delete=force_delete, full=full, accept_active=accept_active
+        )
+    if puller.changed:
+        outcome.lines += [
+            "",
+            "Contexte chargé à chaque session :",
+            context_report(ws.settings).render(),
+        ]
+    return outcome
+
+
+def push(
+    ws: Workspace,
+    *,
+    dry_run: bool = False,
+    transport: httpx.BaseTransport | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Outcome:
+    with _session(ws, "push", transport, env) as (config, client, state, _):
+        outcome = Pusher(ws, config, client, state).run(dry_run=dry_run)
+    if not outcome.lines:
+        outcome.lines.append("Push : rien de nouveau")
+    return outcome

@@ -1,0 +1,432 @@
+"""``ocmem harden``: the hardened mode, where the operating system enforces what the agent may
+change, read and promote. Run as root; ``ocmem harden --undo`` puts everything back.
+
+A separate Unix user, the *owner* (``ocmem`` by default), owns the home (OpenCode's config dir):
+AGENTS.md, memory/, skills/, the plugin, OpenCode's own config files, and ``.ocmem/`` with the
+token. The agent's user keeps read access to what OpenCode reads and nothing more:
+
+- the home and its folders are ``0755`` and its files ``0644``, all the owner's: the agent can
+  neither change a file nor add one (no ``plugins/evil.ts``, no ``skill/x/``, no
+  ``opencode.json``); ``.ocmem/`` is ``0711`` with its files ``0600`` (the token too), except
+  ``plugin.json`` (``0644``), which tells the plugin how to start the gate;
+- every parent folder of the home that the agent owns (usually its own home folder and
+  ``~/.config``) is given to root, so the agent cannot rename the config dir away and put its
+  own in its place; OpenCode's data and cache folders there stay the agent's;
+- one sudoers rule lets the agent's user start exactly ``<ocmem> --home <home> gate`` as the
+  owner, and nothing else: the plugin starts that gate when OpenCode loads it, then forbids
+  OpenCode and all it starts to gain privileges again (``no_new_privs``): a model's shell can
+  neither run ocmem as the owner nor sudo at all. The gate applies ocmem's policy (notes, journal,
+  proposals, search; never a promotion);
+- the ocmem that runs as the owner must not be writable by the agent: it is checked here (a
+  root-owned virtualenv, e.g. ``/opt/ocmem``).
+
+The human promotes in a terminal, as the owner: ``sudo -u ocmem ocmem --home … pending accept``.
+"""
+
+from __future__ import annotations
+
+import grp
+import json
+import os
+import pwd
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ocmem.clock import Clock
+from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.home.fsio import atomic_write, log_event
+from ocmem.home.paths import Paths
+from ocmem.outcome import Outcome
+
+DEFAULT_OWNER = "ocmem"
+SUDOERS_DIR = Path("/etc/sudoers.d")
+# What a sudoers rule can hold without quoting (and what a Unix user name is made of).
+_PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/+@-]+$")
+_USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]*$")
+
+
+def program() -> Path:
+    """The ``ocmem`` console script of this installation (what the sudoers rule names)."""
+    script = Path(sys.executable).with_name("ocmem")
+    if not script.is_file():
+        raise Refused(
+            f"pas de commande ocmem à côté de {sys.executable}",
+            fix="installe ocmem avec pip dans un virtualenv appartenant à root "
+            "(python3 -m venv /opt/ocmem && /opt/ocmem/bin/pip install ocmem), puis lance "
+            "/opt/ocmem/bin/ocmem harden …",
+        )
+    return script
+
+
+def gate_command(owner: str, script: Path, home: Path) -> list[str]:
+    """How the plugin starts the gate in the hardened mode (it appends ``gate``)."""
+    return ["sudo", "-n", "-u", owner, "--", str(script), "--home", str(home)]
+
+
+def sudoers_rule(agent: str, owner: str, script: Path, home: Path) -> str:
+    return (
+        "# ocmem hardened mode: the agent's user may start ocmem's gate as the owner, nothing\n"
+        f"# else. Removed by `{script} --home {home} harden --undo`.\n"
+        f"{agent} ALL=({owner}) NOPASSWD: {script} --home {home} gate\n"
+    )
+
+
+def sudoers_file(agent: str) -> Path:
+    return SUDOERS_DIR / f"ocmem-{agent}"  # sudo skips names with a dot
+
+
+def _user(name: str, role: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        fix = (
+            f"crée-le : useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin {name}"
+            if role == "propriétaire"
+            else "donne le compte Unix sous lequel tourne OpenCode (--agent)"
+        )
+        raise Refused(f"l'utilisateur {name} ({role}) n'existe pas", fix=fix) from None
+
+
+def writable_by(info: os.stat_result, uid: int, groups: set[int]) -> bool:
+    mode = info.st_mode
+    if info.st_uid == uid:
+        return bool(mode & stat.S_IWUSR)
+    if info.st_gid in groups:
+        return bool(mode & stat.S_IWGRP)
+    return bool(mode & stat.S_IWOTH)
+
+
+def replaceable(path: Path, uid: int, groups: set[int]) -> Path | None:
+    """The first component of ``path`` the user could change or swap for its own (a folder it
+    may write that is not sticky, or a sticky one where it owns the entry), or None."""
+    current = Path(path.anchor)
+    for part in path.parts[1:]:
+        parent, current = current, current / part
+        parent_info, info = parent.lstat(), current.lstat()
+        sticky = bool(parent_info.st_mode & stat.S_ISVTX)
+        if writable_by(parent_info, uid, groups) and (not sticky or info.st_uid == uid):
+            return current
+    info = path.lstat()
+    return path if writable_by(info, uid, groups) or info.st_uid == uid else None
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Every path under ``root`` (root first), never following symbolic links."""
+    yield root
+    for dirpath, dirnames, filenames in os.walk(root):
+        base = Path(dirpath)
+        for name in dirnames + filenames:
+            yield base / name
+
+
+class Hardener:
+    def __init__(self, paths: Paths, agent: str, owner: str, clock: Clock):
+        self.clock = clock
+        if os.geteuid() != 0:
+            raise Refused(
+                "ocmem harden change des propriétaires et une règle sudo : il faut être root",
+                fix=f"sudo {program()} --home {paths.home} harden --agent {agent}",
+            )
+        for name in (agent, owner):
+            if not _USER_NAME.match(name):
+                raise InputError(f"nom d'utilisateur invalide : {name!r}", fix="un nom Unix")
+        self.paths = paths
+        self.agent = _user(agent, "agent")
+        self.owner = _user(owner, "propriétaire")
+        if 0 in (self.agent.pw_uid, self.owner.pw_uid) or self.agent.pw_uid == self.owner.pw_uid:
+            raise Refused(
+                "l'agent et le propriétaire doivent être deux utilisateurs distincts, ni l'un ni l'autre root",
+                fix="--agent <compte d'OpenCode> --owner ocmem",
+            )
+        self.groups = set(os.getgrouplist(self.agent.pw_name, self.agent.pw_gid))
+        self.script = program()
+        self.rule_file = sudoers_file(agent)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    def check(self) -> list[Path]:
+        """Refuse what cannot be made safe; return the home's parents to give to root."""
+        home = self.paths.home
+        if not _PLAIN_PATH.match(str(home)) or not _PLAIN_PATH.match(str(self.script)):
+            raise InputError(
+                f"chemin inutilisable dans une règle sudo : {home} ou {self.script}",
+                fix="lettres, chiffres et . _ / + @ - seulement",
+            )
+        if home.is_symlink() or (home.exists() and not home.is_dir()):
+            raise Refused(
+                f"{home} n'est pas un dossier", fix="donne le dossier de config d'OpenCode"
+            )
+        if (
+            shutil.which("sudo") is None
+            or shutil.which("visudo") is None
+            or not SUDOERS_DIR.is_dir()
+        ):
+            raise Refused("sudo n'est pas installé", fix="apt-get install sudo")
+        self._check_program()
+        self._check_owner_runs_it()
+        to_lock: list[Path] = []
+        for parent in reversed(home.parents):  # from / down
+            info = parent.lstat()
+            if parent.is_symlink():
+                raise Refused(
+                    f"{parent} est un lien symbolique", fix="donne le chemin réel du --home"
+                )
+            if info.st_uid == self.agent.pw_uid:
+                to_lock.append(parent)  # given to root below
+            elif writable_by(info, self.agent.pw_uid, self.groups) and not (
+                info.st_mode & stat.S_ISVTX
+            ):
+                raise Refused(
+                    f"{self.agent.pw_name} peut écrire dans {parent}, un parent de {home} : il "
+                    "pourrait remplacer le dossier de config",
+                    fix=f"retire-lui l'écriture sur {parent} (ou choisis un autre --home)",
+                )
+        return to_lock
+
+    def _check_program(self) -> None:
+        import ocmem
+
+        scheme = sysconfig.get_paths()
+        code = [
+            self.script,
+            Path(sys.executable).resolve(),
+            Path(sys.prefix),
+            Path(scheme["purelib"]),
+            Path(scheme["platlib"]),
+            Path(ocmem.__file__).resolve().parent,
+        ]
+        for path in code:
+            found = replaceable(path, self.agent.pw_uid, self.groups) if path.exists() else None
+            if found is not None:
+                raise Refused(
+                    f"{self.agent.pw_name} peut modifier {found} : le code d'ocmem qui tourne sous "
+                    f"{self.owner.pw_name} ne doit pas être à sa portée",
+                    fix="installe ocmem dans un virtualenv appartenant à root (python3 -m venv "
+                    "/opt/ocmem && /opt/ocmem/bin/pip install ocmem) et lance-le de là",
+                )
+
+    def _check_owner_runs_it(self) -> None:
+        """The gate runs as the owner: its interpreter must be readable by the owner (a Python
+        under /root is not)."""
+        try:
+            done = subprocess.run(
+                [str(self.script), "--version"],
+                user=self.owner.pw_uid,
+                group=self.owner.pw_gid,
+                extra_groups=[],
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                cwd="/",
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            failed = done.returncode != 0
+            why = (done.stderr or done.stdout).strip()
+        except OSError as exc:
+            failed, why = True, str(exc)
+        if failed:
+            raise Refused(
+                f"{self.owner.pw_name} ne peut pas lancer {self.script} ({why})",
+                fix="installe ocmem avec un Python que tous peuvent lire, dans un virtualenv "
+                "appartenant à root (python3 -m venv /opt/ocmem && /opt/ocmem/bin/pip install ocmem)",
+            )
+
+    # -- set up --------------------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        from ocmem.home.workspace import open_workspace
+        from ocmem.setup.install import Installer
+
+        to_lock = self.check()
+        home = self.paths.home
+        record: dict[str, Any] = {
+            "owner": self.owner.pw_name,
+            "agent": self.agent.pw_name,
+            "program": str(self.script),
+            "sudoers": str(self.rule_file),
+            "ts": self.clock.stamp("seconds"),
+            "locked": [],
+        }
+        previous = self._record()
+        if previous is not None:  # run again: keep what the first run changed
+            record["locked"] = previous["locked"]
+            record["home_owner"] = previous["home_owner"]
+        elif home.exists():
+            record["home_owner"] = [home.lstat().st_uid, home.lstat().st_gid]
+        else:
+            record["home_owner"] = [self.agent.pw_uid, self.agent.pw_gid]
+        home.mkdir(parents=True, exist_ok=True)
+        lines = ["ocmem harden :"]
+        for parent in to_lock:
+            lines.append(
+                f"  {parent} : propriétaire root, plus d'écriture pour {self.agent.pw_name}"
+            )
+            lines += self._lock(parent, record)
+        Installer(
+            open_workspace(home, creating=True, clock=self.clock)
+        ).run()  # the layout, the plugin, the AGENTS.md section
+        atomic_write(self.paths.hardened_file, json.dumps(record, indent=1) + "\n", mode=0o600)
+        command = gate_command(self.owner.pw_name, self.script, home)
+        atomic_write(self.paths.plugin_command, json.dumps({"command": command}) + "\n", mode=0o644)
+        self._give_home()
+        self._install_rule()
+        log_event(
+            self.paths, self.clock, "harden", agent=self.agent.pw_name, owner=self.owner.pw_name
+        )
+        self._chown(self.paths.log_file)
+        lines += [
+            f"  {home} et tout son contenu : propriétaire {self.owner.pw_name} ; "
+            f"{self.agent.pw_name} lit ce qu'OpenCode lit, n'écrit rien",
+            f"  {self.paths.state_dir} : 0711, le jeton et l'état d'ocmem en 0600",
+            f"  {self.rule_file} : {self.agent.pw_name} peut lancer la passerelle d'ocmem sous "
+            f"{self.owner.pw_name}, rien d'autre",
+            "",
+            "Au prochain démarrage d'OpenCode (lancé par "
+            f"{self.agent.pw_name}), le plugin ouvre la passerelle puis interdit tout gain de "
+            "privilège à OpenCode et à ce qu'il lance (sudo compris).",
+            "Promouvoir une proposition (l'humain, dans un terminal) :",
+            f"  sudo -u {self.owner.pw_name} {self.script} --home {home} pending accept P-XXXX",
+            "Pour annuler :",
+            f"  {self.script} --home {home} harden --undo",
+        ]
+        return Outcome(lines)
+
+    def _record(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.paths.hardened_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except ValueError as exc:
+            raise OcmemError(
+                f"{self.paths.hardened_file} est illisible ({exc})",
+                fix="restaure-le depuis une sauvegarde, ou corrige les propriétaires à la main",
+            ) from exc
+        return data if isinstance(data, dict) else None
+
+    def _lock(self, parent: Path, record: dict[str, Any]) -> list[str]:
+        info = parent.lstat()
+        record["locked"].append([str(parent), info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)])
+        notes = []
+        # OpenCode writes its data and cache there: they stay the agent's.
+        if parent == self.paths.home.parent.parent:
+            for sub in (".local", ".local/share", ".local/state", ".cache"):
+                target = parent / sub
+                if not target.exists():
+                    target.mkdir(mode=0o755)
+                    os.chown(target, self.agent.pw_uid, self.agent.pw_gid)
+                    notes.append(f"  {target} créé pour {self.agent.pw_name}")
+        os.chown(parent, 0, info.st_gid, follow_symlinks=False)
+        parent.chmod((stat.S_IMODE(info.st_mode) | 0o755) & ~0o022)
+        return notes
+
+    def _chown(self, path: Path) -> None:
+        if path.exists():
+            os.chown(path, self.owner.pw_uid, self.owner.pw_gid, follow_symlinks=False)
+
+    def _give_home(self) -> None:
+        """Everything to the owner; readable by all but ocmem's state; writable by none else."""
+        state = self.paths.state_dir
+        for path in _walk(self.paths.home):
+            os.chown(path, self.owner.pw_uid, self.owner.pw_gid, follow_symlinks=False)
+            if path.is_symlink():
+                continue
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            inside_state = path == state or state in path.parents
+            if path == state:
+                mode = 0o711
+            elif path == self.paths.plugin_command:
+                mode = 0o644
+            elif inside_state:
+                mode = 0o700 if path.is_dir() else 0o600
+            elif path.is_dir():
+                mode = (mode | 0o755) & ~0o022
+            else:
+                mode = (mode | 0o444) & ~0o022
+            path.chmod(mode)
+
+    def _install_rule(self) -> None:
+        rule = sudoers_rule(self.agent.pw_name, self.owner.pw_name, self.script, self.paths.home)
+        staged = self.rule_file.with_name(f".{self.rule_file.name}.new")
+        staged.write_text(rule, encoding="utf-8")
+        staged.chmod(0o440)
+        checked = subprocess.run(
+            ["visudo", "-cf", str(staged)], capture_output=True, text=True, check=False
+        )
+        if checked.returncode != 0:
+            staged.unlink(missing_ok=True)
+            raise OcmemError(
+                f"règle sudo refusée par visudo : {checked.stdout.strip()} {checked.stderr.strip()}",
+                fix="vérifie les noms d'utilisateurs et le chemin du --home",
+            )
+        os.replace(staged, self.rule_file)
+
+    # -- undo ----------------------------------------------------------------------------------
+
+    def undo(self) -> Outcome:
+        record = self._record()
+        if record is None:
+            raise Refused(
+                f"{self.paths.home} n'est pas en mode durci ({self.paths.hardened_file} absent)",
+                fix="rien à annuler",
+            )
+        uid, gid = record["home_owner"]
+        Path(record["sudoers"]).unlink(missing_ok=True)
+        self.paths.hardened_file.unlink()
+        command = [str(self.script)]
+        atomic_write(self.paths.plugin_command, json.dumps({"command": command}) + "\n", mode=0o600)
+        for path in _walk(self.paths.home):
+            os.chown(path, uid, gid, follow_symlinks=False)
+        self.paths.state_dir.chmod(0o700)
+        lines = [
+            "ocmem harden --undo :",
+            f"  {record['sudoers']} supprimé",
+            f"  {self.paths.home} rendu à {pwd.getpwuid(uid).pw_name}:{grp.getgrgid(gid).gr_name}",
+        ]
+        for path, p_uid, p_gid, mode in reversed(record["locked"]):
+            os.chown(path, p_uid, p_gid, follow_symlinks=False)
+            os.chmod(path, mode)
+            lines.append(f"  {path} : propriétaire et droits d'avant rétablis")
+        log_event(self.paths, self.clock, "harden --undo", agent=record["agent"])
+        return Outcome(lines)
+
+
+def harden(
+    home: Path | None, agent: str | None, owner: str, clock: Clock, *, undo: bool = False
+) -> Outcome:
+    """Set the hardened mode up for ``home`` (default: the agent's ~/.config/opencode), or undo it."""
+    if home is None:
+        if undo or not agent:
+            raise InputError(
+                "donne le dossier de config d'OpenCode de l'agent",
+                fix="--home /home/<agent>/.config/opencode (ou --agent <compte>)",
+            )
+        home = Path(_user(agent, "agent").pw_dir) / ".config" / "opencode"
+    paths = Paths(home)
+    if not undo:
+        if not agent:
+            raise InputError(
+                "donne le compte Unix sous lequel tourne OpenCode", fix="--agent <compte>"
+            )
+        return Hardener(paths, agent, owner, clock).run()
+    if not paths.hardened_file.exists():
+        raise Refused(
+            f"{paths.home} n'est pas en mode durci ({paths.hardened_file} absent)",
+            fix="rien à annuler (ou donne le bon --home)",
+        )
+    try:
+        record = json.loads(paths.hardened_file.read_text(encoding="utf-8"))
+        agent, owner = str(record["agent"]), str(record["owner"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise OcmemError(
+            f"{paths.hardened_file} est illisible ({exc})",
+            fix="lance-le en root ; sinon rends le dossier à l'agent à la main (chown -R)",
+        ) from exc
+    return Hardener(paths, agent, owner, clock).undo()

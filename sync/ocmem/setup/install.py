@@ -1,0 +1,563 @@
+"""``ocmem init``: create or complete an ocmem home without ever losing what is there.
+
+Every file is created only if missing; a file ocmem ships (the retrospective skill, the plugin)
+that differs from the shipped version is left alone unless ``upgrade`` is asked, and then backed
+up first. The AGENTS.md section lives between markers, so it is added once and updated in place.
+Each action is reported with the command that undoes it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ocmem.errors import OcmemError
+from ocmem.formats import shortterm
+from ocmem.formats.fill import Fill
+from ocmem.guards.textsafety import find_injection, find_personal_data, find_secrets
+from ocmem.home import identity
+from ocmem.home.fsio import Backups, atomic_write, monitored, read_text, record_writes
+from ocmem.home.workspace import Workspace, memory_templates
+from ocmem.outcome import Outcome, Status
+from ocmem.setup import oldmemory
+from ocmem.setup.oldmemory import BEGIN_MARKER, END_MARKER
+from ocmem.text import inert
+
+if TYPE_CHECKING:
+    from ocmem.services.proposals import FactImport, ImportedFact
+
+__all__ = ["BEGIN_MARKER", "END_MARKER", "Installer", "data_root", "shipped_section"]
+_SECTION = re.compile(re.escape(BEGIN_MARKER) + r".*?" + re.escape(END_MARKER), re.DOTALL)
+
+
+def data_root() -> Path:
+    """Where the shipped files are: inside the wheel, or the repo top level in a checkout."""
+    packaged = Path(__file__).parents[1] / "_data"
+    if (packaged / "AGENTS.md").is_file():
+        return packaged
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "skills" / "retrospective" / "SKILL.md").is_file():
+        return checkout
+    raise OcmemError(
+        "fichiers livrés avec ocmem introuvables", fix="réinstalle ocmem (pip install …)"
+    )
+
+
+def shipped_section() -> str:
+    match = _SECTION.search(read_text(data_root() / "AGENTS.md"))
+    if not match:
+        raise OcmemError("section ocmem absente de l'AGENTS.md livré", fix="réinstalle ocmem")
+    return match.group(0)
+
+
+@dataclass
+class _Report:
+    done: list[str] = field(default_factory=list)
+    undo: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    needs_human: bool = False
+
+    def outcome(self) -> Outcome:
+        lines = ["ocmem init :"]
+        lines += [f"  {line}" for line in self.done] or ["  rien à faire, tout est en place"]
+        if self.notes:
+            lines += ["", *self.notes]
+        if self.undo:
+            undo = list(dict.fromkeys(self.undo))
+            lines += ["", "Pour annuler :", *[f"  {line}" for line in undo]]
+        return Outcome(lines, Status.NEEDS_HUMAN if self.needs_human else Status.OK)
+
+
+@dataclass
+class _OldMemory:
+    """Another memory system found at init, and what becomes of each part of it."""
+
+    scan: oldmemory.Scan
+    chosen: list[oldmemory.Prepared] = field(default_factory=list)  # to replace
+    declined: list[oldmemory.Finding] = field(default_factory=list)  # the human said no
+    waiting: list[oldmemory.Finding] = field(default_factory=list)  # no terminal, no flag
+
+    def cuts(self) -> list[oldmemory.Prepared]:
+        """The AGENTS.md sections to cut here (not those SilverBullet feeds)."""
+        return [
+            p
+            for p in self.chosen
+            if p.finding.section is not None and not p.finding.from_silverbullet
+        ]
+
+
+@dataclass
+class _NoteImport:
+    source: str
+    imported: list[shortterm.Note] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Imports:
+    """What init's imports will write, planned before the first write."""
+
+    kept: list[shortterm.Note]  # SHORT_TERM.md's notes that have not expired
+    notes: list[_NoteImport] = field(default_factory=list)
+    facts: FactImport | None = None
+    instructions: int = 0  # the old system's own rules, not imported
+    read: list[str] = field(default_factory=list)  # the old memory's files that were read
+
+    def all_notes(self) -> list[shortterm.Note]:
+        return [*self.kept, *(n for planned in self.notes for n in planned.imported)]
+
+
+class Installer:
+    """``confirm``: asks the human a yes/no question (the command line's prompt on a terminal);
+    None when nobody can answer. ``replace_old``: replace another memory system without asking.
+    ``env``: where the user's HOME is read (other memory systems live under it)."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        upgrade: bool = False,
+        home_id: str | None = None,
+        replace_old: bool = False,
+        confirm: Callable[[str], bool] | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
+        self.ws = workspace
+        self.paths = workspace.paths
+        self.limits = workspace.limits
+        self.upgrade = upgrade
+        self.home_id = home_id
+        self.replace_old = replace_old
+        self.confirm = confirm
+        self.env = os.environ if env is None else env
+        self.report = _Report()
+        self.backups = Backups(self.paths, self.ws.clock)
+
+    def run(self, import_file: Path | None = None) -> Outcome:
+        import_lines = self._read_import(import_file) if import_file else None
+        wanted = identity.create(self.paths, self.home_id) if self.home_id else None
+        # Found, decided (the human may be asked: not under the lock) and read before anything
+        # is written: a refusal changes nothing.
+        old = self._old_memory()
+        self._report_found(old)
+        root = data_root()
+        self.paths.home.mkdir(parents=True, exist_ok=True)
+        with self.ws.transaction("init"):
+            imports = self._plan_imports(old, import_file, import_lines)  # reads only
+            for path, template in memory_templates(self.paths).items():
+                self._create(path, template)
+            self._identity(wanted)
+            self._shipped(
+                self.paths.skills_dir / "retrospective" / "SKILL.md",
+                root / "skills" / "retrospective" / "SKILL.md",
+            )
+            if self.ws.sync_mode:
+                self.report.notes.append(
+                    "AGENTS.md est tiré de SilverBullet : ajoute la section « Mémoire et apprentissage » "
+                    "à la page Agents/AGENTS.md (`ocmem init --show-section` l'affiche), puis `ocmem pull`"
+                )
+            else:
+                self._agents_section(old.cuts())
+            if (root / "plugin" / "ocmem.ts").is_file():
+                self._shipped(self.paths.plugin_file, root / "plugin" / "ocmem.ts")
+                self._plugin_command()
+            self._set_aside(old)
+            self._write_imports(imports)
+        self._report_old(old)
+        if self.backups.saved:
+            self.report.notes.append(f"Sauvegardes : {self.backups.folder}")
+        self.ws.log("init", actions=self.report.done)
+        return self.report.outcome()
+
+    def _identity(self, wanted: identity.HomeId | None) -> None:
+        """This home's id (it names its pages in SilverBullet): kept once chosen, unless
+        ``--home-id`` gives another one (a copy of this home needs one of its own)."""
+        current = identity.read(self.paths)
+        chosen = wanted or (current if current else identity.create(self.paths, None))
+        if current == chosen:
+            return
+        atomic_write(self.paths.home_id, identity.render(chosen), mode=0o600)
+        if current is None:
+            self.report.done.append(f"identifiant de ce dossier : {chosen.id}")
+            self.report.undo.append(f"rm {self.paths.home_id}")
+        else:
+            self.report.done.append(f"identifiant de ce dossier : {current.id} → {chosen.id}")
+            if current.id != chosen.id:
+                self.report.notes.append(
+                    f"Les prochains envois iront dans Agents/Inbox/{chosen.id}/ ; "
+                    f"les pages de Agents/Inbox/{current.id}/ restent telles quelles dans SilverBullet."
+                )
+
+    def _create(self, path: Path, text: str) -> None:
+        if path.exists():
+            return
+        atomic_write(path, text)
+        self.report.done.append(f"créé {self.paths.rel(path)}")
+        self.report.undo.append(f"rm {path}")
+
+    def _replace(self, path: Path, text: str, what: str) -> None:
+        backup = self.backups.save(path)
+        atomic_write(path, text)
+        self.report.done.append(f"{what} {self.paths.rel(path)} (sauvegarde : {backup})")
+        self.report.undo.append(f"cp {backup} {path}")
+
+    def _shipped(self, target: Path, source: Path) -> None:
+        shipped = read_text(source)
+        if not target.exists():
+            self._create(target, shipped)
+        elif read_text(target) != shipped:
+            if self.upgrade:
+                self._replace(target, shipped, "mis à jour")
+            else:
+                self.report.notes.append(
+                    f"{self.paths.rel(target)} diffère de la version livrée : laissé tel quel "
+                    "(`ocmem init --upgrade` le remplace, après sauvegarde)"
+                )
+
+    def _plugin_command(self) -> None:
+        """Tell the plugin how to run this ocmem (OpenCode's PATH may not have it)."""
+        if self.paths.hardened_file.exists():
+            return  # `ocmem harden` wrote how to start the gate through sudo: keep it
+        target = self.paths.plugin_command
+        # The console script next to this interpreter starts faster than `python -m` (no runpy).
+        script = Path(sys.executable).with_name("ocmem")
+        command = [str(script)] if script.is_file() else [sys.executable, "-m", "ocmem"]
+        text = json.dumps({"command": command}) + "\n"
+        if read_text(target) != text:
+            created = not target.exists()
+            atomic_write(target, text, mode=0o600)
+            self.report.done.append(
+                f"plugin relié à {' '.join(command)} ({self.paths.rel(target)})"
+            )
+            if created:
+                self.report.undo.append(f"rm {target}")
+
+    def _agents_section(self, cuts: list[oldmemory.Prepared]) -> None:
+        """Add or update ocmem's section; cut the old memory sections being replaced, in the
+        same write (every other byte of AGENTS.md stays as it was)."""
+        section = shipped_section()
+        target = self.paths.agents_md
+        if not target.exists():
+            self._create(target, section + "\n")
+            return
+        current = read_text(target)
+        if any(p.text != current for p in cuts):
+            raise OcmemError(
+                f"{target} a changé pendant `ocmem init` : rien n'en a été retiré",
+                fix="relance `ocmem init`",
+            )
+        spans = [
+            (p.finding.section.start, p.finding.section.end) for p in cuts if p.finding.section
+        ]
+        text = oldmemory.cut(current, spans)
+        what: str | None = None
+        if BEGIN_MARKER in text or END_MARKER in text:
+            found = _SECTION.findall(text)
+            if len(found) != 1:
+                raise OcmemError(
+                    f"{target} contient des marqueurs ocmem incomplets ou en double",
+                    fix=f"garde une seule paire {BEGIN_MARKER} … {END_MARKER} dans {target}, puis relance",
+                )
+            if found[0] != section:
+                text = _SECTION.sub(lambda _: section, text)
+                what = "section ocmem mise à jour dans"
+        else:
+            text = text.rstrip("\n") + "\n\n" + section + "\n"
+            what = "section ocmem ajoutée à"
+        if text == current:
+            return
+        if cuts:
+            removed = ", ".join(
+                f"« {p.finding.title} » (lignes {p.finding.section.first_line} à "
+                f"{p.finding.section.last_line})"
+                for p in cuts
+                if p.finding.section
+            )
+            cut_what = f"ancienne section de mémoire {removed} retirée de"
+            what = cut_what if what is None else f"{cut_what} AGENTS.md ; {what}"
+        if what is not None:
+            self._replace(target, text, what)
+
+    def _read_import(self, source: Path) -> list[str]:
+        if not source.is_file():
+            raise OcmemError(
+                f"fichier à importer introuvable : {source}",
+                fix="vérifie le chemin de --import-short-term",
+            )
+        return read_text(source).splitlines()
+
+    def _plan_imports(
+        self, old: _OldMemory, import_file: Path | None, import_lines: list[str] | None
+    ) -> _Imports:
+        """What the imports will write (short-term notes, proposals), computed from the files
+        as they are under the lock: a file that cannot be read stops the run here, before
+        anything is written."""
+        today = self.ws.today()
+        kept, _ = shortterm.split_expired(shortterm.parse(read_text(self.paths.short_term)), today)
+        imports = _Imports(kept)
+        if import_lines is not None and import_file is not None:
+            imports.notes.append(self._plan_notes(str(import_file), import_lines, imports))
+        lines = [(where, line) for p in old.chosen for where, line in p.lines]
+        notes = [line.text for _, line in lines if line.kind == oldmemory.NOTE]
+        if notes:
+            imports.notes.append(self._plan_notes("l'ancienne mémoire", notes, imports))
+        facts = [
+            _imported_fact(where, line) for where, line in lines if line.kind == oldmemory.FACT
+        ]
+        if facts:
+            from ocmem.services.proposals import Proposals
+
+            imports.facts = Proposals(self.ws).plan_import(facts)
+        imports.instructions = sum(line.kind == oldmemory.INSTRUCTION for _, line in lines)
+        imports.read = [where for p in old.chosen for where in p.read]
+        return imports
+
+    def _plan_notes(self, source: str, raw_lines: list[str], imports: _Imports) -> _NoteImport:
+        today = self.ws.today()
+        planned = _NoteImport(source)
+        for line_no, raw in enumerate(raw_lines, start=1):
+            note = _note_from_line(raw, today, self.limits.note_default_days)
+            if note is None:
+                continue
+            problems = (
+                find_secrets(note.text) + find_personal_data(note.text) + find_injection(note.text)
+            )
+            reason = None
+            if problems:
+                reason = problems[0].kind  # the line itself is not echoed: it may hold a secret
+            elif note.expired(today):
+                reason = "déjà expirée"
+            elif Fill(
+                len(shortterm.render([*imports.all_notes(), *planned.imported, note])),
+                self.limits.short_term_chars,
+            ).over:
+                reason = f"plafond de {self.limits.short_term_chars} caractères atteint"
+            if reason:
+                planned.skipped.append(f"ligne {line_no} : {reason}")
+            else:
+                planned.imported.append(note)
+        return planned
+
+    def _write_imports(self, imports: _Imports) -> None:
+        added = [n for planned in imports.notes for n in planned.imported]
+        if added:
+            sources = " et de ".join(p.source for p in imports.notes if p.imported)
+            self._replace(
+                self.paths.short_term,
+                shortterm.render(imports.all_notes()),
+                f"{len(added)} note(s) importée(s) de {sources} dans",
+            )
+        for planned in imports.notes:
+            self.report.notes.append(
+                f"Import de {planned.source} : {len(planned.imported)} note(s) importée(s), "
+                f"{len(planned.skipped)} écartée(s)"
+            )
+            self.report.notes += [f"  + {n.render()}" for n in planned.imported]
+            self.report.notes += [f"  - {s}" for s in planned.skipped]
+        facts = imports.facts
+        if facts is not None:
+            if facts.added:
+                ids = [p.id for p in facts.added]
+                span = ids[0] if len(ids) == 1 else f"{ids[0]} à {ids[-1]}"
+                self._replace(
+                    self.paths.pending,
+                    facts.document.render(),
+                    f"{len(ids)} fait(s) de l'ancienne mémoire proposé(s) ({span}, à valider : "
+                    "`ocmem pending list`) dans",
+                )
+            self.report.notes.append(
+                f"Faits de l'ancienne mémoire (lus dans {', '.join(imports.read)}) : "
+                f"{len(facts.added)} proposé(s) à ta validation, {len(facts.skipped)} écarté(s)"
+            )
+            self.report.notes += [f"  - {line}" for line in facts.skipped]
+        if imports.instructions:
+            self.report.notes.append(
+                f"{imports.instructions} consigne(s) de l'ancien système non importée(s) : ocmem "
+                "a les siennes (section « Mémoire et apprentissage » de AGENTS.md)"
+            )
+
+    # --- another memory system -----------------------------------------------------------
+
+    def _old_memory(self) -> _OldMemory:
+        """Find another memory system, decide for each part (flag, question, or nobody to
+        ask), and read what the chosen ones hold. Raises before any write."""
+        scan = oldmemory.detect(self.paths, self.env, sync_mode=self.ws.sync_mode)
+        old = _OldMemory(scan)
+        chosen: list[oldmemory.Finding] = []
+        for finding in scan.findings:
+            if self.replace_old:
+                chosen.append(finding)
+            elif self.confirm is None:
+                old.waiting.append(finding)
+            elif self.confirm(self._question(finding)):
+                chosen.append(finding)
+            else:
+                old.declined.append(finding)
+        moving = [f for f in chosen if f.kind == "skill" and not f.from_silverbullet]
+        for root in scan.roots:
+            if moving and oldmemory.covers(root.path, self.paths.old_memory_dir):
+                raise OcmemError(
+                    f"OpenCode charge les skills de {root.path}, qui contient "
+                    f"{self.paths.rel(self.paths.old_memory_dir)}/ : un skill mis de côté "
+                    "y resterait actif ; rien n'a été modifié",
+                    fix=f'retire {root.path} de "skills": {{"paths": […]}} dans '
+                    f"{self.paths.home}/opencode.json, puis relance `ocmem init`",
+                )
+        old.chosen = [oldmemory.prepare(f, self.paths, self.env) for f in chosen]
+        return old
+
+    def _question(self, finding: oldmemory.Finding) -> str:
+        if finding.from_silverbullet:
+            how = "à retirer ensuite dans SilverBullet"
+        elif finding.section is not None:
+            how = "section retirée de AGENTS.md"
+        else:
+            how = f"dossier mis de côté dans {self.paths.rel(self.paths.old_memory_dir)}/"
+        return (
+            f"Autre système de mémoire : {finding.describe(self.paths, self.env)}\n"
+            f"Le remplacer par ocmem ? (sauvegarde, {how}, ses faits deviennent des "
+            "propositions à valider)"
+        )
+
+    def _set_aside(self, old: _OldMemory) -> None:
+        """Back up each chosen skill byte for byte, then move it out of OpenCode's reach.
+        (Sections are cut with the AGENTS.md write; SilverBullet's files, in SilverBullet.)"""
+        taken: set[str] = set()
+        for prepared in old.chosen:
+            finding = prepared.finding
+            if finding.section is not None or finding.from_silverbullet:
+                continue
+            for rel, data in prepared.files:
+                source = finding.path / rel if finding.path.is_dir() else finding.path
+                self.backups.save_bytes(oldmemory.backup_name(source, self.paths, self.env), data)
+            aside = (
+                self.paths.old_memory_dir
+                / self.backups.stamp
+                / oldmemory.aside_name(finding, taken)
+            )
+            self._announce_removal(finding.path)
+            _move(finding.path, aside)
+            self.ws.log("old-memory", moved=str(finding.path), to=self.paths.rel(aside))
+            self.report.done.append(
+                f"ancienne mémoire mise de côté : {oldmemory.shown(finding.path, self.paths, self.env)}"
+                f" → {self.paths.rel(aside)} (OpenCode ne la charge plus ; sauvegarde : "
+                f"{self.backups.folder})"
+            )
+            self.report.undo.append(
+                f"mv {shlex.quote(str(aside))} {shlex.quote(str(finding.path))}"
+            )
+            if prepared.left:
+                self.report.notes.append(
+                    f"Non lu(s) dans {oldmemory.shown(finding.path, self.paths, self.env)} "
+                    "(gardé(s) dans la mise de côté et la sauvegarde) : " + ", ".join(prepared.left)
+                )
+
+    def _announce_removal(self, unit: Path) -> None:
+        """Tell the plugin's tamper monitor, before the move, that the skill's folder and every
+        path in it go away (in the home only: it watches nothing else); unannounced, it would
+        put them back."""
+        if not monitored(self.paths, unit):
+            return
+        gone = [unit]
+        if unit.is_dir() and not unit.is_symlink():
+            for folder, dirs, files in os.walk(unit):
+                gone += [Path(folder) / name for name in [*dirs, *files]]
+        record_writes(self.paths, self.ws.clock, [(self.paths.rel(path), None) for path in gone])
+
+    def _report_found(self, old: _OldMemory) -> None:
+        """What was found, and why (its signals)."""
+        self.report.notes += old.scan.notes
+        if old.scan.findings:
+            self.report.notes += [
+                "Autre système de mémoire trouvé :",
+                *[f"  - {f.describe(self.paths, self.env)}" for f in old.scan.findings],
+            ]
+
+    def _report_old(self, old: _OldMemory) -> None:
+        """What became of the other memory system, and what is left to a person."""
+        if not old.scan.findings:
+            return
+        silverbullet = [p.finding for p in old.chosen if p.finding.from_silverbullet]
+        if silverbullet:
+            self.report.needs_human = True
+            self.report.notes += [
+                "À retirer dans SilverBullet (le prochain pull le ramènerait sinon) :",
+                *[f"  - {f.silverbullet_fix()}" for f in silverbullet],
+            ]
+        command = oldmemory.replace_command(self.paths, self.env)
+        if old.waiting:
+            self.report.needs_human = True
+            self.report.notes += [
+                "Rien n'y a été changé (personne pour confirmer) : tant qu'il reste, deux systèmes "
+                "de mémoire donnent leurs consignes à l'agent.",
+                f"Pour le remplacer (sauvegarde, mise de côté, faits proposés à ta validation) : {command}",
+            ]
+        if old.declined:
+            self.report.notes.append(
+                f"Laissé en place à ta demande : {len(old.declined)} élément(s) ; `ocmem doctor` "
+                f"le signale, `{command}` le remplace."
+            )
+        replaced = [p.finding for p in old.chosen if not p.finding.from_silverbullet]
+        if replaced:
+            still = oldmemory.detect(self.paths, self.env, sync_mode=self.ws.sync_mode).findings
+            left = [
+                f for f in replaced if any((g.path, g.title) == (f.path, f.title) for g in still)
+            ]
+            if left:
+                self.report.needs_human = True
+                self.report.notes += [
+                    "⚠ Encore chargé par OpenCode après remplacement :",
+                    *[f"  - {f.describe(self.paths, self.env)}" for f in left],
+                ]
+
+
+def _imported_fact(where: str, line: oldmemory.OldLine) -> ImportedFact:
+    from ocmem.services.proposals import ImportedFact
+
+    return ImportedFact(where, line.line, line.text)
+
+
+def _move(source: Path, target: Path) -> None:
+    """Move a skill folder (or file, or link) to ``target``: a rename on one disk; across disks
+    a copy, then the removal of the original."""
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(source, target)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    if source.is_symlink():
+        target.symlink_to(os.readlink(source))
+        source.unlink()
+    elif source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+        shutil.rmtree(source)
+    else:
+        shutil.copy2(source, target)
+        source.unlink()
+
+
+def _note_from_line(raw: str, today: date, days: int) -> shortterm.Note | None:
+    line = raw.strip()
+    if not line or line.startswith("#"):
+        return None
+    try:
+        dated = shortterm.parse(line)
+    except shortterm.ShortTermFormatError:
+        dated = []
+    if dated:
+        return dated[0]
+    text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
+    return shortterm.make_note(inert.inline(text), today, days, days) if text else None

@@ -1,0 +1,335 @@
+"""HTTP client for SilverBullet's ``/.fs`` API, with the write guard built into the transport.
+
+What the server offers (see docs/sync.md): a JSON listing, reads with metadata headers, a
+metadata-only probe (``X-Get-Meta``), and PUT that truncates and rewrites. No ETag, no
+conditional write. So this client:
+
+- sends only GET and PUT, and PUT only under the inbox prefix: ``InboxGuard`` sits in the
+  transport, below every caller, and raises before a forbidden request leaves the process;
+- validates every read (body length = ``X-Content-Length``) and retries torn reads;
+- retries reads on transport errors and 5xx, and a PUT only when it provably never left
+  (connection not established); any other PUT failure is an unknown outcome for the caller;
+- never follows redirects, and names the two classic set-up errors: a rejected token
+  (401 / ``Location: /.auth``) and a wrong URL (SilverBullet's 200 HTML fallback).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NoReturn
+from urllib.parse import quote, unquote
+
+import httpx
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+from ocmem.errors import OcmemError, Refused
+from ocmem.home.space import ENV_TOKEN, ENV_TOKEN_FILE, SyncConfig
+
+_CONFLICT_COPY = re.compile(r"\.conflicted:\d+((?:\.[^/]*)?)$")
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_TRANSIENT_STATUS = {500, 502, 503, 504}
+
+
+class SilverBulletError(OcmemError):
+    """The server could not be used for this run (exit 1): retry later or fix the set-up."""
+
+
+class UnknownOutcome(SilverBulletError):
+    """A PUT failed after it was sent: it may or may not have been applied."""
+
+
+class ForbiddenRequest(OcmemError):
+    """A code path tried to send a request ocmem never sends (DELETE, or PUT outside the inbox)."""
+
+
+class _Transient(Exception):
+    """A read failed in a way worth retrying (5xx, torn body)."""
+
+
+@dataclass(frozen=True)
+class Meta:
+    last_modified: int
+    size: int
+
+    @classmethod
+    def from_headers(cls, headers: httpx.Headers) -> Meta:
+        return cls(int(headers["x-last-modified"]), int(headers["x-content-length"]))
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    name: str
+    meta: Meta
+
+
+@dataclass(frozen=True)
+class Read:
+    body: bytes
+    meta: Meta
+
+
+def original_of(name: str) -> str:
+    """The page a conflict copy was taken from (``MEMORY.conflicted:123.md`` → ``MEMORY.md``)."""
+    return _CONFLICT_COPY.sub(lambda m: m.group(1), name)
+
+
+def is_conflict_copy(name: str) -> bool:
+    """``Page.conflicted:1754000012345.md``: SilverBullet's copy of a version it moved aside."""
+    return bool(_CONFLICT_COPY.search(name))
+
+
+def remote_name_problem(name: str) -> str | None:
+    """Why a listed name is unsafe to map onto a local path (None when it is fine)."""
+    if unicodedata.normalize("NFC", name) != name:
+        return "nom non normalisé (NFD)"
+    if name.startswith("/") or "\\" in name or "\x00" in name:
+        return "chemin absolu ou caractère interdit"
+    parts = name.split("/")
+    if any(part in ("", ".", "..") or part.startswith(".") for part in parts):
+        return "segment vide, . ou .., ou dossier caché"
+    if any(ord(c) < 32 for c in name):
+        return "caractère de contrôle"
+    return None
+
+
+class InboxGuard(httpx.BaseTransport):
+    """Refuses, before sending, any request but GET and PUT-under-the-inbox."""
+
+    def __init__(self, inner: httpx.BaseTransport, fs_path: str, inbox: str):
+        self.inner = inner
+        self.allowed_put = fs_path + "/" + inbox
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        method = request.method.upper()
+        if method == "GET":
+            return self.inner.handle_request(request)
+        path = unquote(request.url.path)
+        if (
+            method == "PUT"
+            and path.startswith(self.allowed_put)
+            and "/../" not in path
+            and "/./" not in path
+        ):
+            return self.inner.handle_request(request)
+        raise ForbiddenRequest(
+            f"requête refusée par ocmem avant envoi : {method} {path}",
+            fix="ocmem n'envoie que des lectures, et des écritures sous la boîte de dépôt ; c'est un bogue à signaler",
+        )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class SilverBullet:
+    def __init__(
+        self,
+        config: SyncConfig,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        attempts: int = 4,
+    ):
+        self.config = config
+        base = httpx.URL(config.url)
+        # Requests carry the whole path (prefix included), so the client's base is the origin
+        # alone: httpx would otherwise add the prefix twice (/sb/sb/.fs).
+        self.fs_path = base.path.rstrip("/") + "/.fs"
+        origin = str(base.copy_with(path="/", query=None, fragment=None)).rstrip("/")
+        headers = {"X-Sync-Mode": "true", "User-Agent": "ocmem"}
+        if config.token:
+            headers["Authorization"] = f"Bearer {config.token}"
+        self.requests_sent = 0
+        self._client = httpx.Client(
+            base_url=origin,
+            # No TLS context for plain http: building one costs more than a no-op pull.
+            transport=InboxGuard(
+                transport or httpx.HTTPTransport(verify=base.scheme == "https"),
+                self.fs_path,
+                config.inbox,
+            ),
+            headers=headers,
+            timeout=httpx.Timeout(
+                config.timeout_seconds, connect=min(10.0, config.timeout_seconds)
+            ),
+            follow_redirects=False,
+            event_hooks={"request": [self._count]},
+        )
+        self._retry_wait = config.retry_wait_seconds
+        self._attempts = attempts
+
+    def _count(self, request: httpx.Request) -> None:
+        self.requests_sent += 1
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> SilverBullet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _url(self, name: str) -> str:
+        return self.fs_path + "/" + quote(name, safe="/")
+
+    def _retrying(self, retry_on: Callable[[BaseException], bool]) -> Retrying:
+        return Retrying(
+            retry=retry_if_exception(retry_on),
+            stop=stop_after_attempt(self._attempts),
+            wait=wait_exponential(multiplier=self._retry_wait, max=8)
+            + wait_random(0, self._retry_wait),
+            reraise=True,
+        )
+
+    def _read_request(self, url: str, headers: dict[str, str] | None = None) -> httpx.Response:
+        def retry_on(exc: BaseException) -> bool:
+            return isinstance(exc, (httpx.TransportError, _Transient))
+
+        try:
+            for attempt in self._retrying(retry_on):
+                with attempt:
+                    response = self._client.get(url, headers=headers)
+                    if response.status_code in _TRANSIENT_STATUS:
+                        raise _Transient(f"HTTP {response.status_code}")
+                    self._check(response)
+                    return response
+        except _Transient as exc:
+            raise SilverBulletError(
+                f"SilverBullet ne répond pas correctement ({exc})", fix="réessaie plus tard"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise SilverBulletError(
+                f"SilverBullet injoignable : {type(exc).__name__}",
+                fix=f"vérifie l'URL {self.config.url} et le réseau",
+            ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _check(self, response: httpx.Response) -> None:
+        status = response.status_code
+        location = response.headers.get("location", "")
+        if status == 401 or "/.auth" in location:
+            raise SilverBulletError(
+                "SilverBullet a refusé le jeton (401)",
+                fix=f"vérifie que {ENV_TOKEN} ou le fichier {ENV_TOKEN_FILE} contient le SB_AUTH_TOKEN du serveur",
+            )
+        if 300 <= status < 400:
+            raise SilverBulletError(
+                f"SilverBullet a redirigé la requête (HTTP {status} vers {location or '?'})",
+                fix="vérifie l'URL configurée (préfixe éventuel) ; ocmem ne suit pas les redirections",
+            )
+        content_type = response.headers.get("content-type", "")
+        if (
+            status == 200
+            and "text/html" in content_type
+            and "x-last-modified" not in response.headers
+        ):
+            raise SilverBulletError(
+                f"{self.config.url} a répondu par une page HTML : ce n'est pas l'API /.fs de SilverBullet",
+                fix="vérifie l'URL (sans /.fs, avec le préfixe de l'instance s'il y en a un)",
+            )
+
+    def list(self) -> list[RemoteFile]:
+        response = self._read_request(self.fs_path)
+        if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
+            self._unexpected(response, "la liste des fichiers")
+        expected = self.config.expect_space_path
+        if expected and response.headers.get("x-space-path") != expected:
+            raise Refused(
+                f"ce serveur sert l'espace {response.headers.get('x-space-path')!r}, pas {expected!r}",
+                fix="vérifie l'URL ou `silverbullet.expect_space_path`",
+            )
+        try:
+            return [
+                RemoteFile(str(item["name"]), Meta(int(item["lastModified"]), int(item["size"])))
+                for item in response.json()
+            ]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SilverBulletError(
+                "liste des fichiers illisible", fix="vérifie que l'URL pointe vers SilverBullet v2"
+            ) from exc
+
+    def meta(self, name: str) -> Meta | None:
+        response = self._read_request(self._url(name), {"X-Get-Meta": "true"})
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200 or "x-last-modified" not in response.headers:
+            self._unexpected(response, name)
+        return Meta.from_headers(response.headers)
+
+    def read(self, name: str) -> Read | None:
+        """The file's bytes with their metadata; a torn body (wrong length) is read again."""
+
+        def retry_on(exc: BaseException) -> bool:
+            return isinstance(exc, _Transient)
+
+        try:
+            for attempt in self._retrying(retry_on):
+                with attempt:
+                    response = self._read_request(self._url(name))
+                    if response.status_code == 404:
+                        return None
+                    if response.status_code != 200 or "x-last-modified" not in response.headers:
+                        self._unexpected(response, name)
+                    meta = Meta.from_headers(response.headers)
+                    if len(response.content) != meta.size:
+                        raise _Transient(f"lecture incomplète de {name}")
+                    return Read(response.content, meta)
+        except _Transient as exc:
+            raise SilverBulletError(
+                f"{exc} (écriture en cours côté serveur ?)", fix="réessaie plus tard"
+            ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def put(self, name: str, body: bytes) -> Meta:
+        """Write ``name``. Never sends X-Last-Modified: the server stamps its own time."""
+
+        def retry_on(exc: BaseException) -> bool:
+            return isinstance(exc, _NOT_SENT)
+
+        try:
+            for attempt in self._retrying(retry_on):
+                with attempt:
+                    response = self._client.put(
+                        self._url(name), content=body, headers={"Content-Type": "text/markdown"}
+                    )
+        except _NOT_SENT as exc:
+            raise SilverBulletError(
+                f"SilverBullet injoignable : {type(exc).__name__}", fix="réessaie plus tard"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise UnknownOutcome(
+                f"écriture de {name} interrompue ({type(exc).__name__}) : appliquée ou non",
+                fix="relance : ocmem relit la page avant de réécrire",
+            ) from exc
+        if response.status_code == 403:
+            raise Refused(
+                f"SilverBullet refuse l'écriture de {name} : {response.text.strip()[:120]}",
+                fix="l'espace est-il en lecture seule (SB_READ_ONLY) ?",
+            )
+        if response.status_code in _TRANSIENT_STATUS:
+            raise UnknownOutcome(
+                f"écriture de {name} : HTTP {response.status_code}",
+                fix="relance : ocmem relit la page avant de réécrire",
+            )
+        self._check(response)
+        if response.status_code != 200:
+            self._unexpected(response, name)
+        return (
+            Meta.from_headers(response.headers)
+            if "x-last-modified" in response.headers
+            else Meta(0, len(body))
+        )
+
+    def _unexpected(self, response: httpx.Response, what: str) -> NoReturn:
+        raise SilverBulletError(
+            f"réponse inattendue pour {what} : HTTP {response.status_code}",
+            fix="vérifie l'URL et la version de SilverBullet (v2 attendue)",
+        )

@@ -1,0 +1,105 @@
+"""Local git history of the pulled tree: SilverBullet keeps no page history, so ocmem does.
+
+The repository lives in ``<home>/.ocmem/history.git`` with the home as work tree, and only ever
+tracks the files the pull writes (AGENTS.md, memory/MEMORY.md, skills/). Each pull that changed
+something is one commit, so any promotion made in SilverBullet can be inspected and undone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from ocmem.errors import InputError, OcmemError
+from ocmem.home.paths import Paths
+
+
+class History:
+    def __init__(self, paths: Paths):
+        self.paths = paths
+        self.git_dir = paths.history_git
+
+    @property
+    def available(self) -> bool:
+        return shutil.which("git") is not None
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.paths.home),
+            "GIT_AUTHOR_NAME": "ocmem",
+            "GIT_AUTHOR_EMAIL": "ocmem@localhost",
+            "GIT_COMMITTER_NAME": "ocmem",
+            "GIT_COMMITTER_EMAIL": "ocmem@localhost",
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+        done = subprocess.run(["git", *args], env=env, capture_output=True, text=True, check=False)
+        if check and done.returncode != 0:
+            raise OcmemError(
+                f"git {args[0]} a échoué : {done.stderr.strip()[:300]}", fix="voir `ocmem doctor`"
+            )
+        return done
+
+    def _ensure(self) -> None:
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            self._git("init", "--quiet", "--initial-branch=pulled")
+            self._git("config", "core.quotePath", "false")
+
+    def commit(self, present: Sequence[str], removed: Sequence[str], message: str) -> str | None:
+        """Record the pulled files' current state; returns the short commit id, or None."""
+        if not self.available or not (present or removed):
+            return None
+        self._ensure()
+        if present:
+            self._git("add", "--force", "--", *present)
+        if removed:
+            self._git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *removed)
+        if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
+            return None
+        self._git("commit", "--quiet", "--no-verify", "-m", message)
+        return self._git("rev-parse", "--short", "HEAD").stdout.strip()
+
+    def versions(self, path: str | None = None, limit: int = 20) -> list[tuple[str, str, str]]:
+        """(short id, date, message) of the latest commits, newest first."""
+        if (
+            not self.available
+            or self._git("rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode != 0
+        ):
+            return []
+        out = self._git(
+            "log",
+            f"-n{limit}",
+            "--date=format:%Y-%m-%d %H:%M",
+            "--format=%h%x09%ad%x09%s",
+            *(["--", path] if path else []),
+        ).stdout
+        rows = (line.split("\t", 2) for line in out.splitlines() if line.count("\t") == 2)
+        return [(rev, date, message) for rev, date, message in rows]
+
+    def log(self, path: str | None = None, limit: int = 20) -> str:
+        """Human-readable versions with the files each one changed."""
+        if not self.versions(path, 1):
+            return ""
+        args = [
+            "log",
+            f"-n{limit}",
+            "--date=format:%Y-%m-%d %H:%M",
+            "--format=%h %ad %s",
+            "--name-status",
+        ]
+        return self._git(*args, *(["--", path] if path else [])).stdout.strip()
+
+    def show(self, rev: str, path: str) -> str:
+        if not rev.replace("~", "").replace("^", "").isalnum():
+            raise InputError(f"version invalide : {rev!r}", fix="un identifiant de `ocmem history`")
+        done = self._git("show", f"{rev}:{path}", check=False)
+        if done.returncode != 0:
+            raise InputError(
+                f"{path} n'existe pas dans la version {rev}",
+                fix="`ocmem history` liste les versions et les fichiers",
+            )
+        return done.stdout

@@ -1,0 +1,366 @@
+"""``ocmem pull``: SilverBullet → local, incremental, validated, backed up, never destructive.
+
+One listing request; a file is fetched only when its (lastModified, size) differs from the last
+validated read, or when the local copy no longer matches what was installed (hand edit,
+deletion). Reads must be whole and stable. Every local file is backed up byte for byte before it
+is replaced or removed; pulled files are installed read-only; removals are guarded by an
+empty-listing abort and a maximum share. A pull that changed something is committed to the local
+history, then the context-size report runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ocmem.errors import Busy, OcmemError, Refused
+from ocmem.formats.fill import Fill
+from ocmem.home import identity
+from ocmem.home.fsio import Backups, atomic_write, file_sha256, sha256
+from ocmem.home.space import LOCAL_ONLY, SyncConfig
+from ocmem.home.workspace import Transaction, Workspace
+from ocmem.outcome import Outcome
+from ocmem.silverbullet import decisions, merge, reads
+from ocmem.silverbullet.client import (
+    Meta,
+    Read,
+    RemoteFile,
+    SilverBullet,
+    is_conflict_copy,
+    original_of,
+    remote_name_problem,
+)
+from ocmem.silverbullet.history import History
+from ocmem.silverbullet.state import PulledFile, SyncState
+from ocmem.text import inert
+
+PULLED_MODE = 0o444
+
+
+@dataclass(frozen=True)
+class Fetch:
+    remote: str
+    local: str
+    meta: Meta
+    reason: str  # "nouveau", "modifié", "copie locale modifiée", "vérification"
+
+
+@dataclass
+class PullPlan:
+    fetch: list[Fetch] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)  # remote names whose local copy goes
+    unchanged: int = 0
+    conflict_copies: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+
+def plan_pull(
+    listing: list[RemoteFile],
+    pulled: dict[str, PulledFile],
+    local_sha: Callable[[str], str | None],
+    config: SyncConfig,
+    *,
+    full: bool = False,
+) -> PullPlan:
+    """Decide what to fetch and remove (pure, given the local digests)."""
+    plan = PullPlan()
+    mapped: dict[str, tuple[str, Meta]] = {}
+    taken: dict[str, str] = {}
+    for item in listing:
+        if is_conflict_copy(item.name):
+            if config.local_target(original_of(item.name)) is not None:
+                plan.conflict_copies.append(item.name)  # of a pulled page: a human must merge it
+            continue
+        target = config.local_target(item.name)
+        if target is None:
+            continue
+        problem = remote_name_problem(item.name)
+        if problem is None and target in LOCAL_ONLY:
+            problem = "cible locale jamais tirée"
+        if problem is None and target in taken:
+            problem = f"même fichier local que {taken[target]}"
+        if problem:
+            plan.rejected.append((item.name, problem))
+            continue
+        taken[target] = item.name
+        mapped[item.name] = (target, item.meta)
+    for name, (target, meta) in sorted(mapped.items()):
+        previous = pulled.get(name)
+        if previous is None:
+            reason = "nouveau"
+        elif (previous.last_modified, previous.size) != (meta.last_modified, meta.size):
+            reason = "modifié"
+        elif previous.local != target or local_sha(target) != previous.sha256:
+            reason = "copie locale modifiée"
+        elif full:
+            reason = "vérification"
+        else:
+            plan.unchanged += 1
+            continue
+        plan.fetch.append(Fetch(name, target, meta, reason))
+    plan.remove = sorted(name for name in pulled if name not in mapped)
+    return plan
+
+
+def check_removals(plan: PullPlan, tracked: int, max_ratio: float, force: bool) -> None:
+    """Abort before acting when the listing looks wrong rather than really emptied."""
+    if force or not plan.remove:
+        return
+    if len(plan.remove) == tracked:
+        raise Refused(
+            f"SilverBullet ne liste plus aucun des {tracked} fichiers tirés : liste vide ou mauvais espace ?",
+            fix="vérifie l'URL et l'espace ; si la suppression est voulue, relance avec --force-delete",
+        )
+    if len(plan.remove) / tracked > max_ratio:
+        raise Refused(
+            f"{len(plan.remove)} fichiers sur {tracked} seraient supprimés (plus de {max_ratio:.0%})",
+            fix="vérifie l'espace SilverBullet ; si c'est voulu, relance avec --force-delete",
+        )
+
+
+class Puller:
+    def __init__(
+        self,
+        ws: Workspace,
+        config: SyncConfig,
+        client: SilverBullet,
+        state: SyncState,
+        txn: Transaction,
+    ):
+        self.ws = ws
+        self.txn = txn
+        self.paths = ws.paths
+        self.config = config
+        self.client = client
+        self.state = state
+        self.backups = Backups(ws.paths, ws.clock)
+        self.changed = False  # whether any local file was written or removed
+        self.accept_active = False
+
+    def _local(self, rel: str) -> Path:
+        path = self.paths.home / rel
+        resolved_parent = path.parent.resolve()
+        if (
+            self.paths.home.resolve() not in (resolved_parent, *resolved_parent.parents)
+            or path.is_symlink()
+        ):
+            raise OcmemError(
+                f"chemin local hors du dossier ocmem ou lien symbolique : {rel}",
+                fix="supprime le lien, puis relance",
+            )
+        if rel in LOCAL_ONLY:
+            raise OcmemError(f"le pull n'écrit jamais {rel}")
+        return path
+
+    def _local_sha(self, rel: str) -> str | None:
+        return file_sha256(self.paths.home / rel)
+
+    def run(
+        self,
+        *,
+        dry_run: bool = False,
+        force_delete: bool = False,
+        full: bool = False,
+        accept_active: bool = False,
+    ) -> Outcome:
+        report = Outcome()
+        listing = self.client.list()
+        plan = plan_pull(listing, self.state.pulled, self._local_sha, self.config, full=full)
+        check_removals(plan, len(self.state.pulled), self.config.max_delete_ratio, force_delete)
+        for name in plan.conflict_copies:
+            report.lines.append(
+                f"⚠ copie de conflit ignorée : {name} (à fusionner dans SilverBullet)"
+            )
+        for name, problem in plan.rejected:
+            report.lines.append(f"⚠ fichier distant ignoré : {name} ({problem})")
+        if dry_run:
+            report.lines += [f"à tirer : {f.remote} → {f.local} ({f.reason})" for f in plan.fetch]
+            report.lines += [
+                f"à supprimer : {self.state.pulled[n].local} (disparu de SilverBullet)"
+                for n in plan.remove
+            ]
+            report.lines.append(
+                f"Pull (simulation) : {len(plan.fetch)} à tirer, {len(plan.remove)} à supprimer, {plan.unchanged} inchangé(s)"
+            )
+            return report
+        self.accept_active = accept_active
+        written: list[str] = []
+        unstable: list[str] = []
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            futures = {pool.submit(self._stable_read, f): f for f in plan.fetch}
+            for future in as_completed(futures):
+                fetch = futures[future]
+                read = future.result()
+                if read is None:
+                    unstable.append(fetch.remote)
+                    continue
+                if self._install(fetch, read, report):
+                    written.append(fetch.local)
+        removed = [self._remove(name) for name in plan.remove]
+        for name in unstable:
+            report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
+        self.changed = bool(written or removed)
+        report.lines += self._decisions()
+        report.lines += self._content_warnings()
+        if self.changed:
+            commit = History(self.paths).commit(
+                present=[rel for rel in written if (self.paths.home / rel).exists()],
+                removed=removed,
+                message=f"pull {self.config.url} : {len(written)} mis à jour, {len(removed)} supprimé(s)",
+            )
+            if commit:
+                report.lines.append(f"Historique : version {commit} (`ocmem history`)")
+        if self.backups.saved:
+            report.lines.append(f"Sauvegardes : {self.backups.folder}")
+        report.lines.append(
+            f"Pull : {len(written)} fichier(s) mis à jour, {len(removed)} supprimé(s), {plan.unchanged} inchangé(s)"
+        )
+        self.ws.log(
+            "pull",
+            updated=written,
+            removed=removed,
+            unchanged=plan.unchanged,
+            unstable=unstable,
+            requests=self.client.requests_sent,
+        )
+        return report
+
+    def _stable_read(self, fetch: Fetch) -> Read | None:
+        """A whole read whose metadata matches the listing, or two consecutive agreeing reads."""
+        expected = fetch.meta
+        for _ in range(3):
+            read = self.client.read(fetch.remote)
+            if read is None:
+                return None
+            if read.meta == expected:
+                return read
+            expected = read.meta
+        return None
+
+    def _install(self, fetch: Fetch, read: Read, report: Outcome) -> bool:
+        path = self._local(fetch.local)
+        if self._holds_active_content(fetch, read, report):
+            return False
+        digest = sha256(read.body)
+        changed = not path.is_file() or sha256(path.read_bytes()) != digest
+        if changed:
+            if path.exists():
+                self.backups.save(path)
+            atomic_write(path, read.body, mode=PULLED_MODE)
+            note = (
+                " (copie locale modifiée à la main : remplacée, sauvegarde faite)"
+                if fetch.reason == "copie locale modifiée"
+                else ""
+            )
+            report.lines.append(f"tiré : {fetch.remote} → {fetch.local}{note}")
+        elif path.stat().st_mode & 0o222:
+            path.chmod(PULLED_MODE)
+        self.state.pulled[fetch.remote] = PulledFile(
+            fetch.local, read.meta.last_modified, read.meta.size, digest
+        )
+        self.state.save()
+        return changed
+
+    def _holds_active_content(self, fetch: Fetch, read: Read, report: Outcome) -> bool:
+        """A pulled page that SilverBullet would run (a script, an expression, HTML with
+        handlers…) is a sign it was written by something else than the human — e.g. agent text
+        that ran in their browser. It is not installed until the human confirms."""
+        if self.accept_active or not fetch.local.endswith(".md"):
+            return False
+        found = inert.active_constructs(read.body.decode("utf-8", errors="replace"))
+        if not found:
+            return False
+        report.ask_human()
+        shown = " ; ".join(a.describe() for a in found[:5])
+        more = f" (et {len(found) - 5} autre(s))" if len(found) > 5 else ""
+        report.lines.append(
+            f"⚠ {fetch.remote} non installé : contenu actif dans SilverBullet — {shown}{more}. "
+            "Vérifie la page dans SilverBullet (une injection a pu l'écrire) ; si c'est bien toi, "
+            "`ocmem pull --accept-active`"
+        )
+        return True
+
+    def _remove(self, name: str) -> str:
+        entry = self.state.pulled[name]
+        path = self._local(entry.local)
+        if path.exists():
+            self.backups.save(path)
+            path.unlink()
+            parent = path.parent
+            while parent != self.paths.home and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+        del self.state.pulled[name]
+        self.state.save()
+        return entry.local
+
+    def _decisions(self) -> list[str]:
+        """The human's decisions on this home's proposals, from its pending page (read only)."""
+        home = identity.read(self.paths)
+        rule = next((r for r in self.config.push if r.local == "memory/pending.md"), None)
+        if home is None or rule is None:
+            return []
+        name = rule.page(home.id)
+        pushed = self.state.pushed.get(name)
+        if pushed is None or not pushed.blocks:
+            return []
+
+        def suspicious(text: str | None) -> bool:
+            present = {i for i, _ in merge.blocks_of(text or "", merge.PENDING_BLOCK)}
+            gone = set(pushed.blocks) - present - set(pushed.deleted) - set(pushed.conflicts)
+            return text == "" or bool(gone)
+
+        deadline = self.ws.clock.monotonic() + self.config.patience_seconds
+        try:
+            _, text, _ = reads.trusted_read(
+                self.ws.clock,
+                self.client,
+                name,
+                suspicious,
+                self.config.quiet_seconds,
+                deadline,
+                lambda: Busy(f"{name} change sans cesse"),
+            )
+        except Busy:
+            return [f"⚠ {name} change sans cesse : décisions de l'humain lues au prochain pull"]
+        document = self.ws.pending_document()
+        done = decisions.reconcile(
+            document,
+            text,
+            pushed,
+            self.ws.memory_text(),
+            decisions.skill_texts(self.ws.skills()),
+            home.id,
+            self.ws.today(),
+        )
+        if done.document.render() != document.render():
+            self.txn.write(self.paths.pending, done.document.render())
+        if done.bases:
+            pushed.blocks.update(done.bases)
+            self.state.save()
+        return [f"Décision de l'humain : {line}" for line in done.lines]
+
+    def _content_warnings(self) -> list[str]:
+        """Human content is installed as is; what breaks a rule is flagged loudly."""
+        warnings = []
+        limits = self.ws.limits
+        memory_path = self.paths.memory_md
+        if memory_path.is_file():
+            fill = Fill(
+                len(memory_path.read_text(encoding="utf-8", errors="replace")), limits.memory_chars
+            )
+            if fill.over:
+                warnings.append(
+                    f"⚠ MEMORY.md dépasse son plafond : {fill} — à consolider dans SilverBullet"
+                )
+        installed = self.ws.skills()
+        for skill in installed:
+            for problem in skill.problems:
+                warnings.append(f"⚠ skill {skill.name} installé mais non conforme : {problem}")
+        if len(installed) > limits.skills_max:
+            warnings.append(
+                f"⚠ {len(installed)} skills (maximum {limits.skills_max}) : fusionne ou retire-en dans SilverBullet"
+            )
+        return warnings
