@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
+from ocmem.formats import marks
 from ocmem.guards import exposure
 from ocmem.home import sessions
 from ocmem.home.paths import Paths
@@ -178,7 +179,7 @@ def test_any_source_becomes_one_safe_line(source: str) -> None:
     ],
 )
 def test_which_marks_quarantine(mark: str | None, quarantined: bool) -> None:
-    assert exposure.quarantined(mark) is quarantined
+    assert marks.quarantined(mark) is quarantined
 
 
 # --- the session record --------------------------------------------------------------------------

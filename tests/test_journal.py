@@ -10,12 +10,10 @@ from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem.errors import InputError, Refused
-from ocmem.formats import journal
-from ocmem.formats.journal import JOURNAL_HEADER
+from ocmem.formats import journal, marks
 from ocmem.guards import exposure
 from ocmem.services.memory import Memory
 from ocmem.text import inert
-from ocmem.text.similarity import fold
 
 SPEC_HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · [^·\n]+ · (#\S+ ?)+$")
 
@@ -275,99 +273,18 @@ def test_bad_references(ref: str) -> None:
         journal.parse_ref(ref)
 
 
-def _reference_search(text: str, query: str, tags: list[str], limit: int) -> list[str]:
-    """The obvious (slow) definition: fold every entry, match words at word starts."""
-    words = [re.compile(r"(?<![0-9a-z])" + re.escape(w)) for w in fold(query).split()]
-    wanted = {fold(t) for t in tags}
-    hits = []
-    for block in reversed(journal.blocks(text)):
-        if wanted and not wanted <= {fold(t) for t in block.tags}:
-            continue
-        if all(w.search(fold(block.text)) for w in words):
-            hits.append(block.ref)
-    return hits[:limit]
-
-
-VOCABULARY = [
-    "Déploiement",
-    "déploie",
-    "PORT",
-    "port8080",
-    "Leçon",
-    "lecon",
-    "échec",
-    "ECHEC",
-    "réseau",
-    "nœud",
-    "pare-feu",
-    "l’agent",
-    "_port",
-    "x",
-]
-
-
-@given(
-    entries=st.lists(
-        st.tuples(
-            st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6),
-            st.sampled_from(["docker", "réseau", "vps"]),
-        ),
-        min_size=1,
-        max_size=12,
-    ),
-    query=st.lists(
-        st.sampled_from(
-            [
-                "dep",
-                "deploi",
-                "port",
-                "lecon",
-                "echec",
-                "reseau",
-                "nœud",
-                "pare",
-                "agent",
-                "zzz",
-                "8080",
-            ]
-        ),
-        max_size=2,
-    ),
-    tags=st.lists(st.sampled_from(["docker", "reseau", "vps"]), max_size=1),
-)
-def test_search_matches_its_reference_definition(
-    entries: list[tuple[list[str], str]], query: list[str], tags: list[str]
-) -> None:
-    text = JOURNAL_HEADER
-    for i, (words, tag) in enumerate(entries):
-        fields = {
-            "titre": f"t{i}",
-            "tags": [tag],
-            "demande": " ".join(words),
-            "fait": "f",
-            "piege": "p",
-            "lecon": "l",
-            "resultat": "réussi",
-        }
-        text = journal.append(
-            text, journal.entry_from_fields(fields, datetime(2026, 1, 1, 10, i), 10)
-        )
-    expected = _reference_search(text, " ".join(query), tags, 5)
-    assert [b.ref for b in journal.search([text], " ".join(query), tags, 5)] == expected
-
-
 # --- an exposed session's entries (issue 12) ----------------------------------------------------
 
-marks = st.tuples(
-    st.sampled_from(exposure.STATES),
+exposure_marks = st.tuples(
+    st.sampled_from(marks.STATES),
     st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=150),
-).map(lambda t: exposure.mark(t[0], exposure.clean_source(t[1])))
+).map(lambda t: marks.mark(t[0], exposure.clean_source(t[1])))
 
 
 @given(
     title=line_text,
     values=st.lists(line_text, min_size=4, max_size=4),
-    mark=marks,
+    mark=exposure_marks,
     minute=st.datetimes(datetime(2020, 1, 1), datetime(2030, 1, 1)),
 )
 def test_an_exposed_entry_parses_back_with_its_mark(
@@ -387,7 +304,7 @@ def test_an_exposed_entry_parses_back_with_its_mark(
     assert journal.parse_entry(block) == entry
     assert journal.rerender(block.text) == block.text
     assert journal.exposure_of(block.text) == mark
-    assert journal.is_quarantined(block.text) is mark.startswith(exposure.QUARANTINE + " :")
+    assert journal.is_quarantined(block.text) is mark.startswith(marks.QUARANTINE + " :")
     lines = block.text.splitlines()
     assert lines[1].startswith("- Exposition : ") and [
         line.split(" : ")[0] for line in lines[2:]

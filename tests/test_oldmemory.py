@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ocmem.home.paths import Paths
-from ocmem.setup import oldmemory
-from ocmem.setup.oldmemory import FACT, INSTRUCTION, NOTE
+from ocmem.setup import memorysignals, oldmemory
+from ocmem.setup.memorysignals import FACT, INSTRUCTION, NOTE
 
 # --- the corpus: skills ------------------------------------------------------------------------
 
@@ -230,9 +230,9 @@ Read the tests first. Remember: be specific and kind in comments.
 
 
 def flagged(name: str, text: str) -> bool:
-    skill = oldmemory.split_skill(name, text)
-    return oldmemory.runs_a_memory(
-        oldmemory.skill_signals(skill.name, skill.description, skill.body)
+    skill = memorysignals.split_skill(name, text)
+    return memorysignals.runs_a_memory(
+        memorysignals.skill_signals(skill.name, skill.description, skill.body)
     )
 
 
@@ -243,9 +243,9 @@ def test_memory_skills_are_flagged(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(OTHER_SKILLS))
 def test_other_skills_are_not_flagged(name: str) -> None:
-    skill = oldmemory.split_skill(name, OTHER_SKILLS[name])
-    signals = oldmemory.skill_signals(skill.name, skill.description, skill.body)
-    assert not oldmemory.runs_a_memory(signals), signals
+    skill = memorysignals.split_skill(name, OTHER_SKILLS[name])
+    signals = memorysignals.skill_signals(skill.name, skill.description, skill.body)
+    assert not memorysignals.runs_a_memory(signals), signals
 
 
 def test_the_corpus_is_big_enough_and_scores_as_reported() -> None:
@@ -257,23 +257,25 @@ def test_the_corpus_is_big_enough_and_scores_as_reported() -> None:
 
 
 def test_signals_say_why_in_the_users_words() -> None:
-    skill = oldmemory.split_skill("souvenirs", MEMORY_SKILLS["souvenirs"])
-    labels = [s.label for s in oldmemory.skill_signals(skill.name, skill.description, skill.body)]
+    skill = memorysignals.split_skill("souvenirs", MEMORY_SKILLS["souvenirs"])
+    labels = [
+        s.label for s in memorysignals.skill_signals(skill.name, skill.description, skill.body)
+    ]
     assert labels[:2] == ["nom « souvenirs »", "description (« mémoire »)"]
     assert "fichier souvenirs.md" in labels
 
 
 def test_a_memory_word_in_passing_is_weak() -> None:
-    signals = oldmemory.skill_signals(
+    signals = memorysignals.skill_signals(
         "deploy",
         "Deploy the app.",
         "A good deploy leaves a memory of what changed: the release notes.\n",
     )
-    assert oldmemory.score(signals) == 1
+    assert memorysignals.score(signals) == 1
 
 
 def test_a_broken_frontmatter_still_gives_its_name_and_description() -> None:
-    skill = oldmemory.split_skill(
+    skill = memorysignals.split_skill(
         "x", "---\nname: memory\ndescription: Keeps facts: [broken\n---\nbody\n"
     )
     assert (skill.name, skill.description, skill.body) == (
@@ -285,7 +287,7 @@ def test_a_broken_frontmatter_still_gives_its_name_and_description() -> None:
 
 def test_a_skill_promoted_by_ocmem_is_recognised() -> None:
     text = "---\nname: memoire-vps\ndescription: Mémoire du VPS.\nmetadata:\n  source: journal 2026-11-20 10:00\n  proposition: P-0003\n---\nx\n"
-    assert oldmemory.split_skill("memoire-vps", text).promoted
+    assert memorysignals.split_skill("memoire-vps", text).promoted
 
 
 # --- the corpus: AGENTS.md sections --------------------------------------------------------------
@@ -339,18 +341,18 @@ OTHER_SECTIONS: list[str] = [
 @pytest.mark.parametrize(("text", "title"), MEMORY_SECTIONS)
 def test_memory_sections_are_flagged(text: str, title: str) -> None:
     document = "# Règles\n\nIntro.\n\n" + text + "\n## Fin\n\nDernière section.\n"
-    found = oldmemory.memory_sections(document)
+    found = memorysignals.memory_sections(document)
     assert [s.title for s, _ in found] == [title]
 
 
 @pytest.mark.parametrize("text", OTHER_SECTIONS)
 def test_other_sections_are_not_flagged(text: str) -> None:
-    assert oldmemory.memory_sections("# Règles\n\n" + text) == []
+    assert memorysignals.memory_sections("# Règles\n\n" + text) == []
 
 
 def test_a_section_runs_to_the_next_heading_of_its_level_or_ocmems_marker() -> None:
     text = "# T\n\n## Mémoire\n- a fact here\n### Détail\n- more facts\n## Suite\nx\n## Memory\n- b fact\n<!-- ocmem:begin -->\n## y\n<!-- ocmem:end -->\n"
-    found = oldmemory.memory_sections(text)
+    found = memorysignals.memory_sections(text)
     assert [text[s.start : s.end] for s, _ in found] == [
         "## Mémoire\n- a fact here\n### Détail\n- more facts\n",
         "## Memory\n- b fact\n",
@@ -360,8 +362,8 @@ def test_a_section_runs_to_the_next_heading_of_its_level_or_ocmems_marker() -> N
 
 def test_cutting_keeps_every_other_byte() -> None:
     text = "# R\r\n\r\nA.\r\n\r\n## Mémoire\r\n- Le VPS est sous Debian\r\n\r\n## B\r\nb\r\n"
-    spans = [(s.start, s.end) for s, _ in oldmemory.memory_sections(text)]
-    assert oldmemory.cut(text, spans) == "# R\r\n\r\nA.\r\n\r\n## B\r\nb\r\n"
+    spans = [(s.start, s.end) for s, _ in memorysignals.memory_sections(text)]
+    assert memorysignals.cut(text, spans) == "# R\r\n\r\nA.\r\n\r\n## B\r\nb\r\n"
 
 
 _BLOCKS = st.sampled_from(
@@ -386,10 +388,10 @@ def test_cutting_what_is_found_leaves_nothing_to_find_and_everything_else(
     blocks: list[str],
 ) -> None:
     text = "".join(blocks)
-    found = oldmemory.memory_sections(text)
+    found = memorysignals.memory_sections(text)
     spans = [(s.start, s.end) for s, _ in found]
-    rest = oldmemory.cut(text, spans)
-    assert oldmemory.memory_sections(rest) == []
+    rest = memorysignals.cut(text, spans)
+    assert memorysignals.memory_sections(rest) == []
     # the spans are disjoint, and what is kept is the text outside them, in order
     ordered = sorted(spans)
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(ordered))
@@ -406,7 +408,7 @@ def test_cutting_what_is_found_leaves_nothing_to_find_and_everything_else(
 
 @given(st.lists(_BLOCKS, max_size=12))
 def test_sections_nest_or_are_apart(blocks: list[str]) -> None:
-    found = oldmemory.sections("".join(blocks))
+    found = memorysignals.sections("".join(blocks))
     for a in found:
         assert a.start < a.end
         for b in found:
@@ -441,7 +443,7 @@ Faits connus :
 Le serveur de sauvegarde est backup01
 ok
 """
-    found = [(line.line, line.text, line.kind) for line in oldmemory.old_lines(text)]
+    found = [(line.line, line.text, line.kind) for line in memorysignals.old_lines(text)]
     assert found == [
         (6, "Le VPS tourne sous Debian 12", FACT),
         (7, "migrer la base", NOTE),
@@ -466,13 +468,13 @@ ok
     ],
 )
 def test_what_a_line_is(line: str, statement: str | None, kind: str) -> None:
-    (found,) = oldmemory.old_lines(line)
+    (found,) = memorysignals.old_lines(line)
     assert (found.text, found.kind) == (statement or line, kind)
 
 
 def test_in_a_section_only_the_list_items_are_statements() -> None:
     body = "Ici, la mémoire du projet.\n\n- Le VPS tourne sous Debian 12\n"
-    assert [line.text for line in oldmemory.old_lines(body, bullets_only=True)] == [
+    assert [line.text for line in memorysignals.old_lines(body, bullets_only=True)] == [
         "Le VPS tourne sous Debian 12"
     ]
 
@@ -491,7 +493,7 @@ def test_in_a_section_only_the_list_items_are_statements() -> None:
     ],
 )
 def test_answers(answer: str, yes: bool) -> None:
-    assert oldmemory.is_yes(answer) is yes
+    assert memorysignals.is_yes(answer) is yes
 
 
 # --- where skills are looked for --------------------------------------------------------------
@@ -572,7 +574,7 @@ def test_symlinked_skill_folders_are_followed_once(tmp_path: Path) -> None:
 
 def test_a_lone_title_is_not_a_section_of_the_file() -> None:
     text = "# Mémoire du projet\n\n- lu au démarrage\n\n## Style\n\n- court\n"
-    assert oldmemory.memory_sections(text) == []
+    assert memorysignals.memory_sections(text) == []
 
 
 @pytest.mark.parametrize(
@@ -589,4 +591,4 @@ def test_a_lone_title_is_not_a_section_of_the_file() -> None:
     ],
 )
 def test_an_instruction_to_write_into_a_memory(line: str, instruction: bool) -> None:
-    assert oldmemory.is_memory_instruction(line) is instruction
+    assert memorysignals.is_memory_instruction(line) is instruction

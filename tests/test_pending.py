@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem.errors import InputError, Refused, StorageError
-from ocmem.formats import pending, skills
+from ocmem.formats import marks, pending, skills
 from ocmem.guards import exposure
 from ocmem.home.workspace import Workspace
 from ocmem.services.memory import Memory
@@ -537,7 +537,7 @@ def test_every_proposal_field_has_a_size_cap(
     ],
 )
 def test_a_source_must_speak_of_the_lesson(entry: str, lesson: str, says: bool) -> None:
-    from ocmem.services.proposals import says_lesson
+    from ocmem.services.drafts import says_lesson
 
     assert says_lesson(entry, lesson) is says
 
@@ -556,7 +556,7 @@ def test_a_proposal_citing_entries_that_do_not_show_the_lesson_is_refused(
 
 
 @given(
-    state=st.sampled_from(exposure.STATES),
+    state=st.sampled_from(marks.STATES),
     source=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=150),
     title=text_line,
     number=st.integers(1, 9999),
@@ -564,7 +564,7 @@ def test_a_proposal_citing_entries_that_do_not_show_the_lesson_is_refused(
 def test_the_exposure_round_trips_right_after_the_status(
     state: str, source: str, title: str, number: int
 ) -> None:
-    mark = exposure.mark(state, exposure.clean_source(source))
+    mark = marks.mark(state, exposure.clean_source(source))
     proposal = pending.Proposal(
         id=f"P-{number:04d}",
         kind="fait",

@@ -21,8 +21,9 @@ from ocmem.home.paths import Paths
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Status
+from ocmem.services.drafts import ImportedFact
 from ocmem.services.memory import Memory
-from ocmem.services.proposals import ImportedFact, Proposals
+from ocmem.services.proposals import Proposals
 from ocmem.setup import oldmemory
 from ocmem.setup.doctor import Doctor
 from ocmem.setup.install import BEGIN_MARKER, Installer

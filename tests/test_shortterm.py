@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock
 from ocmem.errors import InputError, Refused
-from ocmem.formats import shortterm
+from ocmem.formats import marks, shortterm
 from ocmem.formats.shortterm import Note, ShortTermFormatError
 from ocmem.guards import exposure
 from ocmem.services.memory import Memory
@@ -169,7 +169,7 @@ sources = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=
             st.dates(date(2000, 1, 1), date(2100, 1, 1)),
             st.integers(1, 60),
             note_text,
-            st.sampled_from(["", *exposure.STATES]),
+            st.sampled_from(["", *marks.STATES]),
             sources,
         ),
         max_size=8,
@@ -188,7 +188,7 @@ def test_marked_notes_round_trip(rows: list[tuple[date, int, str, str, str]]) ->
     parsed = shortterm.parse(shortterm.render(notes))
     assert parsed == notes
     for note, (_, _, text, state, _) in zip(parsed, rows, strict=True):
-        assert note.quarantined is (state == exposure.QUARANTINE)
+        assert note.quarantined is (state == marks.QUARANTINE)
         assert note.shown().endswith("] " + inert.unescape(inert.inline(text)))
 
 
@@ -237,7 +237,7 @@ def test_a_source_with_brackets_cannot_end_the_mark_early() -> None:
         date(2026, 11, 29),
         date(2026, 12, 6),
         "texte",
-        shortterm.marked(exposure.QUARANTINE, exposure.clean_source("read /tmp/[x]] suite")),
+        shortterm.marked(marks.QUARANTINE, exposure.clean_source("read /tmp/[x]] suite")),
     )
     (parsed,) = shortterm.parse(note.render() + "\n")
     assert parsed == note and "]" not in parsed.mark

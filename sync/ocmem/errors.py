@@ -18,6 +18,9 @@ Exit codes are decided in one place, ``ocmem.cli.entry`` (0 ok, 1 error, 2 usage
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
+
 
 class OcmemError(Exception):
     """Something went wrong; nothing was written unless the message says otherwise."""
@@ -54,3 +57,48 @@ class Busy(OcmemError):
 
 class StorageError(OcmemError):
     """The file system refused a read or a write (read-only, full, permissions)."""
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)
+DENIED = (errno.EACCES, errno.EPERM)
+
+
+def from_os_error(
+    exc: OSError,
+    *,
+    action: str = "d'écrire",
+    changed: bool | None = None,
+    extra: str = "",
+    where: str | None = None,
+    folder: str | None = None,
+) -> StorageError:
+    """What the file system said, about which file (``where``, as the user knows it), and the
+    fix a user can apply. ``changed``: False when nothing was modified (said so), None when it is
+    not known here. ``folder``: where the fix applies (the file's folder by default)."""
+    raw = str(exc.filename) if exc.filename else None
+    where = where or raw or "un fichier d'ocmem"
+    folder = folder or (str(Path(raw).parent) if raw else "le dossier ocmem")
+    after = " : rien n'a été modifié" if changed is False else ""
+    after += f" ; {extra}" if extra else ""
+    if exc.errno in FULL:
+        return StorageError(
+            f"disque plein : impossible {action} {where}{after}",
+            fix=f"libère de la place (`df -h {folder}`), puis relance la commande",
+        )
+    if exc.errno == errno.EROFS:
+        return StorageError(
+            f"disque en lecture seule : impossible {action} {where}{after}",
+            fix="remonte ce disque en écriture, ou indique un dossier ocmem inscriptible "
+            "(--home ou OCMEM_HOME)",
+        )
+    if exc.errno in DENIED:
+        return StorageError(
+            f"permission refusée : impossible {action} {where}{after}",
+            fix=f"donne les droits d'écriture sur {folder} à cet utilisateur (`ls -ld {folder}`), "
+            "ou lance ocmem avec le compte propriétaire",
+        )
+    reason = exc.strerror or str(exc)
+    return StorageError(
+        f"erreur du système de fichiers ({reason}) : impossible {action} {where}{after}",
+        fix="vérifie le disque et le dossier ocmem (`ocmem doctor`), puis relance",
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ocmem.errors import Busy, InputError, OcmemError, Refused
+from ocmem.errors import Busy, InputError, OcmemError, Refused, from_os_error
 from ocmem.outcome import Outcome, Status, terminal_safe
 
 
@@ -64,9 +64,7 @@ def execute(call: Callable[[], Outcome], debug: bool = False) -> tuple[int, str,
         try:
             outcome = call()
         except OSError as exc:
-            from ocmem.home.fsio import storage_error
-
-            raise storage_error(exc, action="d'accéder à") from exc
+            raise from_os_error(exc, action="d'accéder à") from exc
         out = terminal_safe(outcome.render()) + "\n" if outcome.lines else ""
         return _STATUS_CODES[outcome.status], out, ""
     except OcmemError as exc:

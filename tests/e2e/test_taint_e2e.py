@@ -603,8 +603,7 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
     assert [fact for fact in INJECTED if fact in later] == []
     assert PLANTED_FACT in later
     # Every proposal of an exposed session says so; the clean one does not.
-    from ocmem.formats import journal, pending, shortterm
-    from ocmem.guards import exposure
+    from ocmem.formats import journal, marks, pending, shortterm
     from ocmem.text import inert
 
     proposals = {p.title: p for p in pending.parse((scene.home / "memory/pending.md").read_text())}
@@ -649,8 +648,8 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
     entries = journal.blocks((scene.home / "memory/journal.md").read_text())
     held = [b for b in entries if journal.is_quarantined(b.text)]
     assert [b.title for b in held] == ["Déploiement en production"]
-    assert journal.exposure_of(held[0].text) == exposure.mark(
-        exposure.QUARANTINE, f"webfetch {scene.page}"
+    assert journal.exposure_of(held[0].text) == marks.mark(
+        marks.QUARANTINE, f"webfetch {scene.page}"
     )
     # A clean session writes as before; « retiens ça » said by the user keeps the note, marked.
     assert [outcome_of(a) for a in answers_of(clean, Attack("clean", "", []))] == ["ÉCRIT"] * 3

@@ -35,13 +35,13 @@ them back.
 # No `from __future__ import annotations`: see ocmem.home.settings (NamedTuples on the hot path).
 
 import re
-from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ocmem.errors import InputError
+from ocmem.formats import marks
 from ocmem.text import inert
 from ocmem.text.similarity import fold
 
@@ -358,9 +358,7 @@ def exposure_of(block_text: str) -> str:
 
 def is_quarantined(block_text: str) -> bool:
     """Whether an entry was written by an exposed session and not asked for by the user."""
-    from ocmem.guards import exposure
-
-    return exposure.quarantined(exposure_of(block_text))
+    return marks.quarantined(exposure_of(block_text))
 
 
 def parse_entry(block: Block) -> Entry | None:
@@ -551,68 +549,6 @@ def archive_files(memory_dir: Path) -> list[Path]:
     """``journal-AAAA-MM.md`` archives, newest month first."""
     found = [p for p in memory_dir.glob("journal-*.md") if re.compile(_ARCHIVE).match(p.name)]
     return sorted(found, key=lambda p: p.name, reverse=True)
-
-
-def search(
-    texts: Sequence[str],
-    query: str = "",
-    tags: Sequence[str] = (),
-    limit: int = 5,
-) -> list[Block]:
-    """Newest matching entries first, at most ``limit``.
-
-    ``texts`` are journal texts, newest file first. Every query word must start a word of the
-    entry (case and accents ignored: "dock" finds "Docker", "lecon" finds "Leçon"); every tag
-    must be one of the entry's tags. Stops as soon as ``limit`` entries matched.
-    """
-    wanted_tags = {fold(t.lstrip("#")) for t in tags}
-    patterns = [_word_pattern(w) for w in fold(query).split()]
-    patterns += [_word_pattern("#" + t) for t in sorted(wanted_tags)]
-    found: list[Block] = []
-    for text in texts:
-        for block in _matching_newest_first(text, patterns):
-            if wanted_tags and not wanted_tags <= {fold(t) for t in block.tags}:
-                continue  # "#tag" was in the text, not among the header's tags
-            found.append(block)
-            if len(found) >= limit:
-                return found
-    return found
-
-
-_VARIANTS: dict[str, str] = {}
-
-
-def _word_pattern(word: str) -> re.Pattern[str]:
-    """``word`` (folded) as a pattern over the raw text: each letter also matches its capital
-    and accented forms ("lecon" matches "Leçon"), so the text itself is never folded."""
-    if not _VARIANTS:
-        for code in range(0x41, 0x530):
-            char = chr(code)
-            base = fold(char)
-            if len(base) == 1 and base.isascii() and base.isalpha() and char != base:
-                _VARIANTS[base] = _VARIANTS.get(base, "") + char
-    parts = [f"[{re.escape(c + _VARIANTS[c])}]" if c in _VARIANTS else re.escape(c) for c in word]
-    return re.compile("".join(parts))
-
-
-def _matching_newest_first(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[Block]:
-    """Entries where every pattern matches at the start of a word, newest first (ocmem only
-    appends, so file order is time order). One scan of the file per pattern, in the regex engine,
-    instead of folding each of thousands of entries in Python."""
-    spans = _spans(text)
-    candidates = list(range(len(spans)))
-    starts = [start for start, _ in spans]
-    for pattern in patterns:
-        hits = {
-            bisect_right(starts, m.start()) - 1
-            for m in pattern.finditer(text)
-            if m.start() == 0 or not text[m.start() - 1].isalnum()
-        }
-        candidates = [c for c in candidates if c in hits]
-    for index in reversed(candidates):
-        block = _block_at(text[spans[index][0] : spans[index][1]])
-        if block is not None:
-            yield block
 
 
 def find_entries(texts: Sequence[str], refs: Sequence[Ref]) -> dict[Ref, Block]:

@@ -19,12 +19,12 @@ from datetime import date, timedelta
 from typing import NamedTuple
 
 from ocmem.errors import InputError, OcmemError
-from ocmem.guards import exposure
+from ocmem.formats import marks
 from ocmem.text import inert
 
 _LINE = re.compile(
     r"^\[(\d{4}-\d{2}-\d{2}) (?:→|->) expire (\d{4}-\d{2}-\d{2})"
-    r"(?: · ((?:" + "|".join(re.escape(s) for s in exposure.STATES) + r") : [^\]]*))?\] (\S.*)$"
+    r"(?: · ((?:" + "|".join(re.escape(s) for s in marks.STATES) + r") : [^\]]*))?\] (\S.*)$"
 )
 
 
@@ -50,7 +50,7 @@ class Note(NamedTuple):
 
     @property
     def quarantined(self) -> bool:
-        return exposure.quarantined(self.mark)
+        return marks.quarantined(self.mark)
 
 
 class ShortTermFormatError(OcmemError):
@@ -102,7 +102,7 @@ def split_expired(notes: list[Note], today: date) -> tuple[list[Note], list[Note
 def marked(state: str, source: str) -> str:
     """The mark a note keeps: its source escaped like the text and holding no ``]``
     (``exposure.clean_source`` turned brackets into parentheses)."""
-    return exposure.mark(state, inert.inline(source.replace("]", ")")))
+    return marks.mark(state, inert.inline(source.replace("]", ")")))
 
 
 def make_note(text: str, today: date, days: int, max_days: int) -> Note:

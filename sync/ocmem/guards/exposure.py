@@ -37,6 +37,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ocmem.formats import marks
+
 UNTRUSTED_TOOL = "untrusted_tool"
 SHELL_FETCH = "shell_fetch"
 OUTSIDE_READ = "outside_read"
@@ -168,12 +170,8 @@ def named_files(command: str) -> list[str]:
     return [m.group(1) for m in re.finditer(FILE_TOKEN_SOURCE, command)]
 
 
-# --- how an exposed write is marked -----------------------------------------------------------
+# --- what an exposed write carries (the marks: ocmem.formats.marks) ---------------------------
 
-QUARANTINE = "quarantaine"
-USER_ASKED = "exposée, demandée par l'utilisateur"
-LIFTED = "exposée, levée par l'humain"
-STATES = (QUARANTINE, USER_ASKED, LIFTED)
 SOURCE_CHARS = 120
 
 
@@ -188,33 +186,14 @@ class Taint:
 
     @property
     def state(self) -> str:
-        return USER_ASKED if self.user_asked else QUARANTINE
+        return marks.USER_ASKED if self.user_asked else marks.QUARANTINE
 
     @property
     def quarantined(self) -> bool:
         return not self.user_asked
 
     def mark(self) -> str:
-        return mark(self.state, self.source)
-
-
-def mark(state: str, source: str) -> str:
-    """``quarantaine : webfetch http://…``: the text a memory file keeps for an exposed write."""
-    return f"{state} : {source}"
-
-
-def split_mark(text: str) -> tuple[str, str] | None:
-    """``(state, source)`` of a mark, or None when ``text`` is not one."""
-    for state in STATES:
-        if text.startswith(state + " : "):
-            return state, text[len(state) + 3 :]
-    return None
-
-
-def quarantined(text: str | None) -> bool:
-    """Whether a mark says the write is quarantined (not lifted, not asked by the user)."""
-    found = split_mark(text or "")
-    return found is not None and found[0] == QUARANTINE
+        return marks.mark(self.state, self.source)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.clock import Clock
-from ocmem.errors import Busy, OcmemError, StorageError
+from ocmem.errors import DENIED, Busy, OcmemError, StorageError, from_os_error
 from ocmem.home.paths import Paths
 
 TEMP_SUFFIX = ".ocmem-tmp"
@@ -389,7 +389,7 @@ def run_lock(
     except OSError as exc:
         # flock needs no write access: on a read-only home the run goes on, and fails (if it
         # must write) on the file it needs, which says more than the lock would.
-        if exc.errno not in (*_DENIED, errno.EROFS) or not paths.lock_file.is_file():
+        if exc.errno not in (*DENIED, errno.EROFS) or not paths.lock_file.is_file():
             raise storage_error(exc, paths, action="de créer le verrou", changed=False) from exc
         try:
             fd = os.open(paths.lock_file, os.O_RDONLY)
@@ -455,10 +455,6 @@ def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
     return True
 
 
-_FULL = (errno.ENOSPC, errno.EDQUOT)
-_DENIED = (errno.EACCES, errno.EPERM)
-
-
 def storage_error(
     exc: OSError,
     paths: Paths | None = None,
@@ -468,9 +464,8 @@ def storage_error(
     extra: str = "",
     about: Path | None = None,
 ) -> StorageError:
-    """What the file system said, about which file, and the fix a user can apply.
+    """``errors.from_os_error``, naming the file as the home knows it.
 
-    ``changed``: False when nothing was modified (said so), None when it is not known here.
     ``about``: the file to name, when the one refused is a means to it (its backup).
     """
     raw = str(exc.filename) if exc.filename else None
@@ -480,29 +475,11 @@ def storage_error(
         if inside:
             about, action = paths.home.joinpath(*inside), "de sauvegarder (dans .ocmem/backups)"
     named = str(about) if about else raw
-    where = paths.rel(Path(named)) if paths and named else (named or "un fichier d'ocmem")
-    folder = str(Path(raw).parent) if raw else (str(paths.home) if paths else "le dossier ocmem")
-    after = " : rien n'a été modifié" if changed is False else ""
-    after += f" ; {extra}" if extra else ""
-    if exc.errno in _FULL:
-        return StorageError(
-            f"disque plein : impossible {action} {where}{after}",
-            fix=f"libère de la place (`df -h {folder}`), puis relance la commande",
-        )
-    if exc.errno == errno.EROFS:
-        return StorageError(
-            f"disque en lecture seule : impossible {action} {where}{after}",
-            fix="remonte ce disque en écriture, ou indique un dossier ocmem inscriptible "
-            "(--home ou OCMEM_HOME)",
-        )
-    if exc.errno in _DENIED:
-        return StorageError(
-            f"permission refusée : impossible {action} {where}{after}",
-            fix=f"donne les droits d'écriture sur {folder} à cet utilisateur (`ls -ld {folder}`), "
-            "ou lance ocmem avec le compte propriétaire",
-        )
-    reason = exc.strerror or str(exc)
-    return StorageError(
-        f"erreur du système de fichiers ({reason}) : impossible {action} {where}{after}",
-        fix="vérifie le disque et le dossier ocmem (`ocmem doctor`), puis relance",
+    return from_os_error(
+        exc,
+        action=action,
+        changed=changed,
+        extra=extra,
+        where=paths.rel(Path(named)) if paths and named else named,
+        folder=str(Path(raw).parent) if raw else (str(paths.home) if paths else None),
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.errors import InputError, Refused
-from ocmem.formats import journal, shortterm
+from ocmem.formats import journal, marks, shortterm
 from ocmem.guards import exposure
 from ocmem.guards.provenance import Provenance
 from ocmem.home import sessions
@@ -158,7 +158,7 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
     }
 
 
-_MARK = ("\n- " + journal.EXPOSURE_LABEL + " : " + exposure.QUARANTINE).encode()
+_MARK = ("\n- " + journal.EXPOSURE_LABEL + " : " + marks.QUARANTINE).encode()
 
 
 def _holds_quarantine(path: Path) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.formats import journal
+from ocmem.formats import journal, marks
 from ocmem.home.fsio import read_text
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
@@ -138,7 +138,6 @@ class Memory:
         """The human lifts note n°N's quarantine (after reading it): from now on it is loaded in
         the prompt like any note, and keeps saying where it came from. Logged."""
         from ocmem.formats import shortterm
-        from ocmem.guards import exposure
 
         with self.ws.transaction("note --trust") as run:
             kept, dropped = shortterm.split_expired(self._current_notes(), self.ws.today())
@@ -148,13 +147,13 @@ class Memory:
                     fix="`ocmem note --list` montre les numéros",
                 )
             note = kept[number - 1]
-            found = exposure.split_mark(note.mark)
-            if found is None or found[0] != exposure.QUARANTINE:
+            found = marks.split_mark(note.mark)
+            if found is None or found[0] != marks.QUARANTINE:
                 raise InputError(
                     f"la note n°{number} n'est pas en quarantaine",
                     fix="`ocmem note --list` montre les notes en quarantaine",
                 )
-            lifted = note._replace(mark=exposure.mark(exposure.LIFTED, found[1]))
+            lifted = note._replace(mark=marks.mark(marks.LIFTED, found[1]))
             kept[number - 1] = lifted
             run.write(self.paths.short_term, shortterm.render(kept))
         self.ws.log("note-trust", note=inert.unescape(note.text), source=found[1])

@@ -28,12 +28,13 @@ from ocmem.home import identity
 from ocmem.home.fsio import Backups, atomic_write, monitored, read_text, record_writes
 from ocmem.home.workspace import Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup import oldmemory
-from ocmem.setup.oldmemory import BEGIN_MARKER, END_MARKER
+from ocmem.setup import memorysignals, oldmemory
+from ocmem.setup.memorysignals import BEGIN_MARKER, END_MARKER
 from ocmem.text import inert
 
 if TYPE_CHECKING:
-    from ocmem.services.proposals import FactImport, ImportedFact
+    from ocmem.services.drafts import ImportedFact
+    from ocmem.services.proposals import FactImport
 
 __all__ = ["BEGIN_MARKER", "END_MARKER", "Installer", "data_root", "shipped_section"]
 _SECTION = re.compile(re.escape(BEGIN_MARKER) + r".*?" + re.escape(END_MARKER), re.DOTALL)
@@ -258,7 +259,7 @@ class Installer:
         spans = [
             (p.finding.section.start, p.finding.section.end) for p in cuts if p.finding.section
         ]
-        text = oldmemory.cut(current, spans)
+        text = memorysignals.cut(current, spans)
         what: str | None = None
         if BEGIN_MARKER in text or END_MARKER in text:
             found = _SECTION.findall(text)
@@ -307,17 +308,17 @@ class Installer:
         if import_lines is not None and import_file is not None:
             imports.notes.append(self._plan_notes(str(import_file), import_lines, imports))
         lines = [(where, line) for p in old.chosen for where, line in p.lines]
-        notes = [line.text for _, line in lines if line.kind == oldmemory.NOTE]
+        notes = [line.text for _, line in lines if line.kind == memorysignals.NOTE]
         if notes:
             imports.notes.append(self._plan_notes("l'ancienne mémoire", notes, imports))
         facts = [
-            _imported_fact(where, line) for where, line in lines if line.kind == oldmemory.FACT
+            _imported_fact(where, line) for where, line in lines if line.kind == memorysignals.FACT
         ]
         if facts:
             from ocmem.services.proposals import Proposals
 
             imports.facts = Proposals(self.ws).plan_import(facts)
-        imports.instructions = sum(line.kind == oldmemory.INSTRUCTION for _, line in lines)
+        imports.instructions = sum(line.kind == memorysignals.INSTRUCTION for _, line in lines)
         imports.read = [where for p in old.chosen for where in p.read]
         return imports
 
@@ -520,8 +521,8 @@ class Installer:
                 ]
 
 
-def _imported_fact(where: str, line: oldmemory.OldLine) -> ImportedFact:
-    from ocmem.services.proposals import ImportedFact
+def _imported_fact(where: str, line: memorysignals.OldLine) -> ImportedFact:
+    from ocmem.services.drafts import ImportedFact
 
     return ImportedFact(where, line.line, line.text)
 

@@ -1,0 +1,203 @@
+"""Commands that set the home up and look after it: init, status, context size, scheduling,
+curation, review, doctor, the hardened mode."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.outcome import Outcome
+
+
+@cli.command()
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Remplace le skill et le plugin livrés s'ils diffèrent (après sauvegarde).",
+)
+@click.option(
+    "--import-short-term",
+    "import_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Importe une ancienne mémoire court terme (une note par ligne) dans SHORT_TERM.md.",
+)
+@click.option(
+    "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
+)
+@click.option(
+    "--show-library",
+    is_flag=True,
+    help="Affiche la page SilverBullet de revue des propositions (à coller dans Library/ocmem).",
+)
+@click.option(
+    "--home-id",
+    metavar="NOM",
+    help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine).",
+)
+@click.option(
+    "--replace-old",
+    is_flag=True,
+    help="Remplace sans demander un autre système de mémoire trouvé (skill, section d'AGENTS.md) : "
+    "sauvegarde, mise de côté, faits proposés à ta validation.",
+)
+@pass_context
+def init(
+    obj: Context,
+    upgrade: bool,
+    import_file: Path | None,
+    show_section: bool,
+    show_library: bool,
+    home_id: str | None,
+    replace_old: bool,
+) -> Outcome:
+    """Crée ou complète l'arborescence (idempotent, sans jamais écraser)."""
+    from ocmem.setup.install import Installer, shipped_section
+
+    if show_section:
+        return text_outcome(shipped_section())
+    if show_library:
+        from ocmem.silverbullet.library import library_page
+
+        return text_outcome(library_page())
+    return Installer(
+        obj.human_workspace("init", creating=True),
+        upgrade=upgrade,
+        home_id=home_id,
+        replace_old=replace_old,
+        confirm=_ask if sys.stdin.isatty() else None,
+    ).run(import_file)
+
+
+def _ask(question: str) -> bool:
+    """A yes/no question on the terminal (no answer: no)."""
+    from ocmem.setup.memorysignals import is_yes
+
+    click.echo(question, err=True)
+    return is_yes(click.prompt("[o/N]", default="", show_default=False, err=True))
+
+
+@cli.command()
+@pass_context
+def status(obj: Context) -> Outcome:
+    """Remplissage de chaque fichier, skills, propositions en attente."""
+    from ocmem.services.status import status as run_status
+
+    return run_status(obj.workspace())
+
+
+@cli.command(name="context-size")
+@click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
+@pass_context
+def context_size(obj: Context, as_json: bool) -> Outcome:
+    """Taille du contexte mémoire chargé à chaque session (caractères, tokens estimés)."""
+    from ocmem.services.context import context_report
+
+    report = context_report(obj.workspace().settings)
+    return text_outcome(report.to_json() if as_json else report.render())
+
+
+@cli.group(subcommand_metavar="COMMANDE [ARGUMENTS]...")
+def cron() -> None:
+    """Synchronisation régulière (crontab ou timer systemd) : ocmem sync."""
+
+
+@cron.command(name="print")
+@click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
+@click.option(
+    "--systemd", is_flag=True, help="Affiche un timer systemd utilisateur au lieu d'une ligne cron."
+)
+@pass_context
+def cron_print(obj: Context, every: int, systemd: bool) -> Outcome:
+    """Affiche la ligne crontab (ou les unités systemd), sans rien installer."""
+    from ocmem.setup import schedule
+
+    settings = obj.workspace().settings
+    for warning in schedule.warnings():
+        click.echo(warning, err=True)
+    return text_outcome(
+        schedule.systemd_units(settings, every) if systemd else schedule.cron_line(settings, every)
+    )
+
+
+@cron.command(name="install")
+@click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
+@pass_context
+def cron_install(obj: Context, every: int) -> Outcome:
+    """Ajoute (ou met à jour) la ligne ocmem de la crontab ; idempotent."""
+    from ocmem.setup import schedule
+
+    return text_outcome(schedule.install(obj.human_workspace("cron install").settings, every))
+
+
+@cron.command(name="remove")
+def cron_remove() -> Outcome:
+    """Retire la ligne ocmem de la crontab."""
+    from ocmem.setup import schedule
+
+    return text_outcome(schedule.remove())
+
+
+@cli.command()
+@click.option(
+    "--print",
+    "print_",
+    is_flag=True,
+    required=True,
+    help="Affiche les commandes (rien n'est planifié).",
+)
+@pass_context
+def curate(obj: Context, print_: bool) -> Outcome:
+    """Curation hebdomadaire et revue trimestrielle : préparées, jamais activées d'office."""
+    from ocmem.setup.curation import curation_plan
+
+    if not print_:
+        raise click.UsageError(
+            "ocmem ne planifie rien lui-même : `ocmem curate --print` affiche les commandes à planifier"
+        )
+    return text_outcome(curation_plan(obj.workspace().settings))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
+@pass_context
+def review(obj: Context, as_json: bool) -> Outcome:
+    """Revue : skills peu utilisés, contradictions possibles, faits à revalider, notes récurrentes (suggestions)."""
+    from ocmem.services.review import review as run_review
+
+    report = run_review(obj.workspace())
+    outcome = text_outcome(report.to_json() if as_json else report.render())
+    if report.damaged:
+        outcome.ask_human()
+    return outcome
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Applique les réparations sûres (avec sauvegarde).")
+@pass_context
+def doctor(obj: Context, fix: bool) -> Outcome:
+    """Vérifie l'installation ; chaque problème avec la commande qui le corrige."""
+    from ocmem.setup.doctor import diagnose
+
+    return diagnose(obj.human_workspace("doctor --fix") if fix else obj.workspace(), fix=fix)
+
+
+@cli.command()
+@click.option("--agent", metavar="COMPTE", help="Le compte Unix sous lequel tourne OpenCode.")
+@click.option(
+    "--owner",
+    metavar="COMPTE",
+    default="ocmem",
+    show_default=True,
+    help="Le compte Unix qui possède la mémoire (à créer avant : useradd --system).",
+)
+@click.option("--undo", is_flag=True, help="Annule le mode durci (rend le dossier à l'agent).")
+@pass_context
+def harden(obj: Context, agent: str | None, owner: str, undo: bool) -> Outcome:
+    """Mode durci (root) : la mémoire, les skills et la config d'OpenCode à un autre utilisateur."""
+    from ocmem.setup.harden import harden as run_harden
+
+    obj.human_workspace("harden")
+    return run_harden(obj.home, agent, owner, obj.clock, undo=undo)

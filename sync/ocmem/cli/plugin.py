@@ -1,0 +1,51 @@
+"""The plugin's own commands (hidden from the help): its settings, the prompt blocks, a memory
+tool outside the gate, and the gate."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.cli.stdin import read_json
+from ocmem.outcome import Outcome
+
+
+@cli.command(name="plugin-config", hidden=True)
+@pass_context
+def plugin_config_command(obj: Context) -> Outcome:
+    """Settings for the OpenCode plugin (JSON, see ocmem.plugin.contract)."""
+    from ocmem.plugin.tools import plugin_config
+
+    return text_outcome(json.dumps(plugin_config(obj.workspace().settings), ensure_ascii=False))
+
+
+@cli.command(name="prompt-context", hidden=True)
+@click.option("--session", help="Root session id: says whether it already has its journal entry.")
+@pass_context
+def prompt_context_command(obj: Context, session: str | None) -> Outcome:
+    """Memory blocks for the system prompt and start-of-session warnings (JSON)."""
+    from ocmem.plugin.tools import prompt_context
+
+    return text_outcome(json.dumps(prompt_context(obj.workspace(), session), ensure_ascii=False))
+
+
+@cli.command(name="tool", hidden=True)
+@click.argument("name")
+@pass_context
+def tool_command(obj: Context, name: str) -> Outcome:
+    """Run a memory tool for the plugin: envelope JSON on stdin."""
+    from ocmem.plugin.tools import run_tool
+
+    workspace = obj.human_workspace(f"tool {name}")
+    return run_tool(workspace, name, read_json(f"tool {name}"))
+
+
+@cli.command(name="gate", hidden=True)
+@pass_context
+def gate_command(obj: Context) -> Outcome:
+    """The plugin's gate: JSON requests on stdin, one answer per line (see ocmem.plugin.gate)."""
+    from ocmem.plugin.gate import serve
+
+    return serve(obj.home, clock=obj.clock)

@@ -1,0 +1,91 @@
+"""Commands on the SilverBullet space: pull, push, sync, and the history of pulled files."""
+
+from __future__ import annotations
+
+import click
+
+from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.outcome import Outcome
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Affiche le plan sans rien écrire.")
+@click.option(
+    "--force-delete",
+    is_flag=True,
+    help="Autorise des suppressions massives (listing vide, part > seuil).",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Relit tous les fichiers, même inchangés d'après leurs métadonnées.",
+)
+@click.option(
+    "--accept-active",
+    is_flag=True,
+    help="Installe aussi les pages qui contiennent du code actif pour SilverBullet (après vérification).",
+)
+@pass_context
+def pull(
+    obj: Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool
+) -> Outcome:
+    """SilverBullet → local : AGENTS.md, MEMORY.md, skills/ (copie locale en lecture seule)."""
+    from ocmem.services import sync
+
+    return sync.pull(
+        obj.workspace(),
+        dry_run=dry_run,
+        force_delete=force_delete,
+        full=full,
+        accept_active=accept_active,
+    )
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Affiche ce qui serait envoyé, sans écrire.")
+@pass_context
+def push(obj: Context, dry_run: bool) -> Outcome:
+    """Local → SilverBullet : journal.md et pending.md vers Agents/Inbox/, sans rien perdre."""
+    from ocmem.services import sync
+
+    return sync.push(obj.workspace(), dry_run=dry_run)
+
+
+@cli.command(name="sync")
+@pass_context
+def sync_command(obj: Context) -> Outcome:
+    """pull puis push (pour cron)."""
+    from ocmem.services import sync
+
+    workspace = obj.workspace()
+    return sync.pull(workspace).then(sync.push(workspace))
+
+
+@cli.command()
+@click.argument("path", required=False)
+@click.option(
+    "--show", "rev", metavar="VERSION", help="Affiche PATH tel qu'il était dans cette version."
+)
+@pass_context
+def history(obj: Context, path: str | None, rev: str | None) -> Outcome:
+    """Versions des fichiers tirés de SilverBullet (historique git local)."""
+    from ocmem.silverbullet.history import History
+
+    log = History(obj.workspace().paths)
+    if rev:
+        if not path:
+            raise click.UsageError(
+                "--show demande aussi le chemin du fichier (ex. memory/MEMORY.md)"
+            )
+        return text_outcome(log.show(rev, path))
+    text = log.log(path)
+    if not text:
+        return Outcome(["aucune version enregistrée (aucun pull n'a encore rien changé)"])
+    return Outcome(
+        [
+            text,
+            "",
+            "Pour annuler une promotion : `ocmem history FICHIER --show VERSION` affiche l'ancienne version ;",
+            "recopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera.",
+        ]
+    )
