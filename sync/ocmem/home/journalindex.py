@@ -38,7 +38,7 @@ from ocmem.text.searchterms import fold, query_terms, terms
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"  # 2: ocmem.text.words (one fold, one list of stop-words)
 MAX_RECENT = 20
 
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)

@@ -10,30 +10,12 @@ gives ``docker`` and ``&lt;`` gives no word at all.
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-# What NFKD leaves after a letter: combining marks, removed (as ocmem.text.similarity.fold does, but
-# with one regex substitution: this runs over the whole journal when the index is built).
-_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-_LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d"})
-_WORD = re.compile(r"[a-z0-9]+")
+from ocmem.text import words as words_module
+from ocmem.text.words import STOPWORDS, WORD
 
-STOPWORDS = frozenset(
-    """
-    a ai as au aux avec c ca ce ceci cela ces cet cette chez d dans de des donc dont du elle elles
-    en est et etait ete etre eu il ils j je l la le les leur leurs lui m ma mais me mes moi mon n
-    ne ni nos notre nous on ont ou par pas peu peut peux plus pour qu que quel quelle quelles
-    quels qui quoi s sa sans se ses si son sont sur t ta te tes toi ton tu un une vos votre vous
-    y comment pourquoi quand combien faut faire fait fais doit dois veux voudrais svp alors aussi
-    encore deja tres bien tout tous toute toutes
-    an and are at be been but by can could did do does for from had has have how i if in into is
-    it its me my no not of on or our please should so than that the their them then there these
-    they this to was we were what when where which who why will with would you your
-    after before during since avant apres pendant depuis
-    """.split()
-)
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 # English words of server work and the French word the journal uses: both give the French stem,
 # in the index and in queries, so English keywords find French entries (and the reverse).
@@ -161,10 +143,11 @@ def stem(word: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Lowercase, without accents, entities decoded (``&eacute;`` → e, ``&lt;`` → <)."""
+    """``ocmem.text.words.fold`` of stored text: CommonMark entities decoded first (``&eacute;``
+    → e, ``&lt;`` → <)."""
     if "&" in text:
         text = _ENTITY.sub(_decode_entity, text)
-    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).lower().translate(_LIGATURES)
+    return words_module.fold(text)
 
 
 def _decode_entity(match: re.Match[str]) -> str:
@@ -175,7 +158,7 @@ def _decode_entity(match: re.Match[str]) -> str:
 
 def words(text: str) -> list[str]:
     """The folded words of ``text`` (runs of ASCII letters and digits), stop-words included."""
-    return _WORD.findall(fold(text))
+    return WORD.findall(fold(text))
 
 
 def terms(text: str) -> list[str]:
