@@ -257,3 +257,25 @@ def configure_sync(home: Path, url: str, token: str | None = SB_TOKEN, **extra: 
 def synced(home: Path, sb: Any) -> Path:
     configure_sync(home, sb.url)
     return home
+
+
+FAKE_CRONTAB = """#!/bin/sh
+# Stand-in for crontab(1): the table lives in $CRONTAB_FILE.
+if [ "$1" = "-l" ]; then [ -f "$CRONTAB_FILE" ] && cat "$CRONTAB_FILE" || exit 1; exit 0; fi
+if [ "$1" = "-" ]; then cat > "$CRONTAB_FILE"; exit 0; fi
+exit 2
+"""
+
+
+@pytest.fixture
+def crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in crontab(1) on PATH whose table is a file: the user's own is never touched."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "crontab").write_text(FAKE_CRONTAB)
+    (bin_dir / "crontab").chmod(0o755)
+    table = tmp_path / "crontab.txt"
+    table.write_text("0 3 * * * /usr/bin/backup # à l'utilisateur\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("CRONTAB_FILE", str(table))
+    return table

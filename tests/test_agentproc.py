@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from collections.abc import Callable
@@ -12,9 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import CliResult, journal_fields
+from ocmem.formats import operations
 from ocmem.home.paths import Paths
 from ocmem.plugin import agentproc
 from ocmem.plugin.agentproc import AGENT_ENV, Proc, ancestors, parse_stat, read_proc
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def stat_line(pid: int, comm: str, ppid: int, start: int) -> str:
@@ -115,13 +119,46 @@ WRITES = {
     "init": (["init"], ""),
     "doctor --fix": (["doctor", "--fix"], ""),
     "harden": (["harden", "--agent", "nobody"], ""),
+    "cron install": (["cron", "install"], ""),
+    "cron remove": (["cron", "remove"], ""),
 }
+# The gate refuses a model's shell by itself (tests/test_gate.py): it is a server, not a command.
+SERVERS = {"gate"}
+
+
+def test_every_command_the_agent_may_not_run_is_tried_here() -> None:
+    assert set(WRITES) | SERVERS == set(operations.AGENT_REFUSED)
+
+
+def test_the_command_lines_human_only_commands_are_the_ones_the_plugin_refuses() -> None:
+    """Each `human_workspace("…")` of the command line names a command of AGENT_REFUSED (or one of
+    its forms), and each of those but the gate is guarded so: the plugin's guard and the command
+    line cannot drift apart."""
+    guarded = set()
+    for source in (REPO / "sync/ocmem/cli").glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "human_workspace"
+            ):
+                first = node.args[0]
+                text = first.value if isinstance(first, ast.Constant) else first.values[0].value  # type: ignore[attr-defined]
+                guarded.add(str(text).strip())
+    refused = set(operations.AGENT_REFUSED)
+    assert all(any(g == r or g.startswith(r + " ") for r in refused) for g in guarded), guarded
+    assert refused - SERVERS <= guarded
 
 
 @pytest.mark.parametrize("command", sorted(WRITES))
 def test_the_agent_cannot_write_or_decide_from_its_shell(
-    home: Path, run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, command: str
+    home: Path,
+    run_cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    crontab: Path,
+    command: str,
 ) -> None:
+    table = crontab.read_bytes()
     before = {
         p: p.read_bytes()
         for p in sorted(home.rglob("*"))
@@ -135,6 +172,7 @@ def test_the_agent_cannot_write_or_decide_from_its_shell(
         "refusé" in result.err and "shell du modèle" in result.err and "Correction :" in result.err
     )
     assert {p: p.read_bytes() for p in before} == before
+    assert crontab.read_bytes() == table
 
 
 @pytest.mark.parametrize(

@@ -5,26 +5,6 @@ from typing import Any
 
 import pytest
 
-FAKE_CRONTAB = """#!/bin/sh
-# Stand-in for crontab(1): the table lives in $CRONTAB_FILE.
-if [ "$1" = "-l" ]; then [ -f "$CRONTAB_FILE" ] && cat "$CRONTAB_FILE" || exit 1; exit 0; fi
-if [ "$1" = "-" ]; then cat > "$CRONTAB_FILE"; exit 0; fi
-exit 2
-"""
-
-
-@pytest.fixture
-def crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "crontab").write_text(FAKE_CRONTAB)
-    (bin_dir / "crontab").chmod(0o755)
-    table = tmp_path / "crontab.txt"
-    table.write_text("0 3 * * * /usr/bin/backup # à l'utilisateur\n")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
-    monkeypatch.setenv("CRONTAB_FILE", str(table))
-    return table
-
 
 def test_cron_install_is_idempotent_and_removable(home: Path, crontab: Path, run_cli: Any) -> None:
     first = run_cli("cron", "install", "--every", "10")

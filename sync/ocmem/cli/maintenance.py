@@ -133,10 +133,12 @@ def cron_install(obj: Context, every: int) -> Outcome:
 
 
 @cron.command(name="remove")
-def cron_remove() -> Outcome:
+@pass_context
+def cron_remove(obj: Context) -> Outcome:
     """Retire la ligne ocmem de la crontab."""
     from ocmem.setup import schedule
 
+    obj.human_workspace("cron remove")
     return text_outcome(schedule.remove())
 
 

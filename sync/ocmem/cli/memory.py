@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ocmem.cli.app import Context, cli, pass_context
 from ocmem.cli.stdin import read_json
 from ocmem.errors import Refused
+from ocmem.formats import operations
 from ocmem.outcome import Outcome
+from ocmem.text.words import fold
 
 if TYPE_CHECKING:
     from ocmem.services.proposals import Proposals
@@ -58,27 +61,58 @@ def journal_group() -> None:
     """Journal des épisodes (ajout seul, recherche plafonnée à 5 entrées)."""
 
 
+def options_of(
+    op: operations.Operation,
+) -> Callable[[Callable[..., Outcome]], Callable[..., Outcome]]:
+    """The command's options, one per argument of the operation (``ocmem.formats.operations``):
+    the same names, types and choices as the plugin's tool. A choice is also taken without its
+    accents (« reussi »); a list is given by repeating its option (or one value for tags)."""
+
+    def decorate(command: Callable[..., Outcome]) -> Callable[..., Outcome]:
+        for arg in reversed(op.args):
+            help_text = arg.description + ("." if arg.description else "")
+            if arg.kind == operations.BOOLEAN:
+                option = click.option(arg.flag, arg.name, is_flag=True, help=help_text)
+            elif arg.kind == operations.STRINGS:
+                option = click.option(arg.flag, arg.name, multiple=True, help=help_text)
+            elif arg.choices:
+                accepted = list(dict.fromkeys([*arg.choices, *(fold(c) for c in arg.choices)]))
+                option = click.option(
+                    arg.flag, arg.name, type=click.Choice(accepted), help=help_text
+                )
+            else:
+                kind = int if arg.kind == operations.INTEGER else str
+                option = click.option(arg.flag, arg.name, type=kind, help=help_text)
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def given_options(op: operations.Operation, options: dict[str, Any]) -> dict[str, Any]:
+    """The options given on the command line, as the operation's JSON arguments."""
+    given: dict[str, Any] = {}
+    for arg in op.args:
+        value = options.get(arg.name)
+        if value in (None, (), False):
+            continue
+        if arg.words:
+            value = [word for item in value for word in item.replace(",", " ").split()]
+        given[arg.name] = list(value) if arg.kind == operations.STRINGS else value
+    return given
+
+
 @journal_group.command(name="add")
-@click.option("--titre", help="Titre court (80 caractères au plus, sans « · »).")
-@click.option("--tags", help="Tags séparés par des espaces ou des virgules.")
-@click.option("--demande", help="Ce que l'utilisateur a demandé.")
-@click.option("--fait", help="Ce qui a été fait.")
-@click.option("--piege", help="Le piège rencontré (« aucun » s'il n'y en a pas).")
-@click.option("--lecon", help="La leçon à retenir.")
-@click.option(
-    "--resultat",
-    type=click.Choice(["réussi", "partiel", "échec", "reussi", "echec"]),
-    help="Issue de la tâche.",
-)
+@options_of(operations.JOURNAL)
 @pass_context
-def journal_add(obj: Context, /, **fields: str | None) -> Outcome:
+def journal_add(obj: Context, /, **options: Any) -> Outcome:
     """Ajoute une entrée : options, ou objet JSON sur l'entrée standard
 
     {"titre", "tags": [...], "demande", "fait", "piege", "lecon", "resultat"}.
     """
     from ocmem.services.memory import Memory
 
-    given = {k: v for k, v in fields.items() if v is not None}
+    given = given_options(operations.JOURNAL, options)
     workspace = obj.human_workspace("journal add")
     data = given if given else read_json("journal add")
     return Memory(workspace).add_journal(data)
@@ -87,7 +121,7 @@ def journal_add(obj: Context, /, **fields: str | None) -> Outcome:
 @journal_group.command(name="search")
 @click.argument("words", nargs=-1)
 @click.option("--tag", "tags", multiple=True, help="Tag exigé (répétable).")
-@click.option("--last", type=int, help="Nombre d'entrées (5 au plus).")
+@click.option("--last", type=int, help=f"Nombre d'entrées ({operations.SEARCH_MAX} au plus).")
 @pass_context
 def journal_search(
     obj: Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
@@ -104,7 +138,11 @@ def journal_search(
 
 @journal_group.command(name="recent")
 @click.option(
-    "--last", type=click.IntRange(1, 20), default=20, show_default=True, help="Nombre d'entrées."
+    "--last",
+    type=click.IntRange(1, operations.RECENT_MAX),
+    default=operations.RECENT_MAX,
+    show_default=True,
+    help="Nombre d'entrées.",
 )
 @pass_context
 def journal_recent(obj: Context, last: int) -> Outcome:
@@ -142,49 +180,15 @@ def journal_archive(obj: Context, before: datetime | None, older_than: int | Non
 
 
 @cli.command()
-@click.option("--type", "kind", type=click.Choice(["fait", "skill"]), help="Fait ou skill.")
-@click.option("--titre", help="Titre de la proposition (une ligne).")
-@click.option("--contenu", help="Le fait (une ligne) ou le brouillon du skill.")
-@click.option(
-    "--source", "sources", multiple=True, help="« journal AAAA-MM-JJ HH:MM » (répétable)."
-)
-@click.option("--contradiction", help="« aucune » ou ce que la proposition contredit.")
-@click.option("--remplace", help="« rien » ou le fait/skill remplacé ou modifié.")
-@click.option(
-    "--retiens-ca", is_flag=True, help="L'utilisateur a demandé explicitement de retenir."
-)
-@click.option(
-    "--note-recurrente",
-    is_flag=True,
-    help="Fait tiré d'une note signalée comme récurrente (écrite 3 jours différents).",
-)
-@click.option("--name", help="Nom du skill proposé.")
-@click.option("--description", help="Description du skill (2 phrases au plus).")
+@options_of(operations.PROPOSE)
 @pass_context
-def propose(
-    obj: Context,
-    /,
-    kind: str | None,
-    sources: tuple[str, ...],
-    retiens_ca: bool,
-    note_recurrente: bool,
-    **rest: str | None,
-) -> Outcome:
+def propose(obj: Context, /, **options: Any) -> Outcome:
     """Propose un fait ou un skill (options, ou objet JSON sur l'entrée standard)."""
     from ocmem.services.proposals import Proposals
 
     workspace = obj.human_workspace("propose")
-    if kind is None:
-        data = read_json("propose")
-    else:
-        data = {
-            "type": kind,
-            "sources": list(sources),
-            "retiens_ca": retiens_ca,
-            "note_recurrente": note_recurrente,
-        }
-        data.update({k: v for k, v in rest.items() if v is not None})
-    return Proposals(workspace).propose(data)
+    given = given_options(operations.PROPOSE, options)
+    return Proposals(workspace).propose(given if "type" in given else read_json("propose"))
 
 
 @cli.group(name="pending", subcommand_metavar="COMMANDE [ARGUMENTS]...")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.errors import InputError, Refused
-from ocmem.formats import journal, marks, shortterm
+from ocmem.formats import journal, marks, operations, shortterm
 from ocmem.guards import exposure
 from ocmem.guards.provenance import Provenance
 from ocmem.home import sessions
@@ -176,29 +176,6 @@ def _holds_quarantine(path: Path) -> bool:
         return False
 
 
-def _integer(args: Mapping[str, Any], key: str) -> int | None:
-    value = args.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InputError(f"« {key} » doit être un nombre entier", fix=f'par ex. "{key}": 7')
-    try:
-        return int(value)
-    except ValueError:
-        raise InputError(
-            f"« {key} » doit être un nombre entier (reçu {value!r})", fix=f'par ex. "{key}": 7'
-        ) from None
-
-
-def _text(args: Mapping[str, Any], key: str) -> str:
-    value = args.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InputError(f"« {key} » doit être une chaîne", fix=f'"{key}": "…"')
-    return value
-
-
 def run_tool(
     ws: Workspace,
     name: str,
@@ -219,7 +196,13 @@ def run_tool(
             "enveloppe invalide : " + " ; ".join(wrong),
             fix='{"session": "…", "user_messages": [], "exposures": [], "args": {}}',
         )
-    args: Mapping[str, Any] = envelope["args"]
+    operation = operations.BY_TOOL.get(name)
+    if operation is None:
+        raise InputError(
+            f"outil inconnu : {name}",
+            fix=", ".join(op.tool for op in operations.OPERATIONS),
+        )
+    args = operations.check_args(operation, envelope["args"])
     session = str(envelope.get("session", ""))
     provenance = Provenance(user_messages=[str(m) for m in envelope.get("user_messages", [])])
     found = [(str(e["kind"]), str(e["source"])) for e in envelope["exposures"]]
@@ -229,28 +212,22 @@ def run_tool(
     taint = _taint(ws, record, provenance)
     ws.log("tool", tool=name, session=session, origin=origin)
     memory = Memory(ws, agent=True)
-    if name == "memory_note":
-        return memory.add_note(_text(args, "text"), _integer(args, "days"), taint)
-    if name == "memory_forget":
-        return memory.remove_note(_integer(args, "number") or 0)
-    if name == "memory_search":
-        recent = _integer(args, "recent")
-        if recent is not None:
-            if not 1 <= recent <= 20:
-                raise InputError("« recent » va de 1 à 20", fix='"recent": 20')
-            return memory.recent_journal(recent)
-        tags = args.get("tags") or []
-        if not isinstance(tags, list):
-            raise InputError("« tags » doit être une liste", fix='"tags": ["docker"]')
+    if operation is operations.NOTE:
+        return memory.add_note(args["text"], args.get("days"), taint)
+    if operation is operations.FORGET:
+        return memory.remove_note(args["number"])
+    if operation is operations.SEARCH:
+        if "recent" in args:
+            return memory.recent_journal(args["recent"])
 
         def exposed_to(refs: list[str]) -> None:
             # The session has now read quarantined text: it is exposed from here on.
             record_exposure(ws, session, [(exposure.QUARANTINED_MEMORY, r) for r in refs])
 
         return memory.search_journal(
-            _text(args, "query"), [str(t) for t in tags], _integer(args, "last"), exposed_to
+            args.get("query", ""), args.get("tags", []), args.get("last"), exposed_to
         )
-    if name == "memory_journal":
+    if operation is operations.JOURNAL:
         if record["journal"]:
             raise Refused(
                 f"une seule rétrospective par session : {record['journal'][0]} a déjà été consignée",
@@ -270,27 +247,22 @@ def run_tool(
         return result
     from ocmem.services.proposals import Proposals
 
-    if name == "memory_propose":
+    if operation is operations.PROPOSE:
         if args.get("retiens_ca") is True and not provenance.user_said_retiens():
             raise Refused(
                 "l'utilisateur n'a pas demandé de retenir quoi que ce soit dans cette session",
                 fix='retire "retiens_ca" : sans demande explicite, il faut 2 épisodes du journal',
             )
         return Proposals(ws).propose(args, taint)
-    if name == "memory_accept":
-        if not allow_accept:
-            raise Refused(
-                "en mode durci, la promotion ne passe jamais par l'agent",
-                fix=(
-                    f"l'humain promeut dans un terminal : sudo -u <propriétaire> ocmem --home "
-                    f"{ws.paths.home} pending accept {_text(args, 'id') or 'P-XXXX'}"
-                ),
-            )
-        return Proposals(ws).accept(_text(args, "id"))
-    raise InputError(
-        f"outil inconnu : {name}",
-        fix="memory_note, memory_forget, memory_search, memory_journal, memory_propose, memory_accept",
-    )
+    if not allow_accept:  # operations.ACCEPT
+        raise Refused(
+            "en mode durci, la promotion ne passe jamais par l'agent",
+            fix=(
+                f"l'humain promeut dans un terminal : sudo -u <propriétaire> ocmem --home "
+                f"{ws.paths.home} pending accept {args['id']}"
+            ),
+        )
+    return Proposals(ws).accept(args["id"])
 
 
 def _taint(ws: Workspace, record: dict[str, Any], provenance: Provenance) -> exposure.Taint | None:

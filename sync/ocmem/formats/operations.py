@@ -1,0 +1,249 @@
+"""The memory operations the agent reaches, declared once: the plugin's memory tools and the
+commands that do the same in a terminal, their arguments (types, limits, choices) and whether
+they write memory.
+
+From this declaration: the plugin's tool schemas and tool names (generated into
+``plugin/ocmem/contract.ts``), the check of every tool call's arguments before it runs
+(``check_args``, in ``ocmem.plugin.tools``), the options of ``ocmem journal add`` and
+``ocmem propose`` (``ocmem.cli.memory``), and the commands the agent's shell may not run
+(``AGENT_REFUSED``, also generated into the plugin's guard). ``tests/test_operations.py`` holds
+the command line and the plugin to it.
+"""
+
+# No `from __future__ import annotations`: NamedTuples (see ocmem.home.settings).
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from ocmem.errors import InputError
+from ocmem.formats.journal import RESULTS
+
+STRING, INTEGER, BOOLEAN, STRINGS = "string", "integer", "boolean", "strings"
+# The « recent » overview and a search answer: their sizes.
+RECENT_MAX = 20
+SEARCH_MAX = 5
+
+
+class Arg(NamedTuple):
+    name: str  # as the tool's JSON, and the option (--name, underscores as dashes), take it
+    kind: str  # STRING, INTEGER, BOOLEAN or STRINGS (a list of strings)
+    description: str = ""
+    required: bool = True  # else it may be null, or left out
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    option: str = ""  # the command's option when it differs from --name ("" : --name)
+    words: bool = False  # a list whose command-line values may hold several, by spaces or commas
+
+    @property
+    def flag(self) -> str:
+        return self.option or "--" + self.name.replace("_", "-")
+
+    def schema(self) -> dict[str, Any]:
+        """Its JSON Schema (the plugin's tool argument; null allowed when optional)."""
+        base: dict[str, Any] = (
+            {"type": "array", "items": {"type": "string"}}
+            if self.kind == STRINGS
+            else {"type": self.kind}
+        )
+        if self.choices:
+            base["enum"] = list(self.choices)
+        if self.minimum is not None:
+            base["minimum"] = self.minimum
+        if self.maximum is not None:
+            base["maximum"] = self.maximum
+        if not self.required:
+            base["type"] = [base["type"], "null"]
+        if self.description:
+            base["description"] = self.description
+        return base
+
+
+class Operation(NamedTuple):
+    tool: str  # the plugin's tool
+    description: str  # what the model reads
+    args: tuple[Arg, ...]
+    command: str  # the command that does the same in a terminal
+    writes: bool  # writes memory: the agent's shell may not run the command
+
+
+NOTE = Operation(
+    "memory_note",
+    "Ajoute une note de travail à court terme (une ligne, 7 jours par défaut) dans "
+    "memory/SHORT_TERM.md. Si c'est plein, ocmem montre les notes : supprime-en avec "
+    "memory_forget avant de réessayer.",
+    (
+        Arg("text", STRING, "La note, une ligne"),
+        Arg("days", INTEGER, "Durée de vie en jours (null : 7)", required=False, minimum=1),
+    ),
+    "note",
+    writes=True,
+)
+FORGET = Operation(
+    "memory_forget",
+    "Supprime la note de travail n°N (numéros donnés par memory_note quand c'est plein).",
+    (Arg("number", INTEGER, "Numéro de la note", minimum=1),),
+    "note --remove",
+    writes=True,
+)
+SEARCH = Operation(
+    "memory_search",
+    f"Cherche dans le journal des épisodes passés : {SEARCH_MAX} entrées au plus, les plus "
+    f"pertinentes d'abord. Avec recent: N ({RECENT_MAX} au plus), les titres seuls des N "
+    "dernières entrées, pour survoler le travail récent.",
+    (
+        Arg("query", STRING, "Mots-clés", required=False),
+        Arg("tags", STRINGS, "Tags exigés", required=False),
+        Arg(
+            "last",
+            INTEGER,
+            f"Les N dernières entrées ({SEARCH_MAX} au plus)",
+            required=False,
+            minimum=1,
+        ),
+        Arg(
+            "recent",
+            INTEGER,
+            f"Titres seuls des N dernières entrées ({RECENT_MAX} au plus)",
+            required=False,
+            minimum=1,
+            maximum=RECENT_MAX,
+        ),
+    ),
+    "journal search",
+    writes=False,
+)
+JOURNAL = Operation(
+    "memory_journal",
+    "Consigne l'épisode de la tâche dans memory/journal.md (skill retrospective ; une entrée "
+    "par session, 10 lignes au plus).",
+    (
+        Arg("titre", STRING, "Titre court (80 caractères au plus, sans « · »)"),
+        Arg(
+            "tags",
+            STRINGS,
+            "Tags (en ligne de commande : séparés par des espaces ou des virgules)",
+            words=True,
+        ),
+        Arg("demande", STRING, "Ce que l'utilisateur a demandé"),
+        Arg("fait", STRING, "Ce qui a été fait"),
+        Arg("piege", STRING, "Le piège rencontré (« aucun » s'il n'y en a pas)"),
+        Arg("lecon", STRING, "La leçon à retenir"),
+        Arg("resultat", STRING, "Issue de la tâche", choices=tuple(RESULTS.values())),
+    ),
+    "journal add",
+    writes=True,
+)
+PROPOSE = Operation(
+    "memory_propose",
+    "Propose un fait ou un skill à l'utilisateur (memory/pending.md) : leçon vue dans 2 entrées "
+    "du journal, ou « retiens ça » de l'utilisateur.",
+    (
+        Arg("type", STRING, "Fait ou skill", choices=("fait", "skill")),
+        Arg("titre", STRING, "Titre de la proposition (une ligne)"),
+        Arg("contenu", STRING, "Le fait (une ligne) ou le brouillon du skill"),
+        Arg("sources", STRINGS, "Références « journal AAAA-MM-JJ HH:MM »", option="--source"),
+        Arg("contradiction", STRING, "« aucune » ou ce que la proposition contredit"),
+        Arg("remplace", STRING, "« rien » ou le fait/skill remplacé ou modifié"),
+        Arg(
+            "retiens_ca",
+            BOOLEAN,
+            "L'utilisateur a dit « retiens ça » dans cette session",
+            required=False,
+        ),
+        Arg(
+            "note_recurrente",
+            BOOLEAN,
+            "Fait tiré d'une note qu'ocmem a signalée comme récurrente (sources peut alors être "
+            "vide)",
+            required=False,
+        ),
+        Arg("name", STRING, "Nom du skill proposé", required=False),
+        Arg("description", STRING, "Description du skill, 2 phrases au plus", required=False),
+    ),
+    "propose",
+    writes=True,
+)
+ACCEPT = Operation(
+    "memory_accept",
+    "Promeut une proposition validée par l'utilisateur (« valide pending ») : OpenCode lui "
+    "demande confirmation.",
+    (Arg("id", STRING, "Identifiant, ex. P-0003"),),
+    "pending accept",
+    writes=True,
+)
+OPERATIONS = (NOTE, FORGET, SEARCH, JOURNAL, PROPOSE, ACCEPT)
+BY_TOOL = {op.tool: op for op in OPERATIONS}
+
+# Commands the agent's shell may not run (the command line refuses them through
+# ocmem.plugin.agentproc; the plugin's guard refuses them before the shell even runs): every
+# memory write a tool makes, promotion, and what sets ocmem up or opens a door into it.
+# `pending reject` stays open: the agent records the human's no during « valide pending ».
+AGENT_REFUSED = (
+    *dict.fromkeys(op.command.split(" --")[0] for op in OPERATIONS if op.writes),
+    "init",
+    "harden",
+    "gate",
+    "tool",
+    "cron install",
+    "cron remove",
+    "doctor --fix",
+)
+
+
+def _kind_of(value: object) -> str | None:
+    if isinstance(value, bool):
+        return BOOLEAN
+    if isinstance(value, int):
+        return INTEGER
+    if isinstance(value, str):
+        return STRING
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return STRINGS
+    return None
+
+
+def check_args(op: Operation, args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` as the operation declares them (unknown keys refused, null as absent), or the
+    InputError that names the argument and what it takes."""
+    known = {arg.name: arg for arg in op.args}
+    unknown = sorted(set(args) - set(known))
+    if unknown:
+        raise InputError(
+            f"{op.tool} : argument(s) inconnu(s) : {', '.join(unknown)}",
+            fix=f"arguments possibles : {', '.join(known)}",
+        )
+    given: dict[str, Any] = {}
+    for arg in op.args:
+        value = args.get(arg.name)
+        if value is None:
+            if arg.required:
+                raise InputError(
+                    f"{op.tool} : « {arg.name} » manquant", fix=f"{arg.name} : {arg.description}"
+                )
+            continue
+        if _kind_of(value) != arg.kind:
+            expected = {
+                STRING: "une chaîne",
+                INTEGER: "un nombre entier",
+                BOOLEAN: "true ou false",
+                STRINGS: "une liste de chaînes",
+            }[arg.kind]
+            raise InputError(
+                f"{op.tool} : « {arg.name} » doit être {expected} (reçu {value!r:.60})",
+                fix=f"{arg.name} : {arg.description}",
+            )
+        if arg.choices and value not in arg.choices:
+            raise InputError(
+                f"{op.tool} : « {arg.name} » vaut {' ou '.join(arg.choices)} (reçu {value!r:.60})",
+                fix=f"{arg.name} : {arg.description}",
+            )
+        low, high = arg.minimum, arg.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"de {low} à {high}" if high is not None else f"au moins {low}"
+            raise InputError(
+                f"{op.tool} : « {arg.name} » va {bounds} (reçu {value})",
+                fix=f"{arg.name} : {arg.description}",
+            )
+        given[arg.name] = value
+    return given
