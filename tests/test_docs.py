@@ -18,13 +18,6 @@ DOCS = [
 ]
 
 
-def test_the_readme_command_table_is_generated_from_the_commands() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert docs.with_table(readme) == readme, (
-        "README.md's command table is out of date: run `python -m ocmem.cli.docs --write README.md`"
-    )
-
-
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_quoted_command_and_option_exists(doc: Path) -> None:
     assert docs.unknown_mentions(doc.read_text(encoding="utf-8")) == []

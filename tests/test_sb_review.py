@@ -745,12 +745,6 @@ def test_the_status_is_set_on_the_page_as_it_is_when_writing(
 REPO_PAGE = Path(__file__).resolve().parents[1] / "silverbullet" / "Library" / "ocmem.md"
 
 
-def test_the_repository_copy_is_the_generated_page() -> None:
-    assert REPO_PAGE.read_text(encoding="utf-8") == library.library_page(), (
-        "regenerate: python -m ocmem.silverbullet.library --write silverbullet/Library/ocmem.md"
-    )
-
-
 def test_the_page_embeds_exactly_the_tested_lua(lua: Any) -> None:
     blocks = re.findall(
         r"^```space-lua\n(.*?)^```$", library.library_page(), re.MULTILINE | re.DOTALL

@@ -1,15 +1,13 @@
 """The command table of the README, generated from the click commands themselves.
 
-``python -m ocmem.cli.docs --write README.md`` rewrites the table between its markers;
-``tests/test_docs.py`` fails when the table, or any ``ocmem …`` command or option quoted in the
-docs, no longer matches the command line.
+``scripts/generate.py`` rewrites the table between its markers (``--check``: says it is stale);
+``tests/test_docs.py`` fails when any ``ocmem …`` command or option quoted in the docs no longer
+matches the command line.
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import click
 
@@ -101,16 +99,3 @@ def unknown_mentions(text: str) -> list[str]:
         options = {opt for p in command.params for opt in p.opts} | global_options | {"--help"}
         wrong += [f"{quoted} ({w})" for w in words if w.startswith("--") and w not in options]
     return wrong
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "--write":
-        target = Path(argv[1])
-        target.write_text(with_table(target.read_text(encoding="utf-8")), encoding="utf-8")
-        return 0
-    sys.stderr.write("usage: python -m ocmem.cli.docs --write README.md\n")
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -54,7 +54,7 @@ KINDS = ("fait", "skill")
 _FIELD = re.compile(r"^- ([^:]+?) : ?(.*)$")
 _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 
-_LABELS = {
+LABELS = {
     "status": "Statut",
     "exposure": "Exposition",
     "created": "Date",
@@ -67,7 +67,8 @@ _LABELS = {
     "skill_name": "Skill",
     "description": "Description",
 }
-_CONTENT_LABEL = "Contenu proposé"
+CONTENT_LABEL = "Contenu proposé"
+SEPARATOR = " · "  # between a header's id, kind and title
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class Proposal:
         return int(self.id.split("-")[1])
 
     def render(self) -> str:
-        lines = [f"## {self.id} · {self.kind} · {inert.inline(self.title)}"]
+        lines = [f"## {SEPARATOR.join((self.id, self.kind, inert.inline(self.title)))}"]
         values: dict[str, str | None] = {
             "status": self.status,
             "exposure": self.exposure,
@@ -115,9 +116,9 @@ class Proposal:
             "description": self.description,
         }
         lines.extend(
-            f"- {_LABELS[key]} : {inert.inline(value)}" for key, value in values.items() if value
+            f"- {LABELS[key]} : {inert.inline(value)}" for key, value in values.items() if value
         )
-        lines += [f"- {_CONTENT_LABEL} :", "", self.rendered_content()]
+        lines += [f"- {CONTENT_LABEL} :", "", self.rendered_content()]
         return "\n".join(lines) + "\n"
 
     def rendered_content(self) -> str:
@@ -209,7 +210,7 @@ def _with_newline_of(old: str, new: str) -> str:
     return new if old.endswith("\n") else new.removesuffix("\n")
 
 
-_HEADER_LINE = re.compile(r"^## (P-\d{4,}) · (fait|skill) · (.+?)[ \t]*$")
+_HEADER_LINE = re.compile(rf"^## (P-\d{{4,}}){SEPARATOR}({'|'.join(KINDS)}){SEPARATOR}(.+?)[ \t]*$")
 _HEADER_LIKE = re.compile(r"^## P-\d{4,}\b")
 _ANY_ID = re.compile(r"^## (P-\d{4,})\b", re.MULTILINE)
 
@@ -220,7 +221,7 @@ def block_ends(lines: list[str], start: int) -> int:
     at the next header-like line."""
     i = start + 1
     while i < len(lines) and not _HEADER_LIKE.match(lines[i]):
-        if lines[i].rstrip() == f"- {_CONTENT_LABEL} :":
+        if lines[i].rstrip() == f"- {CONTENT_LABEL} :":
             j = i + 1
             while j < len(lines) and not lines[j].strip():
                 j += 1
@@ -304,7 +305,7 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
     pid, kind, title = header.groups()
     lines = body.split("\n")[1:]
     fields: dict[str, str] = {}
-    labels = {label: key for key, label in _LABELS.items()}
+    labels = {label: key for key, label in LABELS.items()}
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -315,13 +316,13 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
         if not match:
             raise PendingFormatError(f"{pid} : ligne inattendue {line[:60]!r}")
         label, value = match.group(1).strip(), match.group(2).strip()
-        if label == _CONTENT_LABEL:
+        if label == CONTENT_LABEL:
             break
         if label not in labels:
             raise PendingFormatError(f"{pid} : champ inconnu « {label} »")
         fields[labels[label]] = inert.unescape(value)
     else:
-        raise PendingFormatError(f"{pid} : « {_CONTENT_LABEL} » manquant")
+        raise PendingFormatError(f"{pid} : « {CONTENT_LABEL} » manquant")
     fenced = _fenced_content(pid, lines[i:])
     content = inert.undraft(fenced) if kind == "skill" else inert.unlines(fenced)
     try:
@@ -345,7 +346,7 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
             content=content,
         )
     except KeyError as exc:
-        raise PendingFormatError(f"{pid} : champ « {_LABELS[exc.args[0]]} » manquant") from exc
+        raise PendingFormatError(f"{pid} : champ « {LABELS[exc.args[0]]} » manquant") from exc
     except ValueError as exc:
         raise PendingFormatError(f"{pid} : date invalide ({exc})") from exc
 
@@ -356,7 +357,7 @@ def _fenced_content(pid: str, lines: list[str]) -> str:
         i += 1
     opening = _FENCE.match(lines[i]) if i < len(lines) else None
     if not opening:
-        raise PendingFormatError(f"{pid} : bloc « {_CONTENT_LABEL} » sans clôture de code")
+        raise PendingFormatError(f"{pid} : bloc « {CONTENT_LABEL} » sans clôture de code")
     fence = opening.group(1)
     for j in range(i + 1, len(lines)):
         stripped = lines[j].strip()

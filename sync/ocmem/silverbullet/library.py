@@ -3,17 +3,14 @@
 The page is two ``space-lua`` blocks: the logic (``silverbullet/ocmem.lua``, plain Lua 5.4 that
 CI runs in a real Lua) and the SilverBullet glue (``silverbullet/glue.lua``). ocmem never writes
 it into the space (pushed pages stay inert): ``ocmem init --show-library`` prints it, and the
-repository keeps a copy (``silverbullet/Library/ocmem.md``) that ``--write`` regenerates and
-``tests/test_sb_review.py`` checks.
-
-    python -m ocmem.silverbullet.library --write silverbullet/Library/ocmem.md
+repository keeps a copy (``silverbullet/Library/ocmem.md``) that ``scripts/generate.py``
+regenerates (and, with ``--check``, checks).
 """
 
 from __future__ import annotations
 
-import sys
+import json
 from importlib import resources
-from pathlib import Path
 
 PAGE_NAME = "Library/ocmem"
 
@@ -54,24 +51,73 @@ def glue_source() -> str:
     return _source("glue.lua")
 
 
+LUA_BEGIN = "-- generated: begin (scripts/generate.py, from ocmem's code: do not edit)\n"
+LUA_END = "-- generated: end\n"
+
+
+def _lua(value: object) -> str:
+    """A Lua literal for a string, an int or a flat table of them (keys as identifiers)."""
+    if isinstance(value, str):
+        # JSON's escapes are Lua's for these; not \uXXXX (Lua writes \u{XXXX}), so no control
+        # character but the newline.
+        assert all(c == "\n" or c >= " " for c in value), value
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    assert isinstance(value, dict)
+    return "{\n" + "".join(f"  {k} = {_lua(v)},\n" for k, v in value.items()) + "}"
+
+
+def lua_constants() -> str:
+    """The constants ocmem.lua shares with ocmem (caps, pages, the MEMORY.md header, the
+    proposals' states, labels and separator), written from ocmem's own values."""
+    from ocmem.formats import memorymd, pending, skills
+    from ocmem.home import space
+    from ocmem.home.settings import Limits
+
+    limits, pulled = Limits(), dict(space.DEFAULT_PULL)
+    memory_page = next(k for k, v in pulled.items() if v == "memory/MEMORY.md")
+    skills_page = next(k for k, v in pulled.items() if v == "skills/")
+    lines = [
+        "M.limits = M.limits or "
+        + _lua(
+            {
+                "memoryChars": limits.memory_chars,
+                "skillsMax": limits.skills_max,
+                "skillLines": limits.skill_lines,
+                "descriptionChars": skills.MAX_DESCRIPTION,
+                "descriptionSentences": skills.MAX_SENTENCES,
+            }
+        ),
+        "M.pages = M.pages or "
+        + _lua(
+            {
+                "inbox": space.DEFAULT_INBOX,
+                "memory": memory_page.removesuffix(".md"),
+                "skills": skills_page,
+            }
+        ),
+        f"M.MEMORY_HEADER = {_lua(memorymd.MEMORY_HEADER)}",
+        f"local SEP = {_lua(pending.SEPARATOR)}",
+        f"local CONTENT_LABEL = {_lua(pending.CONTENT_LABEL)}",
+        "local PENDING, PROMOTED, REFUSED, MERGED = " + ", ".join(_lua(s) for s in pending.STATES),
+        "local LABELS = " + _lua(dict(pending.LABELS)),
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def with_lua_constants(source: str) -> str:
+    """``source`` (ocmem.lua) with its generated block rewritten from ocmem's values."""
+    head, begin, rest = source.partition(LUA_BEGIN)
+    _, end, tail = rest.partition(LUA_END)
+    if not begin or not end:
+        raise ValueError("ocmem.lua has lost its generated block's markers")
+    return head + LUA_BEGIN + lua_constants() + LUA_END + tail
+
+
 def _block(code: str) -> str:
     return "```space-lua\n" + code.rstrip("\n") + "\n```\n"
 
 
 def library_page() -> str:
     return _INTRO + _block(logic_source()) + _GLUE + _block(glue_source())
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "--write":
-        Path(argv[1]).write_text(library_page(), encoding="utf-8")
-        return 0
-    if not argv:
-        sys.stdout.write(library_page())
-        return 0
-    sys.stderr.write("usage: python -m ocmem.silverbullet.library [--write PATH]\n")
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -14,6 +14,7 @@
 ocmem = ocmem or {}
 local M = ocmem
 
+-- generated: begin (scripts/generate.py, from ocmem's code: do not edit)
 M.limits = M.limits or {
   memoryChars = 2000,
   skillsMax = 15,
@@ -26,11 +27,24 @@ M.pages = M.pages or {
   memory = "Agents/Memory/MEMORY",
   skills = "Agents/Skills/",
 }
-
 M.MEMORY_HEADER = "# Mémoire\n\nFaits stables validés par l'humain (2000 caractères au plus).\n"
 local SEP = " · "
 local CONTENT_LABEL = "Contenu proposé"
 local PENDING, PROMOTED, REFUSED, MERGED = "en attente", "promu", "refusé", "fusionné"
+local LABELS = {
+  status = "Statut",
+  exposure = "Exposition",
+  created = "Date",
+  updated = "Mis à jour",
+  sources = "Sources",
+  origin = "Origine",
+  replaces = "Remplace",
+  contradiction = "Contradiction",
+  check = "À vérifier",
+  skill_name = "Skill",
+  description = "Description",
+}
+-- generated: end
 
 -- --- code points -------------------------------------------------------------------------
 
@@ -782,19 +796,19 @@ function M.parsePending(text)
         p.fields[#p.fields + 1] = { label = label, value = M.unescape(value), line = index }
         if p.field[label] == nil then
           p.field[label] = M.unescape(value)
-          if label == "Statut" then
+          if label == LABELS.status then
             p.statusLine = index
           end
         end
       end
     end
-    p.status = p.field["Statut"] or ""
+    p.status = p.field[LABELS.status] or ""
     p.state = stateOf(p.status)
-    p.exposure = p.field["Exposition"]
+    p.exposure = p.field[LABELS.exposure]
     if p.kind ~= "fait" and p.kind ~= "skill" then
       p.problem = "type « " .. p.kind .. " » inconnu (fait ou skill)"
     elseif not p.statusLine then
-      p.problem = "ligne « - Statut : » absente"
+      p.problem = "ligne « - " .. LABELS.status .. " : » absente"
     elseif not contentAt then
       p.problem = "« - " .. CONTENT_LABEL .. " : » absent"
     else
@@ -806,7 +820,7 @@ function M.parsePending(text)
       end
     end
     p.sources = {}
-    local sources, from = p.field["Sources"] or "", 1
+    local sources, from = p.field[LABELS.sources] or "", 1
     while from <= #sources + 1 do
       local semicolon = find(sources, ";", from, true) or #sources + 1
       local source = M.strip(sub(sources, from, semicolon - 1))
@@ -1176,7 +1190,7 @@ function M.markStatus(text, id, status)
   for _, p in ipairs(M.parsePending(text)) do
     if p.id == id then
       if not p.statusLine then
-        return nil, "ligne « - Statut : » absente dans " .. id
+        return nil, "ligne « - " .. LABELS.status .. " : » absente dans " .. id
       end
       if p.state ~= PENDING then
         return nil, id .. " n'est plus en attente (" .. p.status .. ")"
@@ -1184,7 +1198,7 @@ function M.markStatus(text, id, status)
       local lines = splitLines(text)
       local original = lines[p.statusLine]
       local crlf = byte(original, #original) == 13 and "\r" or ""
-      lines[p.statusLine] = "- Statut : " .. status .. crlf
+      lines[p.statusLine] = "- " .. LABELS.status .. " : " .. status .. crlf
       return table.concat(lines, "\n")
     end
   end
@@ -1279,7 +1293,7 @@ local function planFact(snap, p, today)
     )
   end
   local message = p.gid .. " promue dans MEMORY.md (" .. M.fill(used, M.limits.memoryChars) .. ")"
-  local replaces = p.field["Remplace"]
+  local replaces = p.field[LABELS.replaces]
   if replaces and replaces ~= "rien" then
     message = message .. ". Elle remplace : " .. replaces .. " — retire l'ancienne ligne de MEMORY.md à la main"
   end
@@ -1288,8 +1302,8 @@ end
 
 --- The SKILL.md a skill proposal becomes, its problems (empty when it may be written) and name.
 function M.skillText(p, today)
-  local name = M.strip(p.field["Skill"] or "")
-  local description = M.strip(M.clean(p.field["Description"] or ""))
+  local name = M.strip(p.field[LABELS.skill_name] or "")
+  local description = M.strip(M.clean(p.field[LABELS.description] or ""))
   local problems = {}
   local nameProblem = M.nameProblem(name)
   if nameProblem then
@@ -1334,7 +1348,7 @@ local function planSkill(snap, p, today)
       -- promoted before, but the status was not marked (interrupted): only mark it now
       return { ok = true, writes = { markWrite(p, today) }, message = p.gid .. " était déjà dans " .. page .. " : marquée « promu »" }
     end
-    if not mentions(p.field["Remplace"] or "", name) then
+    if not mentions(p.field[LABELS.replaces] or "", name) then
       return refusal(
         "le skill " .. name .. " existe déjà et la proposition ne dit pas le remplacer",
         "refuse la proposition, ou modifie le skill à la main"
@@ -1390,7 +1404,7 @@ function M.apply(store, plan)
       local text, why = M.markStatus(store.read(write.page) or "", write.id, write.status)
       if not text then
         return { ok = false, message = plan.message .. ", mais le statut n'a pas pu être marqué : " .. why
-          .. ". Correction : écris « - Statut : " .. write.status .. " » dans " .. write.page }
+          .. ". Correction : écris « - " .. LABELS.status .. " : " .. write.status .. " » dans " .. write.page }
       end
       store.write(write.page, text)
     else
