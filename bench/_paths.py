@@ -33,11 +33,9 @@ def tests_on_path() -> None:
 
 
 if TYPE_CHECKING:
-    from tests.support.plugin_runtime import transpile_for_node as transpile_for_node
     from tests.support.sbserver import FakeSilverBullet as FakeSilverBullet
 else:
     tests_on_path()
-    from support.plugin_runtime import transpile_for_node as transpile_for_node
     from support.sbserver import FakeSilverBullet as FakeSilverBullet
 
 

@@ -2,8 +2,7 @@
 
 OpenCode 1.18.33 runs plugins in the Bun embedded in its binary; ``BUN_BE_BUN=1 opencode`` makes
 that binary behave as ``bun`` (Bun 1.3.x), so ``plugin/ocmem.ts`` runs unmodified, in exactly
-the runtime and version OpenCode uses. (``bun`` on PATH is the fallback; with ``--node`` or when
-neither exists, Node runs a copy transpiled by the repository's TypeScript, for comparison.)
+the runtime and version OpenCode uses (``bun`` on PATH is the fallback).
 
 ``bench/hook_micro.mjs`` installs the plugin as ``ocmem init`` does (``<home>/plugin/ocmem.ts``),
 calls it with a fake client, announces a session, then times ``tool.execute.before`` and
@@ -23,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._paths import BENCH, REPO, harness, transpile_for_node
+from bench._paths import BENCH, REPO, harness
 from bench.common import (
     PYTHON,
     SKIP,
@@ -219,7 +218,7 @@ def _memory_rows(result: BenchResult, data: dict[str, Any], home: Path, quick: b
     )
 
 
-def run(quick: bool = False, node: bool | None = None) -> BenchResult:
+def run(quick: bool = False) -> BenchResult:
     result = BenchResult(NAME, TITLE)
     iterations = 2_000 if quick else 20_000
     bun = bun_command()
@@ -239,14 +238,6 @@ def run(quick: bool = False, node: bool | None = None) -> BenchResult:
             result.add(
                 Row("hook micro-benchmark in Bun", "no OpenCode binary, no bun", verdict=SKIP)
             )
-        if node if node is not None else (not quick or bun is None):
-            transpiled = transpile_for_node(plugin)
-            if transpiled is not None:
-                progress(f"node, transpiled copy: {iterations} calls per case")
-                data = measure(
-                    ["node"], {}, transpiled, project, log, iterations, root / "node.json"
-                )
-                _rows(result, data, bun is None)
         result.note(
             "Each call is timed on its own (process.hrtime.bigint); rounds of every case "
             "alternate with the empty-hook anchor. before:edit/write resolve symlinks of the "

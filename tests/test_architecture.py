@@ -1,11 +1,29 @@
-"""The shape of the package: no import cycle, no reaching into another module's private names."""
+"""The shape of the package (docs/architecture.md): wings stacked in one order, each importing only
+its own and those below it; no import cycle; no reaching into another module's private names;
+empty subpackage faces; no source file too long to read."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sync" / "ocmem"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "sync" / "ocmem"
+# Lowest first. The base (ocmem's own top-level modules: errors, outcome, clock, execution) is
+# under every wing; __main__ is the command line's.
+WINGS = (
+    "base",
+    "text",
+    "formats",
+    "guards",
+    "home",
+    "silverbullet",
+    "services",
+    "plugin",
+    "setup",
+    "cli",
+)
+MAX_LINES = 600
 
 
 def module_name(path: Path) -> str:
@@ -14,6 +32,13 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def wing(module: str) -> str:
+    parts = module.split(".")
+    if module == "ocmem.__main__":
+        return "cli"
+    return parts[1] if len(parts) > 2 and parts[1] in WINGS else "base"
 
 
 def imports(path: Path) -> dict[str, set[str]]:
@@ -35,8 +60,24 @@ def imports(path: Path) -> dict[str, set[str]]:
     return found
 
 
+def test_every_module_is_in_a_wing_and_every_wing_has_modules() -> None:
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(WINGS) - {"base"}
+    assert {wing(m) for m in MODULES} == set(WINGS)
+
+
+def test_no_import_runs_up_between_wings() -> None:
+    wrong = [
+        f"{name} ({wing(name)}) imports {target} ({wing(target)})"
+        for name, path in sorted(MODULES.items())
+        for target in imports(path)
+        if target != "ocmem" and WINGS.index(wing(target)) > WINGS.index(wing(name))
+    ]
+    assert wrong == []
+
+
 def test_no_import_cycle() -> None:
-    graph = {name: set(imports(path)) - {name} for name, path in MODULES.items()}
+    graph = {name: set(imports(path)) - {name, "ocmem"} for name, path in MODULES.items()}
     done: set[str] = set()
 
     def visit(name: str, trail: list[str]) -> None:
@@ -79,3 +120,22 @@ def test_no_module_takes_another_modules_private_names() -> None:
             ):
                 wrong.append(f"{name} uses {aliases[node.value.id]}.{node.attr}")
     assert wrong == []
+
+
+def test_subpackage_faces_are_empty() -> None:
+    """A wing's __init__ imports nothing: every command pays for each module it loads."""
+    faces = {
+        p.parent.name: p.read_text() for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE
+    }
+    assert {name: text for name, text in faces.items() if text.strip()} == {}
+
+
+def test_no_source_file_is_too_long_to_read() -> None:
+    sources = [*PACKAGE.rglob("*.py"), *(REPO / "plugin").glob("**/*.ts")]
+    long = {
+        str(p.relative_to(REPO)): n
+        for p in sources
+        if "node_modules" not in p.parts
+        and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}

@@ -1,49 +1,35 @@
-"""Where plugin/ocmem.ts can run outside OpenCode: OpenCode's own Bun (``BUN_BE_BUN=1``, from the
-e2e harness's install cache; never installed here), else Node on a copy transpiled by the
-repository's TypeScript (``plugin/node_modules``). Used by the plugin tests that drive its hooks
-(tests/support/plugin_driver.mjs) and by bench/plugin_hook.py."""
+"""Where the plugin runs outside OpenCode: OpenCode's own Bun (``BUN_BE_BUN=1``), the binary the
+e2e harness installs in its cache (npm ``opencode-ai``, once). Used by the tests that drive the
+plugin's hooks (tests/support/plugin_driver.mjs) and by its unit tests (plugin/test). Without npm or the registry the test is skipped with the reason, or fails
+when ``OCMEM_E2E_REQUIRED`` is set (as in CI)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-OPENCODE_VERSION = "1.18.33"
 DRIVER = REPO / "tests/support/plugin_driver.mjs"
-_TRANSPILE = (
-    "const ts = require(process.argv[1]); const fs = require('fs');"
-    "const out = ts.transpileModule(fs.readFileSync(process.argv[2], 'utf8'),"
-    " {compilerOptions: {module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022}});"
-    "fs.writeFileSync(process.argv[3], out.outputText);"
-)
 
 
-def transpile_for_node(plugin: Path) -> Path | None:
-    """A Node-runnable copy of ocmem.ts next to it (same HOME), or None without TypeScript."""
-    node = shutil.which("node")
-    typescript = REPO / "plugin" / "node_modules" / "typescript"
-    if node is None or not typescript.exists():
-        return None
-    target = plugin.with_name("ocmem.node.mjs")
-    subprocess.run([node, "-e", _TRANSPILE, str(typescript), str(plugin), str(target)], check=True)
-    return target
+def bun() -> list[str]:
+    """The command line of OpenCode's Bun: installed if it is not yet (skip or fail otherwise)."""
+    import pytest
+
+    from e2e.harness import E2EUnavailable, e2e_required, ensure_opencode
+
+    try:
+        return [str(ensure_opencode())]
+    except E2EUnavailable as exc:
+        if e2e_required():
+            pytest.fail(f"OpenCode's Bun is required (OCMEM_E2E_REQUIRED is set): {exc}")
+        pytest.skip(f"OpenCode's Bun is not here: {exc}")
 
 
-def runtime(plugin: Path) -> tuple[list[str], dict[str, str], Path] | None:
-    """How to run ``plugin``: OpenCode's Bun if the e2e harness installed it, else Node on a
-    transpiled copy; None when neither is here."""
-    env_cache = os.environ.get("OCMEM_E2E_CACHE")
-    cache = Path(env_cache) if env_cache else REPO / ".cache/e2e"
-    stamp = cache / f"opencode-ai-{OPENCODE_VERSION}/.binary"
-    if stamp.exists() and Path(stamp.read_text().strip()).exists():
-        return [stamp.read_text().strip()], {"BUN_BE_BUN": "1"}, plugin
-    transpiled = transpile_for_node(plugin)
-    return None if transpiled is None else (["node"], {}, transpiled)
+BUN_ENV = {"BUN_BE_BUN": "1"}
 
 
 def driver(
@@ -52,19 +38,12 @@ def driver(
     """The command line, environment and answers file of a run of ``steps`` against the home's
     plugin (plugin_driver.mjs), for a test that runs several at once. Skips the test when the
     plugin cannot run here."""
-    import pytest  # test-only: the benchmark imports this module without it
-
-    found = runtime(home / "plugin/ocmem.ts")
-    if found is None:
-        pytest.skip(
-            "neither OpenCode's Bun (e2e cache) nor node with plugin/node_modules/typescript"
-        )
-    command, extra, plugin = found
+    command, plugin = bun(), home / "plugin/ocmem.ts"
     (tmp / f"{name}-steps.json").write_text(json.dumps(steps))
     out = tmp / f"{name}-answers.json"
     env = {k: v for k, v in os.environ.items() if k != "OCMEM_HOME"}
     argv = [*command, str(DRIVER), str(plugin), str(project), str(tmp / f"{name}-steps.json")]
-    return [*argv, str(out)], {**env, **extra}, out
+    return [*argv, str(out)], {**env, **BUN_ENV}, out
 
 
 def answers_of(out: Path) -> list[str]:

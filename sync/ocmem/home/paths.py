@@ -61,6 +61,12 @@ class Paths(NamedTuple):
         return self.home / "plugin" / "ocmem.ts"
 
     @property
+    def plugin_parts_dir(self) -> Path:
+        """The plugin's parts, which its entry imports (not a top-level file: OpenCode would load
+        each as a plugin)."""
+        return self.home / "plugin" / "ocmem"
+
+    @property
     def config_file(self) -> Path:
         return self.home / CONFIG_FILE_NAME
 

@@ -8,28 +8,33 @@ The plugin (TypeScript, ``plugin/ocmem.ts``) runs ``ocmem`` and exchanges JSON w
   has been, the tool's arguments), → the tool's answer as text;
 - the gate's ``proposal`` request → :class:`ProposalSummary` (what the promotion prompt shows).
 
-The TypeScript types, the runtime shapes the plugin checks every answer against, and the
-plugin's cold-start settings (used until ``ocmem plugin-config`` has answered) are generated
-from this module into a marked block of ``plugin/ocmem.ts``: ``python -m ocmem.contract
---write plugin/ocmem.ts``. ``tests/test_contract.py`` fails when either side drifts, and
+Everything the plugin must agree with ocmem on is generated from here into
+``plugin/ocmem/contract.ts`` (``scripts/generate.py``; its ``--check`` runs in CI): the
+TypeScript types and the runtime shapes the plugin checks every answer against, its cold-start
+settings (used until ``ocmem plugin-config`` has answered), the memory tools' schemas
+(``ocmem.formats.operations``), the commands its guard refuses to the agent's shell, how text is
+folded (``ocmem.text.words``), the environment variables and the exposure cap they share.
 ``tsc --noEmit`` checks the plugin against the generated types.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import sys
 import typing
 from pathlib import Path
 from typing import Any, TypedDict
 
 from ocmem import __version__
+from ocmem.formats import operations
 from ocmem.guards import exposure
 from ocmem.guards.corrections import CORRECTION_SOURCE
 from ocmem.guards.provenance import RETIENS_PATTERNS
+from ocmem.home import sessions
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings
+from ocmem.home.space import ENV_TOKEN
+from ocmem.plugin.agentproc import AGENT_ENV
+from ocmem.text.words import LIGATURES
 
 # Put in the first message of a maintenance run (the weekly curation): no retrospective then.
 MAINTENANCE_MARKER = "<!-- ocmem:maintenance -->"
@@ -189,7 +194,6 @@ def cold_start_settings() -> PluginSettings:
 
 
 _TS_TYPES = {str: "string", int: "number", float: "number", bool: "boolean"}
-_GENERATED = re.compile(r"(// <ocmem:contract>\n).*?(// </ocmem:contract>)", re.DOTALL)
 
 
 def _ts_type(annotation: Any) -> str:
@@ -248,41 +252,47 @@ def _is(value: object, kind: str) -> bool:
     return isinstance(value, {"string": str, "boolean": bool}[kind])
 
 
+def tool_schemas() -> dict[str, dict[str, Any]]:
+    """Each memory tool's description and argument schemas, as the plugin declares the tool."""
+    return {
+        op.tool: {"description": op.description, "args": {a.name: a.schema() for a in op.args}}
+        for op in operations.OPERATIONS
+    }
+
+
 def typescript() -> str:
-    """The generated block of plugin/ocmem.ts (between its markers)."""
+    """The text of plugin/ocmem/contract.ts."""
     lines = [
-        "// Generated from sync/ocmem/plugin/contract.py by `python -m ocmem.plugin.contract --write "
-        "plugin/ocmem.ts`: do not edit by hand.",
+        "// Generated from sync/ocmem/plugin/contract.py by `scripts/generate.py`: do not edit.",
+        "/* eslint-disable */",
     ]
     for name, fields in shapes().items():
-        lines.append(f"type {name} = {{")
+        lines.append(f"export type {name} = {{")
         lines += [f"  {field}: {kind}" for field, kind in fields.items()]
         lines.append("}")
-    lines.append(f"const SHAPES = {json.dumps(shapes(), indent=2)} as const")
-    lines.append(f"const PATH_FIELDS = {json.dumps(list(PATH_FIELDS))} as const")
+    lines.append(f"export const SHAPES = {json.dumps(shapes(), indent=2)} as const")
+    lines.append(f"export const PATH_FIELDS = {json.dumps(list(PATH_FIELDS))} as const")
     cold = json.dumps(cold_start_settings(), indent=2, ensure_ascii=False)
     lines.append("/** Until `ocmem plugin-config` answers: paths relative to the home. */")
-    lines.append(f"const COLD_START: Settings = {cold}")
+    lines.append(f"export const COLD_START: Settings = {cold}")
+    lines.append("/** The memory tools (sync/ocmem/formats/operations.py). */")
+    tools = json.dumps(tool_schemas(), indent=2, ensure_ascii=False)
+    lines.append(f"export const TOOLS = {tools} as const")
+    lines.append("export type ToolName = keyof typeof TOOLS")
+    lines.append(
+        "/** What the agent's shell may not run (ocmem.plugin.agentproc refuses them too). */"
+    )
+    refused = json.dumps(list(operations.AGENT_REFUSED), ensure_ascii=False)
+    lines.append(f"export const AGENT_REFUSED_COMMANDS = {refused} as const")
+    lines.append("/** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */")
+    lines.append(
+        f"export const LIGATURES: Record<string, string> = {json.dumps(LIGATURES, ensure_ascii=False)}"
+    )
+    lines.append(f"export const AGENT_ENV = {json.dumps(AGENT_ENV)}")
+    lines.append(f"export const TOKEN_ENV = {json.dumps(ENV_TOKEN)}")
+    lines.append(f"export const MAX_EXPOSURES = {sessions.MAX_ITEMS}")
+    token_file = Paths(Path(".")).default_token_file.name
+    lines.append(
+        f"export const TOKEN_FILE_NAME = {json.dumps(token_file)} // wherever it is copied"
+    )
     return "\n".join(lines) + "\n"
-
-
-def with_generated_block(source: str) -> str:
-    if not _GENERATED.search(source):
-        raise ValueError("the markers // <ocmem:contract> … // </ocmem:contract> are missing")
-    return _GENERATED.sub(lambda m: m.group(1) + typescript() + m.group(2), source)
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "--write":
-        target = Path(argv[1])
-        target.write_text(with_generated_block(target.read_text(encoding="utf-8")), "utf-8")
-        return 0
-    if argv == ["--print"]:
-        sys.stdout.write(typescript())
-        return 0
-    sys.stderr.write("usage: python -m ocmem.plugin.contract --write plugin/ocmem.ts | --print\n")
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -34,7 +34,7 @@ from ocmem.home.space import (
 )
 from ocmem.home.workspace import Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup.install import BEGIN_MARKER, data_root
+from ocmem.setup.install import BEGIN_MARKER, data_root, plugin_files
 
 ERROR = "erreur"
 WARNING = "avertissement"
@@ -227,11 +227,16 @@ class Doctor:
             )
 
     def plugin(self) -> None:
-        shipped = data_root() / "plugin" / "ocmem.ts"
         target = self.paths.plugin_file
+        files = plugin_files(data_root(), self.paths)
         if not target.exists():
             self.problem(ERROR, "le plugin OpenCode n'est pas installé", "ocmem init")
-        elif shipped.exists() and read_text(target) != read_text(shipped):
+        elif any(not t.exists() for _, t in files):
+            missing = ", ".join(self.paths.rel(t) for _, t in files if not t.exists())
+            self.problem(
+                ERROR, f"le plugin OpenCode est incomplet ({missing} manque)", "ocmem init"
+            )
+        elif any(read_text(t) != read_text(s) for s, t in files):
             self.problem(
                 WARNING,
                 "le plugin installé diffère de celui de cette version d'ocmem",

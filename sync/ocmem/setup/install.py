@@ -26,6 +26,7 @@ from ocmem.formats.fill import Fill
 from ocmem.guards.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.home import identity
 from ocmem.home.fsio import Backups, atomic_write, monitored, read_text, record_writes
+from ocmem.home.paths import Paths
 from ocmem.home.workspace import Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import memorysignals, oldmemory
@@ -51,6 +52,14 @@ def data_root() -> Path:
     raise OcmemError(
         "fichiers livrés avec ocmem introuvables", fix="réinstalle ocmem (pip install …)"
     )
+
+
+def plugin_files(root: Path, paths: Paths) -> list[tuple[Path, Path]]:
+    """The plugin as shipped (its entry, then its parts) and where each goes in the home: OpenCode
+    loads the entry from plugin/, which imports its parts from plugin/ocmem/."""
+    entry = root / "plugin" / "ocmem.ts"
+    parts = sorted((root / "plugin" / "ocmem").glob("*.ts"))
+    return [(entry, paths.plugin_file)] + [(p, paths.plugin_parts_dir / p.name) for p in parts]
 
 
 def shipped_section() -> str:
@@ -169,7 +178,8 @@ class Installer:
             else:
                 self._agents_section(old.cuts())
             if (root / "plugin" / "ocmem.ts").is_file():
-                self._shipped(self.paths.plugin_file, root / "plugin" / "ocmem.ts")
+                for source, target in plugin_files(root, self.paths):
+                    self._shipped(target, source)
                 self._plugin_command()
             self._set_aside(old)
             self._write_imports(imports)
