@@ -139,3 +139,77 @@ def test_no_source_file_is_too_long_to_read() -> None:
         and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+# The two doors to the disk (ocmem.home.fsio's docstring): the Transaction for the home's files,
+# fsio's state writers for ocmem's own. Elsewhere, only these write by themselves, and why.
+WRITERS = {"ocmem.home.fsio", "ocmem.home.workspace"}
+WRITES_ON_THEIR_OWN = {
+    "ocmem.home.journalindex": "SQLite writes its own database, a cache under .ocmem",
+    "ocmem.silverbullet.history": "git writes its own repository under .ocmem",
+    "ocmem.setup.harden": "as root: ownership and modes of the whole home, the sudoers rule in "
+    "/etc (the OS's boundary, not the home's content)",
+}
+FILE_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "chmod", "chown", "touch"}
+FILE_METHODS |= {"symlink_to", "hardlink_to", "rename", "truncate"}
+OS_WRITES = {"open", "replace", "rename", "renames", "remove", "unlink", "truncate", "mkdir"}
+OS_WRITES |= {"makedirs", "rmdir", "removedirs", "chmod", "chown", "symlink", "link", "write"}
+SHUTIL_READS = {"which", "disk_usage", "get_terminal_size"}
+DOOR_NAMES = {"atomic_write", "record_writes", "announce", "announce_append", "announce_removal"}
+
+
+def disk_writes(path: Path) -> list[str]:
+    """Where ``path`` writes to the disk itself (a file method, os, shutil, open for writing, or
+    fsio's primitives behind the Transaction's back)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "ocmem.home.fsio":
+            found += [f"imports {a.name}" for a in node.names if a.name in DOOR_NAMES]
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        where = f"line {node.lineno}"
+        if isinstance(func, ast.Attribute):
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            if owner == "os" and func.attr in OS_WRITES:
+                found.append(f"{where}: os.{func.attr}")
+            elif owner == "shutil" and func.attr not in SHUTIL_READS:
+                found.append(f"{where}: shutil.{func.attr}")
+            elif owner not in ("os", "shutil") and func.attr in FILE_METHODS:
+                found.append(f"{where}: .{func.attr}()")
+            elif func.attr == "open" and _writing_mode(node, 0):
+                found.append(f"{where}: .open() for writing")
+        elif isinstance(func, ast.Name) and func.id == "open" and _writing_mode(node, 1):
+            found.append(f"{where}: open() for writing")
+    return found
+
+
+def _writing_mode(call: ast.Call, position: int) -> bool:
+    modes = [k.value for k in call.keywords if k.arg == "mode"]
+    if len(call.args) > position:
+        modes.append(call.args[position])
+    return any(
+        not isinstance(m, ast.Constant) or any(c in str(m.value) for c in "wax+") for m in modes
+    )
+
+
+def test_the_transaction_and_the_state_writers_are_the_only_doors_to_the_disk() -> None:
+    wrong = {
+        name: found
+        for name, path in sorted(MODULES.items())
+        if name not in WRITERS and name not in WRITES_ON_THEIR_OWN
+        if (found := disk_writes(path))
+    }
+    assert wrong == {}
+
+
+def test_the_door_check_sees_each_way_of_writing(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import os, shutil\n"
+        "from ocmem.home.fsio import atomic_write\n"
+        "p.write_text('x')\np.unlink()\nos.replace(a, b)\nshutil.rmtree(d)\n"
+        "open(f, 'a')\np.open('wb')\nopen(f)\np.read_text()\nshutil.which('git')\n"
+    )
+    assert len(disk_writes(sample)) == 7
+

@@ -258,11 +258,11 @@ def test_a_window_stays_open_while_a_turn_runs(tmp_path: Path) -> None:
     clock = Clock()
     record: dict[str, Any] = {"journal": [], "exposure": []}
     sessions.with_exposure(record, clock, "untrusted_tool", source="webfetch x")
-    sessions.touch(record, clock, open_turn=True)
+    sessions.reported(record, clock, open_turn=True)
     found = sessions.window(record)
     assert found is not None and found["open"] and found["start"] == clock.timestamp() * 1000
     clock.advance(minutes=5)
-    sessions.touch(record, clock, open_turn=False)  # the turn ended (session.idle, dispose)
+    sessions.reported(record, clock, open_turn=False)  # the turn ended (session.idle, dispose)
     assert sessions.window(record) == {
         "start": (clock.timestamp() - 300) * 1000,
         "end": clock.timestamp() * 1000,
@@ -278,7 +278,7 @@ def test_every_save_of_an_exposed_record_updates_the_window_index(workspace: Wor
         sessions.save(run, paths, "ses_clean", dict(record))
     assert not paths.windows_index.exists()  # a clean session has no window
     sessions.with_exposure(record, clock, "untrusted_tool", source="webfetch x")
-    sessions.touch(record, clock, open_turn=True)
+    sessions.reported(record, clock, open_turn=True)
     with workspace.transaction("test") as run:
         sessions.save(run, paths, "ses_web", record)
     index = json.loads(paths.windows_index.read_text())

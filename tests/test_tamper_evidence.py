@@ -7,14 +7,17 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
-from ocmem.home import sessions
-from ocmem.home.fsio import WRITES_KEEP_BYTES, atomic_write, file_sha256, log_event, run_lock
+from ocmem.home import fsio, sessions
+from ocmem.home import workspace as workspace_module
+from ocmem.home.fsio import WRITES_KEEP_BYTES, file_sha256, run_lock, write_state
 from ocmem.home.paths import Paths
 from ocmem.home.workspace import Workspace
 from ocmem.plugin.tools import redactions
@@ -26,18 +29,69 @@ def announced(paths: Paths) -> list[dict[str, object]]:
     return [json.loads(line) for line in paths.writes_journal.read_text().splitlines()]
 
 
-def test_writes_under_the_lock_are_announced_with_their_digest(workspace: Workspace) -> None:
+def test_the_transactions_writes_are_announced_with_their_digest(workspace: Workspace) -> None:
     paths = workspace.paths
     before = len(announced(paths))
     with workspace.transaction("test") as txn:
         txn.write(paths.memory_md, "# Mémoire\n\n- un fait\n")
-        atomic_write(paths.sessions_dir / "ses_x.json", "{}")  # ocmem's own state: not announced
-        atomic_write(paths.plugin_command, '{"command": ["ocmem"]}\n')  # but how to start it is
+        write_state(paths, paths.sessions_dir / "ses_x.json", "{}")  # ocmem's own: unannounced
+        txn.write(paths.plugin_command, '{"command": ["ocmem"]}\n')  # how to start it is watched
     new = announced(paths)[before:]
     assert [(e["file"], e["sha256"]) for e in new] == [
         ("memory/MEMORY.md", file_sha256(paths.memory_md)),
         (".ocmem/plugin.json", file_sha256(paths.plugin_command)),
     ]
+
+
+def test_a_removal_is_announced_before_the_file_goes_and_undone_with_the_run(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = workspace.paths
+    skill = paths.skills_dir / "old" / "SKILL.md"
+    with workspace.transaction("test") as txn:
+        txn.create(skill, "---\nname: old\n---\n")
+    seen: list[tuple[bool, object]] = []
+    real_announce = fsio.announce
+
+    def watching(*args: Any) -> None:
+        real_announce(*args)
+        seen.append((skill.exists(), announced(paths)[-1]["sha256"]))
+
+    monkeypatch.setattr(workspace_module, "announce", watching)
+
+    class Interrupted(Exception):
+        pass
+
+    with pytest.raises(Interrupted), workspace.transaction("test") as txn:
+        txn.remove(skill, up_to=paths.skills_dir)
+        assert not skill.parent.exists()  # the emptied folder went with it
+        raise Interrupted
+    assert seen == [(True, None)]  # announced while the file was still there
+    assert skill.read_text() == "---\nname: old\n---\n"  # the failed run put it back
+
+
+def test_a_durable_change_stays_with_its_backup_when_the_run_fails(workspace: Workspace) -> None:
+    paths = workspace.paths
+    with workspace.transaction("test") as txn:
+        txn.write(paths.agents_md, "v1\n")
+
+    class Interrupted(Exception):
+        pass
+
+    with pytest.raises(Interrupted), workspace.transaction("pull") as txn:
+        txn.write(paths.agents_md, "v2\n", durable=True)
+        folder = txn.backups.folder
+        raise Interrupted
+    assert paths.agents_md.read_text() == "v2\n"
+    assert (folder / "AGENTS.md").read_text() == "v1\n"
+
+
+def test_state_writers_refuse_the_homes_files(workspace: Workspace) -> None:
+    paths = workspace.paths
+    for path in (paths.memory_md, paths.plugin_command, paths.home.parent / "elsewhere"):
+        with pytest.raises(ValueError, match="Transaction"):
+            write_state(paths, path, "x")
+    assert paths.memory_md.read_text() != "x"
 
 
 def test_appends_are_announced_as_the_bytes_they_add_and_cut_tails_as_the_whole_file(
@@ -66,20 +120,6 @@ def test_appends_are_announced_as_the_bytes_they_add_and_cut_tails_as_the_whole_
     at = int(str(added["append_at"]))
     assert "append_at" not in cut and cut["sha256"] == sha256(data[:at])  # the tail cut off
     assert added["size"] == len(data) and added["sha256"] == sha256(data[at:])  # then the entry
-
-
-def test_writes_outside_the_lock_are_not_announced(home: Path) -> None:
-    paths = Paths(home)
-    before = len(announced(paths))
-    atomic_write(home / "AGENTS.md", "à la main\n")
-    assert len(announced(paths)) == before
-
-
-def test_files_a_pull_removes_are_announced(home: Path) -> None:
-    paths = Paths(home)
-    log_event(paths, Clock(), "pull", updated=[], removed=["skills/old/SKILL.md"])
-    assert announced(paths)[-1]["file"] == "skills/old/SKILL.md"
-    assert announced(paths)[-1]["sha256"] is None
 
 
 def test_the_journal_stays_small(home: Path) -> None:

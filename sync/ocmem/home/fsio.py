@@ -1,5 +1,13 @@
 """Local file primitives: atomic writes, byte-identical backups and their retention, the run
-lock, the action log, and what a refusing file system means for the user."""
+lock, the action log, and what a refusing file system means for the user.
+
+Two doors write under a home, and only two. The home's files (memory, skills, AGENTS.md,
+the plugin, ``.ocmem/plugin.json``: all the plugin's tamper monitor watches) change only through
+``ocmem.home.workspace.Transaction``, which announces each change here (``announce*``) before it
+lands. ocmem's own state under ``.ocmem`` (logs, records, indexes), which the monitor does not
+watch, is written by ``write_state``, ``append_state`` and ``remove_state``, which refuse any
+other path. ``tests/test_architecture.py`` holds every other module to these two doors.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,8 +27,6 @@ from ocmem.home.paths import Paths
 
 TEMP_SUFFIX = ".ocmem-tmp"
 WRITES_KEEP_BYTES = 256 * 1024
-# The home whose run lock this thread holds, and its clock: its writes go to the writes journal.
-_RECORDING: ContextVar[tuple[Paths, Clock] | None] = ContextVar("ocmem_recording", default=None)
 
 
 def monitored(paths: Paths, path: Path) -> bool:
@@ -58,23 +63,30 @@ def _add_to_writes_journal(paths: Paths, lines: str) -> None:
         os.close(fd)
 
 
-def announce(path: Path, content: Callable[[], bytes]) -> None:
-    """Before ``path`` changes under the run lock: its new bytes' digest to the writes journal,
-    if the plugin's monitor watches it (``content`` is only called then)."""
-    recording = _RECORDING.get()
-    if recording is not None and monitored(recording[0], path):
-        paths, clock = recording
-        record_writes(paths, clock, [(paths.rel(path), sha256(content()))])
+def announce(paths: Paths, clock: Clock, path: Path, content: Callable[[], bytes | None]) -> None:
+    """Before ``path`` changes: its new bytes' digest (None: it goes away) to the writes
+    journal, if the plugin's monitor watches it (``content`` is only called then)."""
+    if monitored(paths, path):
+        data = content()
+        record_writes(paths, clock, [(paths.rel(path), None if data is None else sha256(data))])
 
 
-def announce_append(path: Path, start: int, payload: bytes) -> None:
+def announce_removal(paths: Paths, clock: Clock, path: Path) -> None:
+    """Before ``path`` (a file, a link or a whole folder) goes away: it and everything in it."""
+    if not monitored(paths, path):
+        return
+    gone = [path]
+    if path.is_dir() and not path.is_symlink():
+        gone += sorted(path.rglob("*"))
+    record_writes(paths, clock, [(paths.rel(p), None) for p in gone])
+
+
+def announce_append(paths: Paths, clock: Clock, path: Path, start: int, payload: bytes) -> None:
     """Before ``payload`` is appended to ``path`` at offset ``start``: where it goes and its
     digest, so an append costs the same on any journal (the monitor checks the bytes before
     ``start`` against the file it kept, and the new ones against this digest)."""
-    recording = _RECORDING.get()
-    if recording is None or not monitored(recording[0], path):
+    if not monitored(paths, path):
         return
-    paths, clock = recording
     entry = {
         "ts": clock.stamp(),
         "file": paths.rel(path),
@@ -83,6 +95,34 @@ def announce_append(path: Path, start: int, payload: bytes) -> None:
         "sha256": small_sha256(payload),
     }
     _add_to_writes_journal(paths, json.dumps(entry) + "\n")
+
+
+def _state_file(paths: Paths, path: Path) -> Path:
+    """``path``, if it is ocmem's own state (under .ocmem, unwatched by the monitor)."""
+    if paths.state_dir not in path.parents or monitored(paths, path):
+        raise ValueError(f"{path} is not ocmem's private state: write it through a Transaction")
+    return path
+
+
+def write_state(paths: Paths, path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
+    """Replace one of ocmem's state files (atomic; its folders made private)."""
+    _state_file(paths, path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(path, data, mode=mode)
+
+
+def append_state(paths: Paths, path: Path, text: str) -> None:
+    """Append ``text`` (one write) to one of ocmem's state files, made private if new."""
+    _state_file(paths, path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def remove_state(paths: Paths, path: Path) -> None:
+    """Remove one of ocmem's state files (absent: nothing to do)."""
+    _state_file(paths, path).unlink(missing_ok=True)
 
 
 def _trim_writes(paths: Paths) -> None:
@@ -164,7 +204,6 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         # Same directory (so the rename is atomic), unique name, created exclusively.
         tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}{TEMP_SUFFIX}"
         previous_mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-        announce(path, lambda: payload)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         raise about_path(exc, path) from exc
@@ -419,11 +458,9 @@ def run_lock(
                     told = True
                 clock.sleep(0.05)
         _trim_writes(paths)
-        recording = _RECORDING.set((paths, clock))
         try:
             yield
         finally:
-            _RECORDING.reset(recording)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
@@ -435,8 +472,6 @@ def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
     Best effort: the log records what was done, it is not what makes it safe; a disk that
     refuses the line (full, read-only) does not undo a write that succeeded. False then.
     """
-    if action == "pull" and fields.get("removed"):
-        record_writes(paths, clock, [(str(rel), None) for rel in fields["removed"]])
     record = {"ts": clock.stamp(), "action": action}
     record.update(fields)
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"

@@ -40,6 +40,7 @@ from ocmem.errors import InputError, OcmemError
 from ocmem.guards.exposure import DIRECT_CALL as DIRECT_CALL
 from ocmem.guards.exposure import UNTRUSTED_OUTPUT as UNTRUSTED_OUTPUT
 from ocmem.guards.exposure import describe
+from ocmem.home.fsio import remove_state
 from ocmem.home.paths import Paths
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def forget_old(paths: Paths, clock: Clock) -> None:
         with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
             when = _latest(json.loads(old.read_text(encoding="utf-8")))
             if (old.stat().st_mtime if when is None else when) < cutoff:
-                old.unlink()
+                remove_state(paths, old)
 
 
 def stamp(clock: Clock) -> str:
@@ -201,7 +202,7 @@ def windows(paths: Paths) -> list[tuple[str, float, float, bool]]:
     return found
 
 
-def touch(record: dict[str, Any], clock: Clock, *, open_turn: bool) -> None:
+def reported(record: dict[str, Any], clock: Clock, *, open_turn: bool) -> None:
     """The plugin reported on this session now: its window reaches this moment, and stays open
     while ``open_turn`` (a turn runs)."""
     record["last"] = stamp(clock)

@@ -23,6 +23,7 @@ from ocmem.home.fsio import (
     about_path,
     announce,
     announce_append,
+    announce_removal,
     atomic_write,
     log_event,
     prune,
@@ -54,9 +55,14 @@ def memory_templates(paths: Paths) -> dict[Path, str]:
 
 
 class Transaction:
-    """One locked run: backs up before replacing, writes atomically, logs each write, and
-    undoes its own writes when the run fails (``Workspace.transaction``), so that a run that
-    stops half-way (disk full, a guard) leaves every file as it found it."""
+    """One locked run, and the only door to the home's files: backs up before replacing or
+    removing, writes atomically, announces each change to the plugin's tamper monitor before it
+    lands, logs it, and undoes its own writes when the run fails (``Workspace.transaction``), so
+    that a run that stops half-way (disk full, a guard) leaves every file as it found it.
+
+    A ``durable`` change (the pull's: each installed file is the human's version, recorded in
+    the sync state as it lands) is backed up and announced like any other, and kept when the run
+    fails; its backups are then kept too."""
 
     def __init__(self, paths: Paths, command: str, clock: Clock):
         self.paths = paths
@@ -67,29 +73,38 @@ class Transaction:
         self.saving = False  # whether that write is at its backup step
         self._undo: list[tuple[Path, Callable[[], None]]] = []
         self._touched: set[Path] = set()
+        self._kept = False  # a durable change happened: the backups are its only undo
 
     def write(
         self,
         path: Path,
-        text: str,
+        data: str | bytes,
         *,
         old: str | None = None,
         mode: int | None = None,
         backup: bool = True,
-    ) -> None:
-        """Replace ``path`` with ``text``. ``old``: its current text, when the caller just read
-        it under this transaction's lock (saves a read). ``backup``: False for ocmem's own
-        state files (the undo then keeps the old bytes in memory)."""
+        durable: bool = False,
+    ) -> bool:
+        """Replace ``path`` with ``data``; whether anything changed. ``old``: its current text,
+        when the caller just read it under this transaction's lock (saves a read). ``backup``:
+        False for ocmem's own state files (the undo then keeps the old bytes in memory)."""
         existed = path.exists()
-        old = read_text(path) if old is None else old
-        if existed and old == text and mode is None:
-            return
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        before = (old.encode("utf-8") if old is not None else path.read_bytes()) if existed else b""
+        if existed and before == payload and mode is None:
+            return False
         self.current, self.saving = path, True
-        # An empty file needs no copy: the undo keeps its (empty) text, and no backup is 0 bytes.
-        copy = self.backups.save(path) if existed and backup and old else None
+        # An empty file needs no copy: the undo keeps its (empty) bytes, and no backup is 0 bytes.
+        copy = self.backups.save(path) if existed and backup and before else None
         self.saving = False
-        undo = self._restorer(path, existed, copy, old) if path not in self._touched else None
-        atomic_write(path, text, mode=mode)  # atomic: if it fails, there is nothing to undo
+        undo = (
+            None
+            if durable or path in self._touched
+            else self._restorer(path, existed, copy, before)
+        )
+        announce(self.paths, self.clock, path, lambda: payload)
+        atomic_write(path, payload, mode=mode)  # atomic: if it fails, there is nothing to undo
+        self._kept |= durable
         if undo is not None:
             self._touched.add(path)
             self._undo.append((path, undo))
@@ -100,8 +115,111 @@ class Transaction:
             "write",
             command=self.command,
             file=self.paths.rel(path),
-            chars=len(text),
+            chars=len(data),
             backup=self.paths.rel(copy) if copy else None,
+        )
+        return True
+
+    def create(self, path: Path, data: str | bytes, *, mode: int | None = None) -> bool:
+        """Write ``path`` only if it does not exist yet; whether it was created."""
+        if path.exists() or path.is_symlink():
+            return False
+        return self.write(path, data, mode=mode)
+
+    def remove(
+        self, path: Path, *, up_to: Path | None = None, durable: bool = False
+    ) -> Path | None:
+        """Remove the file ``path`` (backed up first; its removal announced), then the folders it
+        leaves empty up to (not including) ``up_to``; its backup copy, or None if it was absent."""
+        if not path.is_file():
+            return None
+        self.current, self.saving = path, True
+        copy = self.backups.save(path)
+        self.saving = False
+        emptied = self._emptied(path, up_to)
+        undo = None if durable else self._restorer(path, True, copy, b"")
+        announce(self.paths, self.clock, path, lambda: None)
+        try:
+            path.unlink()
+            self._kept |= durable
+            if undo is not None:
+                self._undo.append((path, undo))
+            for directory in emptied:
+                directory.rmdir()
+        except OSError as exc:
+            raise about_path(exc, path) from exc
+        self.current = None
+        log_event(
+            self.paths,
+            self.clock,
+            "remove",
+            command=self.command,
+            file=self.paths.rel(path),
+            backup=self.paths.rel(copy) if copy else None,
+        )
+        return copy
+
+    @staticmethod
+    def _emptied(path: Path, up_to: Path | None) -> list[Path]:
+        """The folders above ``path``, below ``up_to``, that its removal leaves empty."""
+        found: list[Path] = []
+        gone = {path}
+        parent = path.parent
+        while up_to is not None and up_to in parent.parents:
+            if any(entry not in gone for entry in parent.iterdir()):
+                break
+            found.append(parent)
+            gone.add(parent)
+            parent = parent.parent
+        return found
+
+    def set_mode(self, path: Path, mode: int, *, durable: bool = False) -> None:
+        """Set ``path``'s permission bits (the monitor compares bytes, not modes)."""
+        previous = path.stat().st_mode & 0o7777
+        if previous == mode:
+            return
+        try:
+            os.chmod(path, mode)
+        except OSError as exc:
+            raise about_path(exc, path) from exc
+        self._kept |= durable
+        if not durable:
+            self._undo.append((path, lambda: os.chmod(path, previous)))
+
+    def move_out(self, source: Path, target: Path) -> None:
+        """Move ``source`` (a file, a link or a folder: old memory the user set aside) to
+        ``target``, outside the monitor's watch; its removal announced first. A rename on one
+        disk, else a copy then the removal of the original. Undone by the move back."""
+        import shutil
+
+        announce_removal(self.paths, self.clock, source)
+        self.current = source
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(source, target)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                if source.is_symlink():
+                    target.symlink_to(os.readlink(source))
+                    source.unlink()
+                elif source.is_dir():
+                    shutil.copytree(source, target, symlinks=True)
+                    shutil.rmtree(source)
+                else:
+                    shutil.copy2(source, target)
+                    source.unlink()
+        except OSError as exc:
+            raise about_path(exc, source) from exc
+        self.current = None
+
+        def move_back() -> None:
+            shutil.move(target, source)
+
+        self._undo.append((source, move_back))
+        log_event(
+            self.paths, self.clock, "move", command=self.command, file=str(source), to=str(target)
         )
 
     def append(self, path: Path, text: str) -> None:
@@ -117,7 +235,7 @@ class Transaction:
         try:
             start = os.fstat(fd).st_size
             self._undo.append((path, self._truncater(path, existed, start)))
-            announce_append(path, start, payload)
+            announce_append(self.paths, self.clock, path, start, payload)
             view = memoryview(payload)
             while view:
                 view = view[os.write(fd, view) :]
@@ -147,7 +265,7 @@ class Transaction:
         kept = self.backups.save_bytes(name, tail)
         self._undo.append((path, self._reappender(path, tail)))
         try:
-            announce(path, lambda: _bytes_upto(path, start))
+            announce(self.paths, self.clock, path, lambda: _bytes_upto(path, start))
             os.truncate(path, start)
         except OSError as exc:
             raise about_path(exc, path) from exc
@@ -164,7 +282,7 @@ class Transaction:
         return kept
 
     def _restorer(
-        self, path: Path, existed: bool, copy: Path | None, old: str
+        self, path: Path, existed: bool, copy: Path | None, old: bytes
     ) -> Callable[[], None]:
         made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
         previous_mode = path.stat().st_mode & 0o7777 if existed else None
@@ -180,6 +298,7 @@ class Transaction:
                 atomic_write(path, old, mode=previous_mode)
                 return
             try:
+                path.parent.mkdir(parents=True, exist_ok=True)  # a removal may have taken it
                 os.replace(copy, path)  # same disk: no space needed, atomic
             except OSError as exc:
                 if exc.errno != errno.EXDEV:
@@ -228,7 +347,8 @@ class Transaction:
                 f"sa version précédente est dans {self.paths.rel(self.backups.folder)}"
                 for name in failed
             ]
-        self.backups.discard()  # every copy equals its live file again
+        if not self._kept:
+            self.backups.discard()  # every copy equals its live file again
         return []
 
     def error(self, exc: OSError, unrestored: list[str]) -> OcmemError:
@@ -239,13 +359,13 @@ class Transaction:
             action = "de sauvegarder (dans .ocmem/backups)"
         else:
             action = "d'écrire"
-        # "nothing changed" only when the failure hit a write this transaction made itself (the
-        # sync code writes on its own, and is not undone here)
+        # "nothing changed" only when the failure hit a write this transaction made itself and
+        # every change before it was undone (a durable change stays)
         return storage_error(
             exc,
             self.paths,
             action=action,
-            changed=None if unrestored or self.current is None else False,
+            changed=None if unrestored or self.current is None or self._kept else False,
             extra=" ; ".join(unrestored),
             about=self.current,
         )

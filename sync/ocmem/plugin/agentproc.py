@@ -91,14 +91,13 @@ def registered(paths: Paths) -> set[str]:
 
 def register(paths: Paths, client: Proc, gate: Proc) -> None:
     """Record that ``gate`` serves ``client`` (the OpenCode process); drop dead records."""
-    paths.agents_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from ocmem.home.fsio import remove_state, write_state
+
     for key in registered(paths):
         if not alive(key):
-            (paths.agents_dir / f"{key}.json").unlink(missing_ok=True)
+            remove_state(paths, paths.agents_dir / f"{key}.json")
     record = {"gate": gate.key, "comm": client.comm}
-    target = paths.agents_dir / f"{client.key}.json"
-    target.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    target.chmod(0o600)
+    write_state(paths, paths.agents_dir / f"{client.key}.json", json.dumps(record) + "\n")
 
 
 def gate_of(paths: Paths, client: Proc) -> str | None:

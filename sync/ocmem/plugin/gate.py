@@ -49,7 +49,7 @@ from ocmem import __version__
 from ocmem.clock import Clock
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
-from ocmem.home.fsio import log_event
+from ocmem.home.fsio import append_state, log_event, remove_state, write_state
 from ocmem.home.paths import Paths, resolve_home
 from ocmem.home.workspace import Workspace, open_workspace
 from ocmem.outcome import Outcome
@@ -136,7 +136,7 @@ class Gate:
                     pool.submit(self._answer, stdout, raw)
         if self.client is not None:
             with contextlib.suppress(OSError):
-                (self.paths.agents_dir / f"{self.client.key}.json").unlink(missing_ok=True)
+                remove_state(self.paths, self.paths.agents_dir / f"{self.client.key}.json")
 
     def _send(self, stdout: IO[str], message: Mapping[str, Any]) -> None:
         line = json.dumps(message, ensure_ascii=False) + "\n"
@@ -220,7 +220,6 @@ class Gate:
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
 
     def plugin_config(self) -> Outcome:
-        from ocmem.home.fsio import atomic_write
         from ocmem.plugin.tools import plugin_config
 
         config = plugin_config(self.workspace().settings, self.env)
@@ -229,7 +228,7 @@ class Gate:
             "version": __version__,
             "opencode_pid": self.client.pid if self.client else None,
         }
-        atomic_write(self.paths.plugin_seen, json.dumps(seen) + "\n", mode=0o600)
+        write_state(self.paths, self.paths.plugin_seen, json.dumps(seen) + "\n")
         return Outcome([json.dumps(config, ensure_ascii=False)])
 
     def skill_used(self, skill: str, session: str) -> Outcome:
@@ -237,12 +236,7 @@ class Gate:
             {"ts": self.clock.stamp(), "skill": skill, "session": session},
             ensure_ascii=False,
         )
-        self.paths.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.paths.skill_usage, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
+        append_state(self.paths, self.paths.skill_usage, line + "\n")
         return Outcome()
 
     def sync(self, op: str, wait: float, timeout: float) -> Outcome:

@@ -295,7 +295,7 @@ def record_exposure(
         record = sessions.load(ws.paths, session)  # again, under the lock
         grew = sessions.with_exposures(record, ws.clock, found)
         if report and sessions.items(record):
-            sessions.touch(record, ws.clock, open_turn=open_turn)
+            sessions.reported(record, ws.clock, open_turn=open_turn)
             grew = True
         if grew:
             sessions.save(run, ws.paths, session, record)

@@ -58,7 +58,7 @@ def _sync_status(ws: Workspace) -> list[str]:
     from ocmem.silverbullet.state import SyncState
 
     config = load_sync_config(ws.settings)
-    state = SyncState.load(ws.paths.sync_state, config.url)
+    state = SyncState.load(ws.paths, config.url)
     lines = [f"SilverBullet    {config.url} — {len(state.pulled)} fichier(s) tiré(s)"]
     for page, pushed in sorted(state.pushed.items()):
         open_conflicts = (

@@ -26,7 +26,7 @@ def _session(
 ) -> Iterator[tuple[SyncConfig, SilverBullet, SyncState, Transaction]]:
     config = load_sync_config(ws.settings, env)
     with ws.transaction(command) as txn, SilverBullet(config, transport=transport) as client:
-        yield config, client, SyncState.load(ws.paths.sync_state, config.url), txn
+        yield config, client, SyncState.load(ws.paths, config.url), txn
 
 
 def pull(

@@ -17,8 +17,6 @@ from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
 from ocmem.home.fsio import (
     TEMP_SUFFIX,
-    Backups,
-    atomic_write,
     file_sha256,
     read_text,
     run_lock,
@@ -32,7 +30,7 @@ from ocmem.home.space import (
     sync_section,
     token_file_path,
 )
-from ocmem.home.workspace import Workspace, memory_templates
+from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup.install import BEGIN_MARKER, data_root, plugin_files
 
@@ -40,7 +38,7 @@ ERROR = "erreur"
 WARNING = "avertissement"
 LOW_DISK_BYTES = 1 << 20
 
-Repair = Callable[[Backups], str]
+Repair = Callable[[Transaction], str]  # a safe repair, through the run's transaction
 
 
 @dataclass
@@ -167,12 +165,11 @@ class Doctor:
                 "ocmem note --list, puis ocmem note --remove N",
             )
 
-    def _purge_notes(self, backups: Backups) -> str:
+    def _purge_notes(self, txn: Transaction) -> str:
         kept, expired = shortterm.split_expired(
             shortterm.parse(read_text(self.paths.short_term)), self.ws.today()
         )
-        backups.save(self.paths.short_term)
-        atomic_write(self.paths.short_term, shortterm.render(kept))
+        txn.write(self.paths.short_term, shortterm.render(kept))
         return f"{len(expired)} note(s) expirée(s) retirée(s) de SHORT_TERM.md"
 
     def formats(self) -> None:
@@ -406,7 +403,7 @@ class Doctor:
                 f"crée {token_file} (mode 600) si l'instance demande une authentification",
             )
         try:
-            state = SyncState.load(self.paths.sync_state, configured_url(self.settings, self.env))
+            state = SyncState.load(self.paths, configured_url(self.settings, self.env))
         except OcmemError as exc:
             self.problem(ERROR, exc.message, exc.fix or "")
             return
@@ -512,26 +509,24 @@ def plugin_load_problems(log: str, home: Path, seen: str | None, now: datetime) 
 
 
 def _create(path: Path, template: str) -> Repair:
-    def repair(backups: Backups) -> str:
-        if not path.exists():
-            atomic_write(path, template)
+    def repair(txn: Transaction) -> str:
+        txn.create(path, template)
         return f"{path.name} recréé (vide)"
 
     return repair
 
 
 def _chmod(path: Path, mode: int) -> Repair:
-    def repair(backups: Backups) -> str:
-        path.chmod(mode)
+    def repair(txn: Transaction) -> str:
+        txn.set_mode(path, mode)
         return f"{path} en mode {mode:o}"
 
     return repair
 
 
 def _remove_temp(path: Path) -> Repair:
-    def repair(backups: Backups) -> str:
-        backups.save(path)
-        path.unlink(missing_ok=True)
+    def repair(txn: Transaction) -> str:
+        txn.remove(path)
         return f"{path.name} supprimé (copie dans les sauvegardes)"
 
     return repair
@@ -545,10 +540,9 @@ def diagnose(
     repaired: list[str] = []
     problems = Doctor(workspace, env).run()
     if fix and any(p.repair for p in problems):
-        backups = Backups(workspace.paths, workspace.clock)
-        with workspace.transaction("doctor --fix"):
+        with workspace.transaction("doctor --fix") as txn:
             for problem in problems:
                 if problem.repair:
-                    repaired.append(problem.repair(backups))
+                    repaired.append(problem.repair(txn))
         problems = Doctor(workspace, env).run()
     return _render(problems, repaired)

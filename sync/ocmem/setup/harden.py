@@ -41,7 +41,7 @@ from typing import Any
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.home.fsio import atomic_write, log_event
+from ocmem.home.fsio import log_event, remove_state
 from ocmem.home.paths import Paths
 from ocmem.outcome import Outcome
 
@@ -270,12 +270,22 @@ class Hardener:
                 f"  {parent} : propriétaire root, plus d'écriture pour {self.agent.pw_name}"
             )
             lines += self._lock(parent, record)
-        Installer(
-            open_workspace(home, creating=True, clock=self.clock)
-        ).run()  # the layout, the plugin, the AGENTS.md section
-        atomic_write(self.paths.hardened_file, json.dumps(record, indent=1) + "\n", mode=0o600)
+        workspace = open_workspace(home, creating=True, clock=self.clock)
+        Installer(workspace).run()  # the layout, the plugin, the AGENTS.md section
         command = gate_command(self.owner.pw_name, self.script, home)
-        atomic_write(self.paths.plugin_command, json.dumps({"command": command}) + "\n", mode=0o644)
+        with workspace.transaction("harden") as txn:
+            txn.write(
+                self.paths.hardened_file,
+                json.dumps(record, indent=1) + "\n",
+                mode=0o600,
+                backup=False,
+            )
+            txn.write(
+                self.paths.plugin_command,
+                json.dumps({"command": command}) + "\n",
+                mode=0o644,
+                backup=False,
+            )
         self._give_home()
         self._install_rule()
         log_event(
@@ -378,10 +388,18 @@ class Hardener:
                 fix="rien à annuler",
             )
         uid, gid = record["home_owner"]
+        from ocmem.home.workspace import open_workspace
+
         Path(record["sudoers"]).unlink(missing_ok=True)
-        self.paths.hardened_file.unlink()
         command = [str(self.script)]
-        atomic_write(self.paths.plugin_command, json.dumps({"command": command}) + "\n", mode=0o600)
+        with open_workspace(self.paths.home, clock=self.clock).transaction("harden --undo") as txn:
+            remove_state(self.paths, self.paths.hardened_file)
+            txn.write(
+                self.paths.plugin_command,
+                json.dumps({"command": command}) + "\n",
+                mode=0o600,
+                backup=False,
+            )
         for path in _walk(self.paths.home):
             os.chown(path, uid, gid, follow_symlinks=False)
         self.paths.state_dir.chmod(0o700)

@@ -8,7 +8,6 @@ Each action is reported with the command that undoes it.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -25,9 +24,9 @@ from ocmem.formats import shortterm
 from ocmem.formats.fill import Fill
 from ocmem.guards.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.home import identity
-from ocmem.home.fsio import Backups, atomic_write, monitored, read_text, record_writes
+from ocmem.home.fsio import read_text
 from ocmem.home.paths import Paths
-from ocmem.home.workspace import Workspace, memory_templates
+from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import memorysignals, oldmemory
 from ocmem.setup.memorysignals import BEGIN_MARKER, END_MARKER
@@ -150,7 +149,7 @@ class Installer:
         self.confirm = confirm
         self.env = os.environ if env is None else env
         self.report = _Report()
-        self.backups = Backups(self.paths, self.ws.clock)
+        self.txn: Transaction  # the run's, while it runs: every write goes through it
 
     def run(self, import_file: Path | None = None) -> Outcome:
         import_lines = self._read_import(import_file) if import_file else None
@@ -160,8 +159,7 @@ class Installer:
         old = self._old_memory()
         self._report_found(old)
         root = data_root()
-        self.paths.home.mkdir(parents=True, exist_ok=True)
-        with self.ws.transaction("init"):
+        with self.ws.transaction("init") as self.txn:
             imports = self._plan_imports(old, import_file, import_lines)  # reads only
             for path, template in memory_templates(self.paths).items():
                 self._create(path, template)
@@ -184,8 +182,8 @@ class Installer:
             self._set_aside(old)
             self._write_imports(imports)
         self._report_old(old)
-        if self.backups.saved:
-            self.report.notes.append(f"Sauvegardes : {self.backups.folder}")
+        if self.txn.backups.saved:
+            self.report.notes.append(f"Sauvegardes : {self.txn.backups.folder}")
         self.ws.log("init", actions=self.report.done)
         return self.report.outcome()
 
@@ -196,7 +194,7 @@ class Installer:
         chosen = wanted or (current if current else identity.create(self.paths, None))
         if current == chosen:
             return
-        atomic_write(self.paths.home_id, identity.render(chosen), mode=0o600)
+        self.txn.write(self.paths.home_id, identity.render(chosen), mode=0o600, backup=False)
         if current is None:
             self.report.done.append(f"identifiant de ce dossier : {chosen.id}")
             self.report.undo.append(f"rm {self.paths.home_id}")
@@ -209,15 +207,14 @@ class Installer:
                 )
 
     def _create(self, path: Path, text: str) -> None:
-        if path.exists():
+        if not self.txn.create(path, text):
             return
-        atomic_write(path, text)
         self.report.done.append(f"créé {self.paths.rel(path)}")
         self.report.undo.append(f"rm {path}")
 
     def _replace(self, path: Path, text: str, what: str) -> None:
-        backup = self.backups.save(path)
-        atomic_write(path, text)
+        backup = self.txn.backups.save(path)
+        self.txn.write(path, text)
         self.report.done.append(f"{what} {self.paths.rel(path)} (sauvegarde : {backup})")
         self.report.undo.append(f"cp {backup} {path}")
 
@@ -245,7 +242,7 @@ class Installer:
         text = json.dumps({"command": command}) + "\n"
         if read_text(target) != text:
             created = not target.exists()
-            atomic_write(target, text, mode=0o600)
+            self.txn.write(target, text, mode=0o600, backup=False)
             self.report.done.append(
                 f"plugin relié à {' '.join(command)} ({self.paths.rel(target)})"
             )
@@ -449,19 +446,20 @@ class Installer:
                 continue
             for rel, data in prepared.files:
                 source = finding.path / rel if finding.path.is_dir() else finding.path
-                self.backups.save_bytes(oldmemory.backup_name(source, self.paths, self.env), data)
+                self.txn.backups.save_bytes(
+                    oldmemory.backup_name(source, self.paths, self.env), data
+                )
             aside = (
                 self.paths.old_memory_dir
-                / self.backups.stamp
+                / self.txn.backups.stamp
                 / oldmemory.aside_name(finding, taken)
             )
-            self._announce_removal(finding.path)
-            _move(finding.path, aside)
+            self.txn.move_out(finding.path, aside)
             self.ws.log("old-memory", moved=str(finding.path), to=self.paths.rel(aside))
             self.report.done.append(
                 f"ancienne mémoire mise de côté : {oldmemory.shown(finding.path, self.paths, self.env)}"
                 f" → {self.paths.rel(aside)} (OpenCode ne la charge plus ; sauvegarde : "
-                f"{self.backups.folder})"
+                f"{self.txn.backups.folder})"
             )
             self.report.undo.append(
                 f"mv {shlex.quote(str(aside))} {shlex.quote(str(finding.path))}"
@@ -471,18 +469,6 @@ class Installer:
                     f"Non lu(s) dans {oldmemory.shown(finding.path, self.paths, self.env)} "
                     "(gardé(s) dans la mise de côté et la sauvegarde) : " + ", ".join(prepared.left)
                 )
-
-    def _announce_removal(self, unit: Path) -> None:
-        """Tell the plugin's tamper monitor, before the move, that the skill's folder and every
-        path in it go away (in the home only: it watches nothing else); unannounced, it would
-        put them back."""
-        if not monitored(self.paths, unit):
-            return
-        gone = [unit]
-        if unit.is_dir() and not unit.is_symlink():
-            for folder, dirs, files in os.walk(unit):
-                gone += [Path(folder) / name for name in [*dirs, *files]]
-        record_writes(self.paths, self.ws.clock, [(self.paths.rel(path), None) for path in gone])
 
     def _report_found(self, old: _OldMemory) -> None:
         """What was found, and why (its signals)."""
@@ -535,29 +521,6 @@ def _imported_fact(where: str, line: memorysignals.OldLine) -> ImportedFact:
     from ocmem.services.drafts import ImportedFact
 
     return ImportedFact(where, line.line, line.text)
-
-
-def _move(source: Path, target: Path) -> None:
-    """Move a skill folder (or file, or link) to ``target``: a rename on one disk; across disks
-    a copy, then the removal of the original."""
-    import shutil
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.rename(source, target)
-        return
-    except OSError as exc:
-        if exc.errno != errno.EXDEV:
-            raise
-    if source.is_symlink():
-        target.symlink_to(os.readlink(source))
-        source.unlink()
-    elif source.is_dir():
-        shutil.copytree(source, target, symlinks=True)
-        shutil.rmtree(source)
-    else:
-        shutil.copy2(source, target)
-        source.unlink()
 
 
 def _note_from_line(raw: str, today: date, days: int) -> shortterm.Note | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.formats.fill import Fill
 from ocmem.home import identity
-from ocmem.home.fsio import Backups, atomic_write, file_sha256, sha256
+from ocmem.home.fsio import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
@@ -135,7 +135,7 @@ class Puller:
         self.config = config
         self.client = client
         self.state = state
-        self.backups = Backups(ws.paths, ws.clock)
+        self.backups = txn.backups
         self.changed = False  # whether any local file was written or removed
         self.accept_active = False
 
@@ -246,9 +246,8 @@ class Puller:
         digest = sha256(read.body)
         changed = not path.is_file() or sha256(path.read_bytes()) != digest
         if changed:
-            if path.exists():
-                self.backups.save(path)
-            atomic_write(path, read.body, mode=PULLED_MODE)
+            # Durable: the human's version, recorded in the sync state as it lands.
+            self.txn.write(path, read.body, mode=PULLED_MODE, durable=True)
             note = (
                 " (copie locale modifiée à la main : remplacée, sauvegarde faite)"
                 if fetch.reason == "copie locale modifiée"
@@ -256,7 +255,7 @@ class Puller:
             )
             report.lines.append(f"tiré : {fetch.remote} → {fetch.local}{note}")
         elif path.stat().st_mode & 0o222:
-            path.chmod(PULLED_MODE)
+            self.txn.set_mode(path, PULLED_MODE, durable=True)
         self.state.pulled[fetch.remote] = PulledFile(
             fetch.local, read.meta.last_modified, read.meta.size, digest
         )
@@ -285,13 +284,7 @@ class Puller:
     def _remove(self, name: str) -> str:
         entry = self.state.pulled[name]
         path = self._local(entry.local)
-        if path.exists():
-            self.backups.save(path)
-            path.unlink()
-            parent = path.parent
-            while parent != self.paths.home and parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
+        self.txn.remove(path, up_to=self.paths.home, durable=True)
         del self.state.pulled[name]
         self.state.save()
         return entry.local

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ocmem.errors import OcmemError
-from ocmem.home.fsio import atomic_write
+from ocmem.home.fsio import write_state
+from ocmem.home.paths import Paths
 
 STATE_VERSION = 1
 
@@ -60,12 +60,13 @@ class SyncState:
     space: str
     pulled: dict[str, PulledFile] = field(default_factory=dict)
     pushed: dict[str, PushedPage] = field(default_factory=dict)
-    path: Path | None = field(default=None, repr=False, compare=False)
+    paths: Paths | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def load(cls, path: Path, space: str) -> SyncState:
+    def load(cls, paths: Paths, space: str) -> SyncState:
+        path = paths.sync_state
         if not path.exists():
-            return cls(space=space, path=path)
+            return cls(space=space, paths=paths)
         try:
             raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             if raw.get("version") != STATE_VERSION:
@@ -74,7 +75,7 @@ class SyncState:
                 space=raw["space"],
                 pulled={k: PulledFile(**v) for k, v in raw.get("pulled", {}).items()},
                 pushed={k: _pushed_page(v) for k, v in raw.get("pushed", {}).items()},
-                path=path,
+                paths=paths,
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise OcmemError(
@@ -89,7 +90,7 @@ class SyncState:
         return state
 
     def save(self) -> None:
-        if self.path is None:
+        if self.paths is None:
             raise OcmemError("état sans chemin")
         data = {
             "version": STATE_VERSION,
@@ -97,4 +98,6 @@ class SyncState:
             "pulled": {k: asdict(v) for k, v in sorted(self.pulled.items())},
             "pushed": {k: asdict(v) for k, v in sorted(self.pushed.items())},
         }
-        atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", mode=0o600)
+        write_state(
+            self.paths, self.paths.sync_state, json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+        )
