@@ -4,6 +4,7 @@ in one place: `scripts/generate.py` rewrites those that are stale, `scripts/gene
 lists them and fails (CI runs it; tests/test_generated.py too).
 
 - README.md's command table, from the command line (ocmem.cli.docs);
+- docs/guide.md's table of ocmem.yaml's keys, from the settings loader (ocmem.home.settings);
 - plugin/ocmem/contract.ts, from ocmem.plugin.contract;
 - the constants block of sync/ocmem/silverbullet/ocmem.lua, from ocmem's caps, pages and labels;
 - silverbullet/Library/ocmem.md, the SilverBullet page, from its Lua sources;
@@ -29,6 +30,12 @@ def _readme(text: str) -> str:
     from ocmem.cli import docs
 
     return docs.with_table(text)
+
+
+def _guide(text: str) -> str:
+    from ocmem.cli import docs
+
+    return docs.with_settings(text)
 
 
 def _contract(_: str) -> str:
@@ -62,6 +69,7 @@ def _template(name: str) -> Callable[[str], str]:
 
 GENERATED = (
     Generated("README.md", _readme),
+    Generated("docs/guide.md", _guide),
     Generated("plugin/ocmem/contract.ts", _contract),
     Generated("sync/ocmem/silverbullet/ocmem.lua", _lua),  # before the page that holds it
     Generated("silverbullet/Library/ocmem.md", _library),

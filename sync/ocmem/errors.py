@@ -2,18 +2,22 @@
 
 ::
 
-    OcmemError            something went wrong; nothing was written unless the message says so  → 1
-    ├── InputError        the input (arguments, JSON, a file the user wrote) is malformed      → 2
-    ├── Refused           a guard refused, or a person must decide (exit "needs a human")      → 3
-    │   └── PageKeepsChanging   a SilverBullet page changed at every attempt (push postponed)
-    ├── Busy              another ocmem run holds the lock                                     → 75
-    ├── StorageError      the disk refused (read-only, full, permissions): names the path and fix → 1
-    ├── SilverBulletError the server could not be used for this run                          → 1
-    │   └── UnknownOutcome     a PUT failed after it left: applied or not
-    └── ForbiddenRequest  a request ocmem never sends (a bug, refused before sending)         → 1
+    OcmemError               something went wrong; nothing was written unless it says so   → 1
+    ├── InputError           the input (arguments, JSON, ocmem.yaml) is malformed           → 2
+    ├── Refused              a guard refused, or a person must decide                        → 3
+    ├── Busy                 another ocmem run holds the lock                               → 75
+    │   └── PageKeepsChanging    a SilverBullet page changed at every attempt (push postponed)
+    ├── StorageError         the disk refused (read-only, full, permissions): path and fix   → 1
+    ├── PendingFormatError   memory/pending.md cannot be read as proposals                   → 1
+    ├── ShortTermFormatError memory/SHORT_TERM.md cannot be read as notes                    → 1
+    ├── SilverBulletError    the server could not be used for this run                       → 1
+    │   └── UnknownOutcome       a PUT failed after it left: applied or not
+    └── ForbiddenRequest     a request ocmem never sends (a bug, refused before sending)     → 1
 
-Exit codes are decided in one place, ``ocmem.cli.entry`` (0 ok, 1 error, 2 usage or invalid input,
-3 needs a human, 75 busy); any other exception is a bug: one line, the traceback in the log.
+Exit codes are decided in one place, ``ocmem.execution`` (0 ok, 1 error, 2 usage or invalid
+input, 3 needs a human, 75 busy), for the command line and the plugin's gate alike; any other
+exception is a bug: one line, the traceback in a file. ``tests/test_errors.py`` holds this tree
+to the classes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The command table of the README, generated from the click commands themselves.
+"""The command table of the README (from the click commands themselves) and the guide's table
+of ocmem.yaml's keys (from its loader).
 
 ``scripts/generate.py`` rewrites the table between its markers (``--check``: says it is stale);
 ``tests/test_docs.py`` fails when any ``ocmem …`` command or option quoted in the docs no longer
@@ -14,6 +15,7 @@ import click
 from ocmem.cli.commands import cli
 
 _TABLE = re.compile(r"(<!-- ocmem:commands -->\n).*?(<!-- /ocmem:commands -->)", re.DOTALL)
+_SETTINGS = re.compile(r"(<!-- ocmem:settings -->\n).*?(<!-- /ocmem:settings -->)", re.DOTALL)
 
 
 _METAVARS = {"TEXT": "TEXTE", "INTEGER": "N", "FLOAT": "NOMBRE"}
@@ -71,6 +73,45 @@ def with_table(readme: str) -> str:
             "the markers <!-- ocmem:commands --> … <!-- /ocmem:commands --> are missing"
         )
     return _TABLE.sub(lambda m: m.group(1) + table() + m.group(2), readme)
+
+
+def settings_table() -> str:
+    """The Markdown table of every key of ocmem.yaml (ocmem.home.settings.SECTIONS), in French."""
+    from ocmem.home.settings import SECTIONS
+
+    kinds = {
+        "integer": "entier",
+        "number": "nombre",
+        "boolean": "true/false",
+        "text": "texte",
+        "texts": "liste",
+        "rules": "liste de règles",
+    }
+    lines = ["| clé | valeur | rôle | défaut |", "|---|---|---|---|"]
+    for name, options in SECTIONS.items():
+        for key, option in options.items():
+            low, high = option.low, option.high
+            bounds = f" ({low:g} à {high:g})" if low is not None and high is not None else ""
+            default = option.default
+            shown = (
+                ""
+                if default is None or default == []
+                else f"`[{', '.join(default)}]`"
+                if isinstance(default, list)
+                else f"`{str(default).lower() if isinstance(default, bool) else default}`"
+            )
+            lines.append(
+                f"| `{name}.{key}` | {kinds[option.kind]}{bounds} | {option.help} | {shown} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def with_settings(text: str) -> str:
+    if not _SETTINGS.search(text):
+        raise ValueError(
+            "the markers <!-- ocmem:settings --> … <!-- /ocmem:settings --> are missing"
+        )
+    return _SETTINGS.sub(lambda m: m.group(1) + settings_table() + m.group(2), text)
 
 
 def unknown_mentions(text: str) -> list[str]:

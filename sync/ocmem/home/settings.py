@@ -1,4 +1,6 @@
-"""Which limits and settings apply: ``ocmem.yaml`` read once, each section checked.
+"""Which limits and settings apply: ``ocmem.yaml`` read once, every section checked by one
+typed loader (``SECTIONS``): each key's type and bounds, an unknown key refused with its name
+and the keys possible, before any command does anything.
 
 Value types here (and in the other modules every command loads) are NamedTuples, not
 dataclasses: importing ``dataclasses`` pulls in ``inspect`` and costs about as much as Python's
@@ -42,23 +44,225 @@ class Limits(NamedTuple):
 class Settings(NamedTuple):
     paths: Paths
     limits: Limits = Limits()
-    raw: Mapping[str, Any] = MappingProxyType({})
+    raw: Mapping[str, Any] = MappingProxyType({})  # every section checked (SECTIONS)
+
+
+# --- the typed loader ------------------------------------------------------------------------
+
+INTEGER, NUMBER, BOOLEAN, TEXT, TEXTS, RULES = (
+    "integer",
+    "number",
+    "boolean",
+    "text",
+    "texts",
+    "rules",
+)
+_WHAT = {
+    INTEGER: "un nombre entier",
+    NUMBER: "un nombre",
+    BOOLEAN: "true ou false",
+    TEXT: "un texte",
+    TEXTS: "une liste de noms",
+    RULES: "une liste de règles",
+}
+_EXAMPLE = {INTEGER: "10", NUMBER: "20", BOOLEAN: "false", TEXT: "…", TEXTS: "[nom1, nom2]"}
+
+
+class Option(NamedTuple):
+    """What one key of ocmem.yaml takes: its kind, and bounds for a number."""
+
+    kind: str
+    low: float | None = None  # inclusive
+    high: float | None = None  # inclusive
+    above_zero: bool = False  # strictly positive (the caps)
+    nullable: bool = False
+    help: str = ""  # what the user reads in the guide's table (French)
+    default: Any = None  # when the key is absent (the caps': Limits)
+
+
+_CAPS = {
+    "short_term_chars": "taille maximale de memory/SHORT_TERM.md (caractères)",
+    "memory_chars": "taille maximale de memory/MEMORY.md (caractères)",
+    "note_default_days": "durée de vie d'une note sans --days (jours)",
+    "note_max_days": "durée de vie maximale d'une note (jours)",
+    "journal_entry_lines": "lignes d'une entrée du journal, au plus",
+    "journal_field_chars": "caractères d'un champ du journal, au plus",
+    "journal_entry_chars": "caractères d'une entrée du journal, au plus",
+    "note_chars": "caractères d'une note, au plus",
+    "search_results": "entrées rendues par une recherche dans le journal",
+    "skills_max": "nombre de skills, au plus",
+    "skill_lines": "lignes d'un SKILL.md, au plus",
+    "retrospective_threshold": "appels d'outils d'une session avant la rétrospective",
+    "context_alert_tokens": "alerte quand la mémoire chargée dépasse ces tokens (estimés)",
+    "fill_warning_ratio": "remplissage (0 à 1) à partir duquel un plafond est signalé",
+    "duplicate_similarity": "similarité (0 à 1) à partir de laquelle deux propositions sont la même",
+}
+
+
+def _cap(name: str, default: object) -> Option:
+    kind = INTEGER if isinstance(default, int) else NUMBER
+    high = 1 if kind == NUMBER else None
+    return Option(kind, high=high, above_zero=True, help=_CAPS[name], default=default)
+
+
+_PLUGIN = {
+    "pull_timeout_seconds": Option(
+        NUMBER,
+        0.1,
+        600,
+        help="attente maximale du pull au démarrage d'une session (s)",
+        default=20.0,
+    ),
+    "trusted_tools": Option(
+        TEXTS, help="outils de plus dont la sortie n'expose pas la session", default=[]
+    ),
+    "untrusted_tools": Option(
+        TEXTS, help="outils dont la sortie expose la session", default=["webfetch", "websearch"]
+    ),
+    "untrusted_dirs": Option(
+        TEXTS, help="dossiers tiers de plus dont la lecture expose la session", default=[]
+    ),
+    "trust_project": Option(
+        BOOLEAN, help="false : toute lecture d'un fichier du projet expose la session", default=True
+    ),
+}
+_SILVERBULLET = {
+    "url": Option(TEXT, help="adresse de l'instance (ou OCMEM_SILVERBULLET_URL)"),
+    "token_file": Option(
+        TEXT, help="fichier du jeton, mode 600 (défaut : .ocmem/silverbullet.token)"
+    ),
+    "inbox": Option(TEXT, help="le seul dossier où ocmem écrit", default="Agents/Inbox/"),
+    "pull": Option(RULES, help="règles {remote, local} des fichiers tirés"),
+    "push": Option(RULES, help="règles {local, remote} des pages poussées"),
+    "max_delete_ratio": Option(
+        NUMBER,
+        0,
+        1,
+        help="part des fichiers tirés qu'un pull peut supprimer d'un coup",
+        default=0.5,
+    ),
+    "concurrency": Option(INTEGER, 1, 64, help="lectures simultanées", default=8),
+    "timeout_seconds": Option(NUMBER, 0.1, 600, help="délai d'une requête (s)", default=30.0),
+    "retry_wait_seconds": Option(NUMBER, 0, 60, help="attente avant de réessayer (s)", default=0.5),
+    "quiet_seconds": Option(
+        NUMBER, 0, 60, help="calme exigé d'une page avant de l'écrire (s)", default=0.3
+    ),
+    "patience_seconds": Option(
+        NUMBER, 0, 600, help="attente d'une page en cours d'édition avant report (s)", default=20.0
+    ),
+    "expect_space_path": Option(
+        TEXT, nullable=True, help="dossier de l'espace attendu sur le serveur (X-Space-Path)"
+    ),
+    "allow_plain_http": Option(
+        BOOLEAN, help="true : jeton en http:// vers une autre machine (réseau sûr)", default=False
+    ),
+}
+SECTIONS: Mapping[str, Mapping[str, Option]] = MappingProxyType(
+    {
+        "limits": {name: _cap(name, value) for name, value in Limits()._asdict().items()},
+        "plugin": _PLUGIN,
+        "silverbullet": _SILVERBULLET,
+    }
+)
+# Keys refused with their own reason, not as unknown.
+_NEVER = {
+    ("silverbullet", "token"): (
+        "le jeton ne va jamais dans ocmem.yaml",
+        "retire `token` de ocmem.yaml ; le jeton va dans un fichier en mode 600, nommé par "
+        "`token_file` ou OCMEM_SILVERBULLET_TOKEN_FILE",
+    )
+}
 
 
 def section(settings: Settings, name: str) -> Mapping[str, Any]:
-    """One top-level section of ocmem.yaml (empty when absent)."""
-    value = settings.raw.get(name) or {}
-    if not isinstance(value, Mapping):
-        raise InputError(
-            f"`{name}` doit être un dictionnaire", fix=f"corrige {settings.paths.config_file}"
-        )
+    """One top-level section of ocmem.yaml, checked (empty when absent)."""
+    value: Mapping[str, Any] = settings.raw.get(name) or {}
     return value
+
+
+def setting(settings: Settings, name: str, key: str) -> Any:
+    """The value of ``name.key``: as ocmem.yaml gives it (checked), else its default."""
+    value = section(settings, name).get(key)
+    return SECTIONS[name][key].default if value is None else value
 
 
 def load_settings(home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
     paths = Paths(home if home is not None else resolve_home(env))
     raw = _read_config_file(paths.config_file)
-    return Settings(paths=paths, limits=_limits_from(raw.get("limits") or {}, paths), raw=raw)
+    if raw:
+        checked(raw, paths.config_file)
+    return Settings(paths=paths, limits=_limits_from(raw.get("limits") or {}), raw=raw)
+
+
+def checked(raw: Mapping[str, Any], where: Path) -> None:
+    """Refuse ``raw`` (ocmem.yaml) unless every section and key is known and has its type."""
+    unknown = sorted(str(k) for k in set(raw) - set(SECTIONS))
+    if unknown:
+        raise InputError(
+            f"clé(s) inconnue(s) dans {where} : {', '.join(unknown)}",
+            fix=f"sections possibles : {', '.join(SECTIONS)}",
+        )
+    for name, options in SECTIONS.items():
+        values = raw.get(name)
+        if values is None:
+            continue
+        if not isinstance(values, Mapping):
+            raise InputError(
+                f"`{name}` doit être un dictionnaire (reçu {values!r:.60})",
+                fix=f"corrige {where} : `{name}:` suivi de clés indentées",
+            )
+        for key in values:
+            if (name, key) in _NEVER:
+                reason, fix = _NEVER[(name, key)]
+                raise InputError(reason, fix=fix)
+        unknown = sorted(str(k) for k in set(values) - set(options))
+        if unknown:
+            raise InputError(
+                f"clé(s) inconnue(s) sous `{name}` : {', '.join(unknown)}",
+                fix=f"clés possibles : {', '.join(options)} (dans {where})",
+            )
+        for key, value in values.items():
+            wanted = _problem(options[key], value)
+            if wanted:
+                example = _EXAMPLE.get(options[key].kind, "…")
+                raise InputError(
+                    f"`{name}.{key}` doit être {wanted} (reçu {value!r:.60})",
+                    fix=f"corrige {where}, par ex. `{key}: {example}`",
+                )
+
+
+def _problem(option: Option, value: object) -> str | None:
+    """What ``value`` should be instead, or None when it fits ``option``."""
+    if value is None and option.nullable:
+        return None
+    if option.kind in (INTEGER, NUMBER):
+        return _number_problem(option, value)
+    fits = {
+        BOOLEAN: isinstance(value, bool),
+        TEXT: isinstance(value, str),
+        TEXTS: isinstance(value, list) and all(isinstance(v, str) and v for v in value),
+        RULES: isinstance(value, list),
+    }[option.kind]
+    return None if fits else _WHAT[option.kind]
+
+
+def _number_problem(option: Option, value: object) -> str | None:
+    low, high = option.low, option.high
+    if low is not None and high is not None:
+        wanted = f"{_WHAT[option.kind]} de {low:g} à {high:g}"
+    elif option.above_zero:
+        wanted = f"{_WHAT[option.kind]} positif" + (f", {high:g} au plus" if high else "")
+    else:
+        wanted = _WHAT[option.kind]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return wanted
+    if option.kind == INTEGER and not float(value).is_integer():
+        return wanted
+    if option.above_zero and value <= 0:
+        return wanted
+    if (low is not None and value < low) or (high is not None and value > high):
+        return wanted
+    return None
 
 
 def _read_config_file(path: Path) -> Mapping[str, Any]:
@@ -85,30 +289,15 @@ def _read_config_file(path: Path) -> Mapping[str, Any]:
     return data
 
 
-def _limits_from(values: Mapping[str, Any], paths: Paths) -> Limits:
-    if not isinstance(values, Mapping):
-        raise InputError("`limits` doit être un dictionnaire", fix=f"corrige {paths.config_file}")
-    known = Limits._fields
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise InputError(
-            f"clé(s) inconnue(s) sous `limits` : {', '.join(unknown)}",
-            fix=f"clés possibles : {', '.join(known)} (dans {paths.config_file})",
-        )
+def _limits_from(values: Mapping[str, Any]) -> Limits:
+    """The caps, from a checked `limits:` section."""
     defaults = Limits()
-    kwargs: dict[str, Any] = {}
-    for name, value in values.items():
-        default = getattr(defaults, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise InputError(
-                f"`limits.{name}` doit être un nombre positif (reçu {value!r})",
-                fix=f"corrige {paths.config_file}",
-            )
-        kwargs[name] = type(default)(value)
-    limits = defaults._replace(**kwargs)
+    limits = defaults._replace(
+        **{name: type(getattr(defaults, name))(value) for name, value in values.items()}
+    )
     if limits.note_default_days > limits.note_max_days:
         raise InputError(
             "`limits.note_default_days` dépasse `limits.note_max_days`",
-            fix=f"corrige {paths.config_file}",
+            fix="corrige ocmem.yaml : la durée par défaut d'une note tient dans son maximum",
         )
     return limits

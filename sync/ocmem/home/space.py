@@ -16,14 +16,14 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ocmem.errors import InputError, Refused
-from ocmem.home.settings import Settings
+from ocmem.home.settings import SECTIONS, Settings, setting
 from ocmem.home.settings import section as config_section
 
 ENV_URL = "OCMEM_SILVERBULLET_URL"
 ENV_TOKEN = "OCMEM_SILVERBULLET_TOKEN"
 ENV_TOKEN_FILE = "OCMEM_SILVERBULLET_TOKEN_FILE"
 
-DEFAULT_INBOX = "Agents/Inbox/"
+DEFAULT_INBOX: str = SECTIONS["silverbullet"]["inbox"].default
 DEFAULT_PULL = (
     ("Agents/Skills/", "skills/"),
     ("Agents/Memory/MEMORY.md", "memory/MEMORY.md"),
@@ -66,20 +66,22 @@ class PushRule(NamedTuple):
 
 
 class SyncConfig(NamedTuple):
+    """The `silverbullet:` section as a sync run uses it (defaults: ocmem.home.settings)."""
+
     url: str
     token: str | None
-    inbox: str = DEFAULT_INBOX
-    pull: tuple[PullRule, ...] = ()
-    push: tuple[PushRule, ...] = ()
-    max_delete_ratio: float = 0.5
-    concurrency: int = 8
-    timeout_seconds: float = 30.0
-    retry_wait_seconds: float = 0.5
+    inbox: str
+    pull: tuple[PullRule, ...]
+    push: tuple[PushRule, ...]
+    max_delete_ratio: float
+    concurrency: int
+    timeout_seconds: float
+    retry_wait_seconds: float
     # A page is written only after it stayed unchanged this long (a human may be editing it).
-    quiet_seconds: float = 0.3
+    quiet_seconds: float
     # How long a push waits for a page to become quiet before postponing it.
-    patience_seconds: float = 20.0
-    expect_space_path: str | None = None
+    patience_seconds: float
+    expect_space_path: str | None
 
     def __repr__(self) -> str:
         return f"SyncConfig(url={self.url!r}, token={'***' if self.token else None})"
@@ -136,19 +138,7 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
             f"URL SilverBullet invalide (paramètres ou ancre) : {url!r}",
             fix="donne l'adresse de l'instance, avec son préfixe éventuel (ex. https://notes.example.org/sb)",
         )
-    if "token" in raw:
-        raise InputError(
-            "le jeton ne va jamais dans ocmem.yaml",
-            fix=f"utilise {ENV_TOKEN_FILE} ou `token_file` (fichier en mode 600)",
-        )
-    known = set(SyncConfig._fields) - {"token"} | {"token_file", "allow_plain_http"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise InputError(
-            f"clé(s) inconnue(s) sous `silverbullet` : {', '.join(unknown)}",
-            fix=f"clés possibles : {', '.join(sorted(known))}",
-        )
-    inbox = _folder(raw.get("inbox", DEFAULT_INBOX), "inbox")
+    inbox = _folder(setting(settings, "silverbullet", "inbox"), "inbox")
     pull = tuple(
         _pull_rule(item)
         for item in raw.get("pull", [{"remote": r, "local": loc} for r, loc in DEFAULT_PULL])
@@ -164,7 +154,11 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
                 fix="un fichier est tiré OU poussé, jamais les deux",
             )
     token = _token(settings, raw, env)
-    if token and plain_http_to_remote(url) and raw.get("allow_plain_http") is not True:
+    if (
+        token
+        and plain_http_to_remote(url)
+        and not setting(settings, "silverbullet", "allow_plain_http")
+    ):
         raise Refused(
             f"le jeton partirait en clair (http://) vers {parts.hostname}, qui n'est pas cette machine",
             fix="utilise une URL https:// ; si le réseau est sûr (VPN, réseau privé), ajoute "
@@ -176,13 +170,14 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
         inbox=inbox,
         pull=pull,
         push=push,
-        max_delete_ratio=_number(raw, "max_delete_ratio", 0.5, 0.0, 1.0),
-        concurrency=int(_number(raw, "concurrency", 8, 1, 64)),
-        timeout_seconds=_number(raw, "timeout_seconds", 30.0, 0.1, 600.0),
-        retry_wait_seconds=_number(raw, "retry_wait_seconds", 0.5, 0.0, 60.0),
-        quiet_seconds=_number(raw, "quiet_seconds", 0.3, 0.0, 60.0),
-        patience_seconds=_number(raw, "patience_seconds", 20.0, 0.0, 600.0),
-        expect_space_path=raw.get("expect_space_path"),
+        # Types and bounds: checked with the rest of ocmem.yaml (ocmem.home.settings.SECTIONS).
+        max_delete_ratio=float(setting(settings, "silverbullet", "max_delete_ratio")),
+        concurrency=int(setting(settings, "silverbullet", "concurrency")),
+        timeout_seconds=float(setting(settings, "silverbullet", "timeout_seconds")),
+        retry_wait_seconds=float(setting(settings, "silverbullet", "retry_wait_seconds")),
+        quiet_seconds=float(setting(settings, "silverbullet", "quiet_seconds")),
+        patience_seconds=float(setting(settings, "silverbullet", "patience_seconds")),
+        expect_space_path=setting(settings, "silverbullet", "expect_space_path"),
     )
 
 
@@ -237,15 +232,6 @@ def _push_rule(item: object, inbox: str) -> PushRule:
             fix="corrige ocmem.yaml",
         )
     return PushRule(local, remote)
-
-
-def _number(section: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:
-    value = section.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise InputError(
-            f"`silverbullet.{key}` doit être entre {low} et {high}", fix="corrige ocmem.yaml"
-        )
-    return float(value)
 
 
 def redacted(url: str) -> str:

@@ -19,8 +19,10 @@ folded (``ocmem.text.words``), the environment variables and the exposure cap th
 
 from __future__ import annotations
 
+import functools
 import json
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -31,7 +33,7 @@ from ocmem.guards.corrections import CORRECTION_SOURCE
 from ocmem.guards.provenance import RETIENS_PATTERNS
 from ocmem.home import sessions
 from ocmem.home.paths import Paths
-from ocmem.home.settings import Settings
+from ocmem.home.settings import SECTIONS, Settings
 from ocmem.home.space import ENV_TOKEN
 from ocmem.plugin.agentproc import AGENT_ENV
 from ocmem.text.words import LIGATURES
@@ -156,12 +158,13 @@ def cold_start_settings() -> PluginSettings:
     """The settings of a home with no ocmem.yaml, paths relative to it: what the plugin uses
     before ``ocmem plugin-config`` has answered (generated into plugin/ocmem.ts)."""
     paths = Paths(Path("."))
+    plugin = SECTIONS["plugin"]
     return {
         "version": __version__,
         "home": ".",
         "threshold": Settings(paths).limits.retrospective_threshold,
         "sync": False,
-        "pull_timeout_seconds": 20.0,
+        "pull_timeout_seconds": plugin["pull_timeout_seconds"].default,
         "protected_files": [paths.rel(paths.agents_md), paths.rel(paths.config_file)],
         "protected_dirs": [
             paths.rel(paths.memory_dir),
@@ -171,7 +174,7 @@ def cold_start_settings() -> PluginSettings:
         ],
         "secret_files": [paths.rel(paths.default_token_file)],
         "trusted_tools": list(TRUSTED_TOOLS),
-        "untrusted_tools": ["webfetch", "websearch"],
+        "untrusted_tools": list(plugin["untrusted_tools"].default),
         "retiens": "|".join(RETIENS_PATTERNS),
         "corrections": CORRECTION_SOURCE,
         "skill_usage_file": paths.rel(paths.skill_usage),
@@ -187,7 +190,7 @@ def cold_start_settings() -> PluginSettings:
         "file_tokens": exposure.FILE_TOKEN_SOURCE,
         "untrusted_dirs": list(exposure.UNTRUSTED_DIRS),
         "system_paths": list(exposure.SYSTEM_PATHS),
-        "trust_project": True,
+        "trust_project": plugin["trust_project"].default,
         "exposure_windows": [],
         "windows_file": paths.rel(paths.windows_index),
     }
@@ -209,8 +212,10 @@ def _ts_type(annotation: Any) -> str:
     raise TypeError(f"no TypeScript type for {annotation!r}")
 
 
-def shapes() -> dict[str, dict[str, str]]:
-    """Each JSON document's fields with their TypeScript type: what the plugin checks."""
+@functools.cache
+def shapes() -> Mapping[str, Mapping[str, str]]:
+    """Each JSON document's fields with their TypeScript type: what the plugin checks (built
+    once: every tool call's envelope is checked against it)."""
     return {
         name: {field: _ts_type(t) for field, t in typing.get_type_hints(cls).items()}
         for name, cls in (

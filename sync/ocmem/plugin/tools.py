@@ -21,8 +21,7 @@ from ocmem.guards.provenance import Provenance
 from ocmem.home import sessions
 from ocmem.home.fsio import read_text
 from ocmem.home.paths import Paths
-from ocmem.home.settings import Settings
-from ocmem.home.settings import section as config_section
+from ocmem.home.settings import Settings, setting
 from ocmem.home.space import is_configured, secret_values, sync_section, token_file_path
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
@@ -45,18 +44,15 @@ CLI = "cli"  # `ocmem tool …` started by some process: its envelope is only wh
 def plugin_config(settings: Settings, env: Mapping[str, str] | None = None) -> PluginSettings:
     """The cold-start settings, completed by ocmem.yaml and made absolute for this home."""
     env = os.environ if env is None else env
-    section = config_section(settings, "plugin")
     config = cold_start_settings()
     config["threshold"] = settings.limits.retrospective_threshold
     config["sync"] = is_configured(settings, env)
-    config["pull_timeout_seconds"] = float(section.get("pull_timeout_seconds", 20))
-    config["trusted_tools"] += [str(t) for t in section.get("trusted_tools", [])]
-    config["untrusted_tools"] = [
-        str(t) for t in section.get("untrusted_tools", ["webfetch", "websearch"])
-    ]
+    config["pull_timeout_seconds"] = float(setting(settings, "plugin", "pull_timeout_seconds"))
+    config["trusted_tools"] += setting(settings, "plugin", "trusted_tools")
+    config["untrusted_tools"] = list(setting(settings, "plugin", "untrusted_tools"))
     config["secret_files"] = [str(token_file_path(settings, sync_section(settings), env))]
-    config["untrusted_dirs"] += [str(d) for d in section.get("untrusted_dirs", [])]
-    config["trust_project"] = section.get("trust_project", True) is not False
+    config["untrusted_dirs"] += setting(settings, "plugin", "untrusted_dirs")
+    config["trust_project"] = bool(setting(settings, "plugin", "trust_project"))
     config["exposure_windows"] = exposure_windows(settings.paths)
     config["hardened"] = hardened(settings.paths)
     if not config["hardened"]:
