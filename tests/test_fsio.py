@@ -5,14 +5,17 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import Clock, journal_fields
 from ocmem.errors import Busy, StorageError
 from ocmem.execution import exit_code
-from ocmem.home.fsio import TEMP_SUFFIX, Backups, atomic_write, run_lock
+from ocmem.home.fsio import _STAMP_FORMAT, TEMP_SUFFIX, Backups, atomic_write, run_lock, stamp_time
 from ocmem.home.paths import Paths
 from ocmem.services.memory import Memory
 
@@ -212,3 +215,20 @@ def test_the_action_log_rotates_and_keeps_three_generations(
     assert all(p.stat().st_size <= 1100 for p in paths.state_dir.glob("log.jsonl*"))
     newest = (paths.state_dir / logs[0]).read_text().splitlines()[-1]
     assert '"n": 199' in newest
+
+
+@given(st.datetimes(min_value=datetime(1000, 1, 1)))
+def test_a_backup_stamp_reads_back_as_its_time(moment: datetime) -> None:
+    assert stamp_time(moment.strftime(_STAMP_FORMAT)) == moment
+    assert stamp_time(moment.strftime(_STAMP_FORMAT) + ".2") == moment
+
+
+@given(st.text(alphabet="0123456789-.٠x", max_size=26))
+def test_a_stamp_is_read_as_strptime_reads_it(text: str) -> None:
+    try:
+        expected: datetime | None = datetime.strptime(text.split(".", 1)[0], _STAMP_FORMAT)
+    except ValueError:
+        expected = None
+    if expected is not None and len(text.split(".", 1)[0]) != 22:
+        expected = None  # strptime takes short fields (« 2026112… »); ocmem writes them whole
+    assert stamp_time(text) == expected

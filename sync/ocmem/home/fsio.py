@@ -245,8 +245,20 @@ def new_stamp(clock: Clock) -> str:
 
 def stamp_time(folder_name: str) -> datetime | None:
     """The time a backup folder was made (``<stamp>`` or ``<stamp>.N``), None if not ocmem's."""
+    return _parse_stamp(folder_name.split(".", 1)[0])
+
+
+def _parse_stamp(text: str) -> datetime | None:
+    """``_STAMP_FORMAT`` read back (YYYYmmdd-HHMMSS-ffffff) by hand: ``strptime`` would import
+    ``_strptime``, ``locale`` and ``calendar`` into every command (2 ms of start-up)."""
+    if len(text) != 22 or text[8] != "-" or text[15] != "-":
+        return None
+    digits = (text[0:4], text[4:6], text[6:8], text[9:11], text[11:13], text[13:15], text[16:22])
+    if not all(part.isascii() and part.isdigit() for part in digits):
+        return None
+    year, month, day, hour, minute, second, micro = (int(part) for part in digits)
     try:
-        return datetime.strptime(folder_name.split(".", 1)[0], _STAMP_FORMAT)
+        return datetime(year, month, day, hour, minute, second, micro)
     except ValueError:
         return None
 
@@ -346,8 +358,8 @@ def prune(paths: Paths, clock: Clock, *, force: bool = False) -> list[Path]:
     now = clock.now()
     marker = paths.backups_dir / ".pruned"
     with contextlib.suppress(OSError, ValueError):
-        last = datetime.strptime(marker.read_text(encoding="ascii").strip(), _STAMP_FORMAT)
-        if not force and timedelta(0) <= now - last < PRUNE_EVERY:
+        last = _parse_stamp(marker.read_text(encoding="ascii").strip())
+        if last is not None and not force and timedelta(0) <= now - last < PRUNE_EVERY:
             return []
     removed: list[Path] = []
     with contextlib.suppress(OSError):

@@ -14,7 +14,8 @@ That is why, in the default single-user mode, ocmem only makes such moves harder
 (docs/security.md); the hardened mode does not rely on this module for its guarantees.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: a NamedTuple on every command's path (see
+# ocmem.home.settings).
 
 import json
 import os
