@@ -116,6 +116,7 @@ WRITES = {
             }
         ),
     ),
+    "retire": (["retire", "fact", "un fait", "--reason", "périmé"], ""),
     "init": (["init"], ""),
     "doctor --fix": (["doctor", "--fix"], ""),
     "harden": (["harden", "--agent", "nobody"], ""),

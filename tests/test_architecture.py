@@ -212,4 +212,3 @@ def test_the_door_check_sees_each_way_of_writing(tmp_path: Path) -> None:
         "open(f, 'a')\np.open('wb')\nopen(f)\np.read_text()\nshutil.which('git')\n"
     )
     assert len(disk_writes(sample)) == 7
-

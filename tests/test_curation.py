@@ -132,20 +132,17 @@ def test_duplicates_are_listed_with_their_similarity_and_merged_without_deletion
     memory: Memory, clock: Clock, home: Path, proposals: Proposals
 ) -> None:
     refs = fill_journal(memory, clock, [(2026, 11), (2026, 11), (2026, 11)])
-    proposals.limits = proposals.limits.__class__(
-        duplicate_similarity=0.99
-    )  # let near-duplicates in
     propose(
         proposals,
         refs[:1],
         "Ports libres avant déploiement",
         "Vérifier les ports libres avant un déploiement Docker.",
     )
-    propose(
+    propose(  # close, and no rule says how (Docker → Podman): its own proposal, to merge by hand
         proposals,
         refs[1:2],
         "Vérifier les ports",
-        "Vérifier que les ports sont libres avant de déployer avec Docker.",
+        "Vérifier que les ports sont libres avant de déployer avec Podman.",
     )
     propose(
         proposals, refs[2:], "Compose sur le VPS", "Le VPS lance ses services par docker compose."

@@ -78,6 +78,11 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem propose": (["propose"], json.dumps({**PROPOSAL, "sources": "{refs}"})),
     "ocmem pull": (["pull"], ""),
     "ocmem push": (["push"], ""),
+    "ocmem retire fact": (
+        ["retire", "fact", "Le VPS tourne sous Debian 12.", "--reason", "vu"],
+        "",
+    ),
+    "ocmem retire skill": (["retire", "skill", "retrospective", "--reason", "inutile"], ""),
     "ocmem review": (["review"], ""),
     "ocmem status": (["status"], ""),
     "ocmem sync": (["sync"], ""),
@@ -87,7 +92,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
 # `harden` changes owners and /etc/sudoers.d as root: covered by tests/test_harden.py.
 NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove", "ocmem harden"}
 # Promotion is refused with sync on (it happens in SilverBullet): this one runs without sync.
-LOCAL_ONLY = {"ocmem pending accept"}
+LOCAL_ONLY = {"ocmem pending accept", "ocmem retire fact", "ocmem retire skill"}
 # What must keep working when nothing can be written (read-only home, full disk, lock held).
 READERS = {
     "ocmem context-size",
@@ -155,6 +160,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {**PROPOSAL, "titre": title, "contenu": content, "sources": refs}
         )
     Memory(workspace).add_note("une note existante")
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Le VPS tourne sous Debian 12. (2026-11-20, Source : P-0042)\n"
+    )
     (home / ".ocmem/refs.json").write_text(json.dumps(refs))
     return home
 

@@ -240,5 +240,6 @@ def test_the_plugin_reports_exposure_and_reads_what_a_promotion_shows(
         "kind": "fait",
         "title": "Ports",
         "exposure": "quarantaine : webfetch http://127.0.0.1/doc",
+        "replaces": "",
     }
     assert gate.ask(op="proposal", proposal="P-0099")["code"] == 2

@@ -164,14 +164,22 @@ def test_a_contradiction_is_flagged_in_the_proposal(
     assert stored(home)[0].contradiction.startswith("contredit le skill deploy-podman")
 
 
-def test_a_close_neighbour_is_marked_for_checking(
+def test_a_close_fact_ocmem_cannot_classify_is_refused_until_the_agent_says(
     memory: Memory, refs: list[str], home: Path, proposals: Proposals
 ) -> None:
     (home / "memory/MEMORY.md").write_text(
         "# Mémoire\n\n- Vérifier les ports libres avant un déploiement Podman.\n"
     )
-    proposals.propose(fact(refs))
-    assert stored(home)[0].check and "Podman" in (stored(home)[0].check or "")
+    with pytest.raises(Refused) as refused:
+        proposals.propose(fact(refs))
+    quoted = "MEMORY.md « Vérifier les ports libres avant un déploiement Podman. »"
+    assert quoted in str(refused.value) and '"independant"' in str(refused.value.fix)
+    assert stored(home) == []
+    proposals.propose(fact(refs, independant=[quoted]))  # Docker's check is another fact
+    assert stored(home)[0].replaces == "rien"
+    proposals.propose(
+        fact(refs, contenu="Vérifier que les ports sont libres avant un déploiement Docker.")
+    )  # said again: completed, not refused again
 
 
 def test_a_fact_already_in_memory_is_refused(

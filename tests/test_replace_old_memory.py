@@ -22,6 +22,7 @@ from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Status
 from ocmem.services.drafts import ImportedFact
+from ocmem.services.factimport import plan_import
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup import oldmemory
@@ -409,7 +410,8 @@ def test_imported_facts_meet_every_guard(home: Path, proposals: Proposals, memor
             "remplace": "rien",
         }
     )
-    planned = proposals.plan_import(
+    planned = plan_import(
+        proposals.ws,
         facts(
             "Le VPS tourne sous Debian 12",
             "Vérifier les ports libres avant de déployer.",
@@ -419,7 +421,7 @@ def test_imported_facts_meet_every_guard(home: Path, proposals: Proposals, memor
             "x" * 301,
             "Les sauvegardes partent à 3 h vers backup01",
             "Les sauvegardes partent à 3 h vers backup01.",
-        )
+        ),
     )
     assert [p.content for p in planned.added] == ["Les sauvegardes partent à 3 h vers backup01"]
     reasons = "\n".join(planned.skipped)
@@ -440,7 +442,7 @@ def test_imported_facts_meet_every_guard(home: Path, proposals: Proposals, memor
 def test_imported_facts_stop_at_what_memory_md_could_hold(home: Path, proposals: Proposals) -> None:
     # twenty facts that share no word, 150 characters each: 3000 in all
     many = facts(*[" ".join(f"terme{n * 20 + k:03d}" for k in range(15)) for n in range(20)])
-    planned = proposals.plan_import(many)
+    planned = plan_import(proposals.ws, many)
     assert sum(len(p.content) for p in planned.added) <= 2000 < sum(len(f.text) for f in many)
     assert any("plafond atteint" in s for s in planned.skipped)
 
@@ -448,7 +450,7 @@ def test_imported_facts_stop_at_what_memory_md_could_hold(home: Path, proposals:
 def test_an_imported_proposal_completed_by_the_journal_keeps_both_origins(
     home: Path, proposals: Proposals, memory: Memory
 ) -> None:
-    planned = proposals.plan_import(facts("Vérifier les ports libres avant de déployer"))
+    planned = plan_import(proposals.ws, facts("Vérifier les ports libres avant de déployer"))
     (home / "memory/pending.md").write_text(planned.document.render())
     refs = [
         memory.add_journal(journal_fields(titre=t)).lines[0].removeprefix("Entrée ajoutée : ")

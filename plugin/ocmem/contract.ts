@@ -57,6 +57,7 @@ export type ProposalSummary = {
   kind: string
   title: string
   exposure: string
+  replaces: string
 }
 export const SHAPES = {
   "Exposure": {
@@ -115,7 +116,8 @@ export const SHAPES = {
     "id": "string",
     "kind": "string",
     "title": "string",
-    "exposure": "string"
+    "exposure": "string",
+    "replaces": "string"
   }
 } as const
 export const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file", "state_dir", "plugin_command_file", "writes_journal", "quarantine_dir", "windows_file"] as const
@@ -369,6 +371,16 @@ export const TOOLS = {
         ],
         "description": "Fait tiré d'une note qu'ocmem a signalée comme récurrente (sources peut alors être vide)"
       },
+      "independant": {
+        "type": [
+          "array",
+          "null"
+        ],
+        "items": {
+          "type": "string"
+        },
+        "description": "Éléments proches qu'elle ne touche pas, cités (quand ocmem demande de le dire)"
+      },
       "name": {
         "type": [
           "string",
@@ -397,7 +409,7 @@ export const TOOLS = {
 } as const
 export type ToolName = keyof typeof TOOLS
 /** What the agent's shell may not run (ocmem.plugin.agentproc refuses them too). */
-export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --fix"] as const
+export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --fix"] as const
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"

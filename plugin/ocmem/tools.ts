@@ -68,7 +68,13 @@ export function memoryTools(runner: ToolRunner): Record<ToolName, ToolDefinition
       const shown = await runner.proposal(String(args.id))
       const patterns = [String(args.id)]
       if (shown?.exposure) patterns.push(`⚠ exposée : ${shown.exposure}`)
-      const metadata = { id: args.id, titre: shown?.title ?? "", exposition: shown?.exposure ?? "" }
+      if (shown?.replaces) patterns.push(`remplace : « ${shown.replaces} »`)
+      const metadata = {
+        id: args.id,
+        titre: shown?.title ?? "",
+        exposition: shown?.exposure ?? "",
+        remplace: shown?.replaces ?? "",
+      }
       await ctx.ask({ permission: "memory_accept", patterns, always: [], metadata })
       const wait = runner.askShownMs ?? ASK_SHOWN_MS
       if (!(await runner.asks.wasShown(`${ctx.sessionID}/${ctx.messageID}/${args.id}`, wait)))

@@ -14,7 +14,7 @@ function runner(overrides: Partial<ToolRunner> = {}): ToolRunner & { calls: stri
       return true
     },
     async proposal(id) {
-      return { id, kind: "fait", title: "T", exposure: "" }
+      return { id, kind: "fait", title: "T", exposure: "", replaces: "" }
     },
     asks: new Asks(),
     askShownMs: 50,
@@ -22,7 +22,7 @@ function runner(overrides: Partial<ToolRunner> = {}): ToolRunner & { calls: stri
   }
 }
 
-const ctx = (ask: () => Promise<void>) => ({ sessionID: "s", messageID: "m", ask }) as any
+const ctx = (ask: (request?: any) => Promise<void>) => ({ sessionID: "s", messageID: "m", ask }) as any
 
 test("a prompt shown after the answer still counts: the wait follows its event", async () => {
   const asks = new Asks()
@@ -55,4 +55,19 @@ test("a promotion runs only once the user was shown the prompt", async () => {
 test("with SilverBullet or in the hardened mode, ocmem itself answers (it refuses)", async () => {
   const r = runner({ asksToPromote: async () => false })
   expect(await memoryTools(r).memory_accept.execute({ id: "P-0001" }, ctx(async () => {}))).toBe("ok memory_accept")
+})
+
+test("the promotion prompt shows the fact a proposal replaces, next to it", async () => {
+  let asked: any
+  const r = runner({
+    proposal: async (id) => ({ id, kind: "fait", title: "Port SSH", exposure: "", replaces: "Le port SSH est 2222." }),
+  })
+  await memoryTools(r).memory_accept.execute(
+    { id: "P-0002" },
+    ctx(async (request) => {
+      asked = request
+    }),
+  )
+  expect(asked.patterns).toContain("remplace : « Le port SSH est 2222. »")
+  expect(asked.metadata.remplace).toBe("Le port SSH est 2222.")
 })

@@ -275,3 +275,30 @@ def pending_reject(obj: Context, pid: str, reason: str) -> Outcome:
     # Open to the agent: « valide pending » ends with the human's no, which the agent records;
     # a refused proposal stays in pending.md, marked, where the human sees it.
     return _proposals(obj).reject(pid, reason)
+
+
+@cli.group(name="retire", subcommand_metavar="COMMANDE [ARGUMENTS]...")
+def retire_group() -> None:
+    """Retire un fait ou un skill validé (gardé dans memory/ARCHIVE.md) ; l'humain seul."""
+
+
+@retire_group.command(name="fact")
+@click.argument("fact")
+@click.option("--reason", required=True, help="Pourquoi (une ligne, gardée dans l'archive).")
+@pass_context
+def retire_fact(obj: Context, fact: str, reason: str) -> Outcome:
+    """Retire un fait de MEMORY.md (cité tel quel, ou assez pour le reconnaître)."""
+    from ocmem.services.retirement import retire_fact as retire
+
+    return retire(obj.human_workspace("retire"), fact, reason)
+
+
+@retire_group.command(name="skill")
+@click.argument("name")
+@click.option("--reason", required=True, help="Pourquoi (une ligne, gardée dans l'archive).")
+@pass_context
+def retire_skill(obj: Context, name: str, reason: str) -> Outcome:
+    """Retire un skill de skills/ (son SKILL.md gardé dans l'archive)."""
+    from ocmem.services.retirement import retire_skill as retire
+
+    return retire(obj.human_workspace("retire"), name, reason)

@@ -25,3 +25,24 @@ def with_fact(text: str, line: str) -> str:
     body = base.rstrip("\n")
     separator = "\n" if body.splitlines()[-1].startswith("- ") else "\n\n"
     return body + separator + f"- {line}\n"
+
+
+def replaced_fact(text: str, old_line: str, new_line: str) -> str:
+    """MEMORY.md with the fact line ``old_line`` (as ``fact_lines`` gives it) now ``new_line``,
+    in its place; every other byte as it was."""
+    lines = text.split("\n")
+    index = next(
+        i for i, line in enumerate(lines) if line.startswith("- ") and line[2:].strip() == old_line
+    )
+    lines[index] = f"- {new_line}"
+    return "\n".join(lines)
+
+
+def without_fact(text: str, old_line: str) -> str:
+    """MEMORY.md without the fact line ``old_line``; every other byte as it was."""
+    lines = text.split("\n")
+    index = next(
+        i for i, line in enumerate(lines) if line.startswith("- ") and line[2:].strip() == old_line
+    )
+    del lines[index]
+    return "\n".join(lines)

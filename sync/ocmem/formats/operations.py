@@ -158,6 +158,12 @@ PROPOSE = Operation(
             "vide)",
             required=False,
         ),
+        Arg(
+            "independant",
+            STRINGS,
+            "Éléments proches qu'elle ne touche pas, cités (quand ocmem demande de le dire)",
+            required=False,
+        ),
         Arg("name", STRING, "Nom du skill proposé", required=False),
         Arg("description", STRING, "Description du skill, 2 phrases au plus", required=False),
     ),
@@ -181,6 +187,7 @@ BY_TOOL = {op.tool: op for op in OPERATIONS}
 # `pending reject` stays open: the agent records the human's no during « valide pending ».
 AGENT_REFUSED = (
     *dict.fromkeys(op.command.split(" --")[0] for op in OPERATIONS if op.writes),
+    "retire",
     "init",
     "harden",
     "gate",

@@ -41,6 +41,11 @@ class Paths(NamedTuple):
         return self.memory_dir / "MEMORY.md"
 
     @property
+    def archive_md(self) -> Path:
+        """Replaced and retired facts and skills (ocmem.formats.archive): never in a prompt."""
+        return self.memory_dir / "ARCHIVE.md"
+
+    @property
     def short_term(self) -> Path:
         return self.memory_dir / "SHORT_TERM.md"
 

@@ -95,7 +95,7 @@ _CAPS = {
     "retrospective_threshold": "appels d'outils d'une session avant la rétrospective",
     "context_alert_tokens": "alerte quand la mémoire chargée dépasse ces tokens (estimés)",
     "fill_warning_ratio": "remplissage (0 à 1) à partir duquel un plafond est signalé",
-    "duplicate_similarity": "similarité (0 à 1) à partir de laquelle deux propositions sont la même",
+    "duplicate_similarity": "similarité (0 à 1) à partir de laquelle deux propositions de skill sont la même",
 }
 
 

@@ -434,6 +434,9 @@ class Workspace:
     def memory_text(self) -> str:
         return read_text(self.paths.memory_md)
 
+    def archive_text(self) -> str:
+        return read_text(self.paths.archive_md)
+
     def pending_document(self) -> pending.Document:
         from ocmem.formats import pending
 

@@ -119,6 +119,7 @@ class ProposalSummary(TypedDict):
     kind: str
     title: str
     exposure: str  # "" when the proposal carries none
+    replaces: str  # the MEMORY.md line it replaces, as it stands ("" when none)
 
 
 # OpenCode 1.18.33's built-in tools whose output is the agent's own work. Anything else

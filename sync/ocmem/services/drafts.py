@@ -10,10 +10,10 @@ from datetime import date
 from typing import Any, NamedTuple
 
 from ocmem.errors import InputError, Refused
-from ocmem.formats import journal, memorymd, pending, skills
+from ocmem.formats import journal, pending, skills
 from ocmem.home.settings import Limits
 from ocmem.services import recurrence
-from ocmem.text.similarity import Match, fold, similarity
+from ocmem.text.similarity import Match, fold
 
 NO_CONTRADICTION = "aucune"
 NOTHING_REPLACED = "rien"
@@ -70,6 +70,9 @@ class Draft:
     from_note: bool
     skill_name: str | None
     description: str | None
+    # Items close to it that the agent says it does not touch (quoted, or P-…, or skill NAME).
+    independent: tuple[str, ...] = ()
+    check: str | None = None  # what the human should verify, found by ocmem
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], limits: Limits) -> Draft:
@@ -90,6 +93,7 @@ class Draft:
             "note_recurrente",
             "name",
             "description",
+            "independant",
         }
         unknown = sorted(set(values) - allowed)
         if unknown:
@@ -122,6 +126,17 @@ class Draft:
         from_note = values.get("note_recurrente", False)
         if not isinstance(from_note, bool):
             raise InputError("« note_recurrente » doit valoir true ou false", fix=PROPOSE_HINT)
+        independent = values.get("independant", [])
+        if isinstance(independent, str):
+            independent = [independent]
+        if not isinstance(independent, list) or not all(
+            isinstance(i, str) and i.strip() and "\n" not in i and len(i) <= MAX_LINE
+            for i in independent
+        ):
+            raise InputError(
+                "« independant » est une liste d'éléments cités, une ligne chacun",
+                fix='["MEMORY.md « … »", "P-0003", "skill deploy-vps"]',
+            )
         skill_name = description = None
         if kind == "fait":
             if "\n" in content or len(content) > MAX_FACT_CHARS:
@@ -150,6 +165,7 @@ class Draft:
             from_note=from_note,
             skill_name=skill_name,
             description=description,
+            independent=tuple(i.strip() for i in independent),
         )
 
     def texts(self) -> list[tuple[str, str]]:
@@ -173,12 +189,7 @@ class Draft:
 
     def check_against(self, memory_text: str, existing: list[skills.Skill], limits: Limits) -> None:
         if self.kind == "fait":
-            for line in memorymd.fact_lines(memory_text):
-                if similarity(self.content, memorymd.fact_statement(line)) >= 0.8:
-                    raise Refused(
-                        f"ce fait est déjà dans MEMORY.md : « {line} »", fix="rien à proposer"
-                    )
-            return
+            return  # a fact against MEMORY.md: ocmem.services.supersession (a relation, not a score)
         names = {s.name for s in existing}
         if self.skill_name in names and self.replaces == NOTHING_REPLACED:
             raise Refused(
@@ -217,8 +228,13 @@ class Draft:
             NO_CONTRADICTION if is_none_word(self.contradiction or "") else self.contradiction or ""
         )
         replaces = NOTHING_REPLACED if is_none_word(self.replaces or "") else self.replaces or ""
-        check = None
-        if neighbours and neighbours[0].score >= 0.3 and contradiction == NO_CONTRADICTION:
+        check = self.check
+        if (
+            check is None
+            and neighbours
+            and neighbours[0].score >= 0.3
+            and contradiction == NO_CONTRADICTION
+        ):
             check = f"proche de {neighbours[0].item} (similarité {neighbours[0].score:.2f}) : vérifier qu'il n'y a pas de contradiction"
         return pending.Proposal(
             id=pid,
@@ -242,7 +258,8 @@ class Draft:
 PROPOSE_HINT = (
     'attendu : {"type": "fait|skill", "titre": "…", "contenu": "…", "sources": '
     '["journal AAAA-MM-JJ HH:MM", …], "contradiction": "aucune|…", "remplace": "rien|…", '
-    '"retiens_ca": false, et pour un skill "name" et "description" (2 phrases au plus)}'
+    '"retiens_ca": false, "independant": [éléments proches qu\'elle ne touche pas], et pour un '
+    'skill "name" et "description" (2 phrases au plus)}'
 )
 
 

@@ -7,43 +7,71 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
 from ocmem.errors import Refused
-from ocmem.formats import memorymd, pending, skills
+from ocmem.formats import archive, memorymd, pending, skills
 from ocmem.formats.fill import Fill
+from ocmem.home.fsio import read_text
 from ocmem.home.settings import Limits
+from ocmem.services import supersession
 from ocmem.services.drafts import NOTHING_REPLACED
 from ocmem.text import inert
 
 
-def fact(
-    memory_text: str, proposal: pending.Proposal, today: date, limits: Limits
-) -> tuple[str, list[str]]:
-    """MEMORY.md with the proposal's fact, dated and sourced, and what to tell the human."""
+class Promotion(NamedTuple):
+    text: str  # the new MEMORY.md or SKILL.md
+    archived: archive.Entry | None  # what it replaced, for memory/ARCHIVE.md
+    notes: list[str]  # what to tell the human
+
+
+def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limits) -> Promotion:
+    """MEMORY.md with the proposal's fact, dated and sourced. A proposal that replaces a fact
+    (« Remplace : MEMORY.md « … » ») takes its line, in place; the old line is archived."""
     marker = f"; {proposal.id})"
     if any(line.endswith(marker) for line in memorymd.fact_lines(memory_text)):
-        return memory_text, ["(fait déjà présent dans MEMORY.md)"]
+        return Promotion(memory_text, None, ["(fait déjà présent dans MEMORY.md)"])
     line = (
         f"{inert.inline(proposal.content)} ({today.isoformat()}, Source : "
         f"{' ; '.join(proposal.sources)} ; {proposal.id})"
     )
-    new_text = memorymd.with_fact(memory_text, line)
+    old_statement = supersession.replaced_fact(proposal.replaces)
+    old_line = next(
+        (
+            fact_line
+            for fact_line in memorymd.fact_lines(memory_text)
+            if old_statement is not None
+            and " ".join(memorymd.fact_statement(fact_line).split())
+            == " ".join(old_statement.split())
+        ),
+        None,
+    )
+    if old_line is not None:
+        new_text = memorymd.replaced_fact(memory_text, old_line, line)
+    else:
+        new_text = memorymd.with_fact(memory_text, line)
     fill = Fill(len(new_text), limits.memory_chars)
     if fill.over:
         raise Refused(
             f"MEMORY.md dépasserait son plafond : {fill} (rien n'a été écrit)",
             fix=(
-                "consolide MEMORY.md à la main (fusionne ou retire des faits dépassés), "
-                f"puis relance `ocmem pending accept {proposal.id}`"
+                "consolide MEMORY.md à la main (fusionne ou retire des faits dépassés, "
+                f"`ocmem retire fact`), puis relance `ocmem pending accept {proposal.id}`"
             ),
         )
     notes = [f"MEMORY.md {fill}"]
-    if proposal.replaces != NOTHING_REPLACED:
-        notes.append(
-            f"La proposition remplace : {proposal.replaces} — retire l'ancienne ligne de "
-            "MEMORY.md à la main."
+    archived = None
+    if old_line is not None:
+        why = proposal.replaces.split(" — ", 1)[1] if " — " in proposal.replaces else "remplacé"
+        archived = archive.Entry(
+            today, archive.FACT, archive.REPLACED, proposal.id, old_line, proposal.content, why
         )
-    return new_text, notes
+        notes.append(f"Ancien fait remplacé, gardé dans memory/ARCHIVE.md : « {old_line} »")
+    elif old_statement is not None:
+        notes.append(
+            f"Le fait remplacé n'est plus dans MEMORY.md (« {old_statement} ») : le nouveau est ajouté."
+        )
+    return Promotion(new_text, archived, notes)
 
 
 def skill(
@@ -52,8 +80,9 @@ def skill(
     proposal: pending.Proposal,
     today: date,
     limits: Limits,
-) -> tuple[Path, str, list[str]]:
-    """The proposal's SKILL.md (where, its text) and what to tell the human."""
+) -> tuple[Path, Promotion]:
+    """The proposal's SKILL.md (where, its text), the version it replaces and what to tell the
+    human."""
     name = proposal.skill_name or ""
     target = skills_dir / name / "SKILL.md"
     existing = [s for s in installed if s.name != name]
@@ -87,8 +116,17 @@ def skill(
             f"le skill {name} ne respecterait pas les règles : " + " ; ".join(problems),
             fix="refuse la proposition et demande une version corrigée",
         )
-    return (
-        target,
-        text,
-        [f"skills/{name}/SKILL.md : {len(text.splitlines())}/{limits.skill_lines} lignes"],
-    )
+    notes = [f"skills/{name}/SKILL.md : {len(text.splitlines())}/{limits.skill_lines} lignes"]
+    archived = None
+    if target.exists():
+        archived = archive.Entry(
+            today,
+            archive.SKILL,
+            archive.REPLACED,
+            name,
+            read_text(target),
+            "",
+            f"remplacé par {proposal.id} : {proposal.replaces}",
+        )
+        notes.append(f"Ancienne version de {name} gardée dans memory/ARCHIVE.md")
+    return target, Promotion(text, archived, notes)

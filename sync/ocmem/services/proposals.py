@@ -10,39 +10,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date
-from typing import Any, NamedTuple
+from typing import Any
 
 from ocmem.errors import InputError, Refused
-from ocmem.formats import journal, marks, memorymd, pending
+from ocmem.formats import archive, journal, marks, memorymd, pending, skills
 from ocmem.guards import exposure
-from ocmem.guards.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.services import promotion, recurrence
+from ocmem.services import promotion, recurrence, supersession
 from ocmem.services.drafts import (
-    IMPORT_CHECK,
-    IMPORT_TITLE,
-    MAX_FACT_CHARS,
     MAX_LINE,
     NEIGHBOUR_MINIMUM,
     NO_CONTRADICTION,
     NOTHING_REPLACED,
     Draft,
-    ImportedFact,
-    import_source,
     is_none_word,
     ordered_sources,
     origin_of,
     says_lesson,
 )
-from ocmem.text import inert
 from ocmem.text.similarity import Match, closest, fold, similarity
-
-
-class FactImport(NamedTuple):
-    document: pending.Document  # pending.md with the new proposals (not written yet)
-    added: list[pending.Proposal]
-    skipped: list[str]  # "<file> ligne N : why", never the line itself (it may hold a secret)
 
 
 class Proposals:
@@ -145,18 +132,6 @@ class Proposals:
         count = sum(p.state == pending.STATE_PENDING for p in proposals)
         return f"{count} proposition{'s' if count > 1 else ''} en attente"
 
-    def _neighbours(self, text: str) -> list[Match]:
-        """MEMORY.md facts and skills closest to ``text``, for the contradiction check."""
-        facts = [
-            (f"MEMORY.md « {line} »", memorymd.fact_statement(line))
-            for line in memorymd.fact_lines(self.ws.memory_text())
-        ]
-        known = [
-            (f"skill {s.name} « {s.description} »", f"{s.name} {s.description or ''}")
-            for s in self.ws.skills()
-        ]
-        return list(closest(text, [*facts, *known], limit=3, minimum=NEIGHBOUR_MINIMUM))
-
     def propose(self, data: Mapping[str, Any], taint: exposure.Taint | None = None) -> Outcome:
         """``taint``: the proposing session is exposed (ocmem.guards.exposure); the proposal then says
         so in its « Exposition » field, as does one that cites a quarantined journal entry."""
@@ -164,7 +139,7 @@ class Proposals:
         for name, value in draft.texts():
             self.ws.check(name, value)
         refs = draft.source_minutes()
-        neighbours = self._neighbours(f"{draft.title} {draft.content}")
+        neighbours = closest_items(self.ws, f"{draft.title} {draft.content}")
         if draft.contradiction is None or draft.replaces is None:
             raise Refused(
                 "la proposition doit dire explicitement ce qu'elle contredit et ce qu'elle remplace",
@@ -226,7 +201,14 @@ class Proposals:
             memory_text = self.ws.memory_text()
             existing_skills = self.ws.skills()
             draft.check_against(memory_text, existing_skills, self.limits)
-            twin = _similar_proposal(draft, proposals, self.limits.duplicate_similarity)
+            if draft.kind == "fait":
+                draft, twin, judged_lines = self._judge(
+                    draft, memory_text, existing_skills, proposals
+                )
+                neighbours = []
+            else:
+                judged_lines = []
+                twin = similar_proposal(draft, proposals, self.limits.duplicate_similarity)
             if twin is not None and twin.state == pending.STATE_PROMOTED:
                 raise Refused(
                     f"cette leçon a déjà été promue : {twin.id} « {twin.title} » ({twin.status})",
@@ -264,7 +246,7 @@ class Proposals:
                 headline = f"Proposition {chosen.id} ajoutée ({chosen.kind}) : {chosen.title}"
             proposals = doc.proposals
             run.write(self.paths.pending, doc.render())
-        lines = [headline]
+        lines = [headline, *judged_lines]
         if chosen.exposure:
             lines.append(
                 f"⚠ Exposition : {chosen.exposure} — l'humain le verra avant de décider "
@@ -284,6 +266,24 @@ class Proposals:
         lines.append(self._pending_count_line(proposals))
         # A damaged block is kept as it is, next to the new proposal; the human must see it.
         return _with_damage(Outcome(lines), doc)
+
+    def _judge(
+        self,
+        draft: Draft,
+        memory_text: str,
+        installed: list[skills.Skill],
+        proposals: list[pending.Proposal],
+    ) -> tuple[Draft, pending.Proposal | None, list[str]]:
+        """A proposed fact against what ocmem holds (ocmem.services.supersession.judge)."""
+        items = supersession.held_items(memory_text, installed, proposals, self.ws.archive_text())
+        judged = supersession.judge(draft, items)
+        updated = replace(
+            draft,
+            replaces=judged.replaces,
+            contradiction=judged.contradiction,
+            check=judged.check,
+        )
+        return updated, judged.twin, judged.lines
 
     def _recurring_note(self, draft: Draft) -> str:
         """The source naming the recurring note this fact restates (ocmem.services.recurrence), or why
@@ -307,78 +307,6 @@ class Proposals:
             )
         return recurrence.source_of(note)
 
-    def plan_import(self, facts: list[ImportedFact]) -> FactImport:
-        """The proposals an old memory's facts become; nothing is written (``ocmem init`` writes
-        pending.md in its own run). Each fact meets the guards of any proposal (secrets,
-        personal data, injection markers, length, what MEMORY.md and pending.md already hold)
-        and goes to the human. Its origin says where it comes from: an import has no journal
-        episode, and none is made up for it. At most ``memory_chars`` characters of facts are
-        proposed: MEMORY.md could not hold more."""
-        today = self.ws.today()
-        doc = self.ws.pending_document()
-        statements = [
-            memorymd.fact_statement(line) for line in memorymd.fact_lines(self.ws.memory_text())
-        ]
-        added: list[pending.Proposal] = []
-        skipped: list[str] = []
-        budget = self.limits.memory_chars
-        for fact in facts:
-            text = " ".join(inert.clean(fact.text).split())
-            reason = self._import_refusal(text, statements, doc, budget)
-            if reason:
-                skipped.append(f"{fact.where} ligne {fact.line} : {reason}")
-                continue
-            budget -= len(text)
-            title = (
-                text
-                if len(text) <= IMPORT_TITLE
-                else text[: IMPORT_TITLE - 1].rsplit(" ", 1)[0] + "…"
-            )
-            draft = Draft(
-                kind="fait",
-                title=title,
-                content=text,
-                sources=(import_source(fact.where, fact.line),),
-                contradiction=NO_CONTRADICTION,
-                replaces=NOTHING_REPLACED,
-                retiens_ca=False,
-                from_note=False,
-                skill_name=None,
-                description=None,
-            )
-            proposal = draft.to_proposal(
-                pending.next_id(doc.ids()), today, self._neighbours(text), None
-            )
-            proposal = replace(proposal, check=proposal.check or IMPORT_CHECK)
-            doc = doc.append(proposal)
-            added.append(proposal)
-        return FactImport(doc, added, skipped)
-
-    def _import_refusal(
-        self, text: str, statements: list[str], doc: pending.Document, budget: int
-    ) -> str | None:
-        problems = (
-            find_secrets(text, self.ws.known_secrets)
-            + find_personal_data(text)
-            + find_injection(text)
-        )
-        if problems:
-            return f"{problems[0].kind}, non importée"
-        if len(text) > MAX_FACT_CHARS:
-            return f"plus de {MAX_FACT_CHARS} caractères, non importée (un fait tient en une ligne)"
-        if any(similarity(text, known) >= 0.8 for known in statements):
-            return "déjà dans MEMORY.md"
-        probe = Draft("fait", text, text, (), None, None, False, False, None, None)
-        twin = _similar_proposal(probe, doc.proposals, self.limits.duplicate_similarity)
-        if twin is not None:
-            return f"déjà proposé : {twin.id} « {twin.title} » ({twin.status})"
-        if len(text) > budget:
-            return (
-                f"plafond atteint : les faits importés dépasseraient la taille de MEMORY.md "
-                f"({self.limits.memory_chars} caractères), non importée"
-            )
-        return None
-
     def list_pending(self, show_all: bool = False) -> Outcome:
         doc = self.ws.pending_document()
         proposals = doc.proposals
@@ -397,9 +325,32 @@ class Proposals:
     def show_pending(self, pid: str) -> Outcome:
         proposal = self._readable(self._get(self.ws.pending_document(), pid))
         lines = [proposal.render()]
+        before = self.replaced(proposal)
+        if before is not None:
+            lines[:0] = [
+                "Remplacement, côte à côte :",
+                f"  avant (MEMORY.md) : {before}",
+                f"  après ({proposal.id})  : {proposal.content}",
+                "",
+            ]
         if proposal.exposure:
             lines.insert(0, f"⚠ Exposition : {proposal.exposure} — {EXPOSURE_HINT}")
         return Outcome(lines)
+
+    def replaced(self, proposal: pending.Proposal) -> str | None:
+        """The MEMORY.md line a fact proposal replaces, as it stands now (None if none)."""
+        statement = supersession.replaced_fact(proposal.replaces)
+        if proposal.kind != "fait" or statement is None:
+            return None
+        wanted = " ".join(statement.split())
+        return next(
+            (
+                line
+                for line in memorymd.fact_lines(self.ws.memory_text())
+                if " ".join(memorymd.fact_statement(line).split()) == wanted
+            ),
+            None,
+        )
 
     def summary(self, pid: str) -> dict[str, str]:
         """What OpenCode's promotion prompt shows (``contract.ProposalSummary``)."""
@@ -409,6 +360,7 @@ class Proposals:
             "kind": proposal.kind,
             "title": proposal.title,
             "exposure": proposal.exposure or "",
+            "replaces": self.replaced(proposal) or "",
         }
 
     def _get(self, doc: pending.Document, pid: str) -> pending.Proposal:
@@ -458,12 +410,17 @@ class Proposals:
                 )
             if proposal.kind == "fait":
                 target = self.paths.memory_md
-                text, notes = promotion.fact(self.ws.memory_text(), proposal, today, self.limits)
+                done = promotion.fact(self.ws.memory_text(), proposal, today, self.limits)
             else:
-                target, text, notes = promotion.skill(
+                target, done = promotion.skill(
                     self.paths.skills_dir, self.ws.skills(), proposal, today, self.limits
                 )
-            run.write(target, text)
+            notes = done.notes
+            if done.archived is not None:
+                run.write(
+                    self.paths.archive_md, archive.with_entry(self.ws.archive_text(), done.archived)
+                )
+            run.write(target, done.text)
             promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
             doc = doc.replace(promoted)
             proposals = doc.proposals
@@ -501,6 +458,19 @@ class Proposals:
         return Outcome([f"{proposal.id} refusée", self._pending_count_line(proposals)])
 
 
+def closest_items(ws: Workspace, text: str) -> list[Match]:
+    """MEMORY.md facts and skills closest to ``text``, for the contradiction check."""
+    facts = [
+        (f"MEMORY.md « {line} »", memorymd.fact_statement(line))
+        for line in memorymd.fact_lines(ws.memory_text())
+    ]
+    known = [
+        (f"skill {s.name} « {s.description} »", f"{s.name} {s.description or ''}")
+        for s in ws.skills()
+    ]
+    return list(closest(text, [*facts, *known], limit=3, minimum=NEIGHBOUR_MINIMUM))
+
+
 def _neighbour_lines(neighbours: Sequence[Match]) -> str:
     if not neighbours:
         return "Rien de proche dans MEMORY.md ni dans les skills."
@@ -515,7 +485,7 @@ EXPOSURE_HINT = (
 )
 
 
-def _similar_proposal(
+def similar_proposal(
     draft: Draft, proposals: list[pending.Proposal], threshold: float
 ) -> pending.Proposal | None:
     best: tuple[float, pending.Proposal] | None = None

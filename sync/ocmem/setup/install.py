@@ -34,7 +34,7 @@ from ocmem.text import inert
 
 if TYPE_CHECKING:
     from ocmem.services.drafts import ImportedFact
-    from ocmem.services.proposals import FactImport
+    from ocmem.services.factimport import FactImport
 
 __all__ = ["BEGIN_MARKER", "END_MARKER", "Installer", "data_root", "shipped_section"]
 _SECTION = re.compile(re.escape(BEGIN_MARKER) + r".*?" + re.escape(END_MARKER), re.DOTALL)
@@ -322,9 +322,9 @@ class Installer:
             _imported_fact(where, line) for where, line in lines if line.kind == memorysignals.FACT
         ]
         if facts:
-            from ocmem.services.proposals import Proposals
+            from ocmem.services.factimport import plan_import
 
-            imports.facts = Proposals(self.ws).plan_import(facts)
+            imports.facts = plan_import(self.ws, facts)
         imports.instructions = sum(line.kind == memorysignals.INSTRUCTION for _, line in lines)
         imports.read = [where for p in old.chosen for where in p.read]
         return imports

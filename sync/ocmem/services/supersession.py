@@ -1,0 +1,315 @@
+"""What a proposed fact touches among what ocmem holds, and what follows (issue 21).
+
+The items: validated facts (MEMORY.md), skills, other proposals, archived facts and skills. For
+each, the relation ``ocmem.text.relations`` finds, and the agent's own word on it (its proposal's
+« remplace », « contradiction » and « independant » may name an item). ``assess`` decides:
+
+- a validated fact said again is a **duplicate** (refused); a refused proposal said again is
+  refused unless the user asked (« retiens ça »); a waiting proposal said again is **completed**
+  (its sources grow);
+- a validated fact whose value changed, that the proposal contradicts or makes more precise, is
+  its **target**: the proposal says it replaces it (ocmem writes it in « Remplace » itself), and
+  promoting the proposal replaces that line (the old one goes to the archive);
+- a contradicted item (a fact, a skill, a waiting proposal) is **signalled** in « Contradiction »,
+  never merged;
+- an item the rules find close but cannot classify is **undecided**: the proposal is refused
+  until the agent says how it relates, the message quoting the item and the words to use;
+- an archived item said again is a **comeback**: the proposal quotes its retirement.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from ocmem.errors import Refused
+from ocmem.formats import archive, memorymd, pending, skills
+from ocmem.services.drafts import NO_CONTRADICTION, Draft, is_none_word
+from ocmem.text import relations
+from ocmem.text.words import fold
+
+FACT, SKILL, PROPOSAL, ARCHIVED = "fait", "skill", "proposition", "archive"
+REPLACES, CONTRADICTS, INDEPENDENT = "remplace", "contradiction", "independant"
+_PID = re.compile(r"\bP-\d{4,}\b")
+_FACT_REF = re.compile(r"^MEMORY\.md « (.*?) »(?: — .*)?$", re.DOTALL)
+
+
+class Item(NamedTuple):
+    kind: str  # FACT, SKILL, PROPOSAL or ARCHIVED
+    ref: str  # how messages and pending.md name it
+    statement: str  # what it says, as compared
+    line: str = ""  # a fact: its MEMORY.md line (date and source included)
+    proposal: pending.Proposal | None = None
+    entry: archive.Entry | None = None
+
+
+class Touch(NamedTuple):
+    item: Item
+    relation: relations.Relation
+
+
+class Assessment(NamedTuple):
+    duplicate: Touch | None
+    promoted_twin: Touch | None  # a proposal already promoted that it says again
+    refused_twin: Touch | None
+    twin: Touch | None
+    target: Touch | None
+    conflicts: list[Touch]  # contradicted or changed: signalled in « Contradiction »
+    related: list[Touch]  # a skill or waiting proposal it refines or is close to: « À vérifier »
+    undecided: list[Touch]
+    comeback: Touch | None
+
+
+def fact_reference(statement: str) -> str:
+    return f"MEMORY.md « {statement} »"
+
+
+def replaced_fact(replaces: str) -> str | None:
+    """The MEMORY.md statement a proposal's « Remplace » names, if it names one."""
+    match = _FACT_REF.match(replaces.strip())
+    return match.group(1) if match else None
+
+
+def held_items(
+    memory_text: str,
+    installed: Sequence[skills.Skill],
+    proposals: Sequence[pending.Proposal],
+    archive_text: str,
+) -> list[Item]:
+    """Everything a proposal may touch."""
+    found = [
+        Item(
+            FACT, fact_reference(memorymd.fact_statement(line)), memorymd.fact_statement(line), line
+        )
+        for line in memorymd.fact_lines(memory_text)
+    ]
+    found += [Item(SKILL, f"skill {s.name}", f"{s.name} {s.description or ''}") for s in installed]
+    found += [
+        Item(PROPOSAL, f"{p.id} « {p.title} »", proposal_statement(p), proposal=p)
+        for p in proposals
+    ]
+    found += [
+        Item(
+            ARCHIVED,
+            f"archive ({e.when.isoformat()}, {e.kind} {e.action})",
+            memorymd.fact_statement(e.old) if e.kind == archive.FACT else e.about,
+            entry=e,
+        )
+        for e in archive.entries(archive_text)
+    ]
+    return found
+
+
+def proposal_statement(proposal: pending.Proposal) -> str:
+    return proposal.content if proposal.kind == "fait" else proposal.description or proposal.title
+
+
+def resolve(text: str, items: Sequence[Item]) -> Item | None:
+    """The item an agent's words name: a proposal id, « skill NAME », or a fact quoted (whole,
+    or enough of it that it says the same)."""
+    pid = _PID.search(text)
+    if pid:
+        return next(
+            (i for i in items if i.proposal is not None and i.proposal.id == pid.group()), None
+        )
+    quoted = replaced_fact(text) or text.strip().strip("«»\"' ").removeprefix("MEMORY.md").strip(
+        " «»\"'"
+    )
+    folded = fold(quoted)
+    for item in items:
+        if item.kind == SKILL and fold(text.strip()) in (fold(item.ref), fold(item.ref[6:])):
+            return item
+    facts = [i for i in items if i.kind == FACT]
+    for item in facts:
+        if folded and (folded == fold(item.statement) or folded in fold(item.line)):
+            return item
+    same = [i for i in facts if relations.relate(quoted, i.statement).kind == relations.SAME]
+    return same[0] if len(same) == 1 else None
+
+
+def touches(statement: str, items: Sequence[Item]) -> list[Touch]:
+    """The items ``statement`` relates to (not unrelated), closest first."""
+    new = relations.statement(statement)
+    found = []
+    for item in items:
+        relation = relations.relate_statements(new, relations.statement(item.statement))
+        if relation.kind != relations.UNRELATED:
+            found.append(Touch(item, relation))
+    return sorted(found, key=lambda t: -t.relation.subject)
+
+
+def assess(found: Sequence[Touch], declared: dict[str, str]) -> Assessment:
+    """What follows from the touches of a proposed fact, given the agent's declarations
+    (item ref → REPLACES, CONTRADICTS or INDEPENDENT)."""
+    duplicate = promoted_twin = refused_twin = twin = target = comeback = None
+    conflicts: list[Touch] = []
+    related: list[Touch] = []
+    undecided: list[Touch] = []
+    for touch in found:
+        item, kind = touch.item, touch.relation.kind
+        said = declared.get(item.ref)
+        if said == INDEPENDENT and kind == relations.NEAR:
+            continue
+        if kind == relations.NEAR and item.kind == PROPOSAL and said is None:
+            # Two waiting proposals close to each other: the human sees both, and merges them
+            # if they are one lesson (`ocmem pending merge`); never merged here.
+            if item.proposal is not None and item.proposal.state == pending.STATE_PENDING:
+                related.append(touch)
+            continue
+        if kind == relations.NEAR:
+            if said is None:
+                undecided.append(touch)
+                continue
+            kind = relations.REPLACES if said == REPLACES else relations.CONTRADICTS
+        if item.kind == FACT:
+            if kind == relations.SAME:
+                duplicate = duplicate or touch
+            elif target is None:
+                target = touch
+                if kind == relations.CONTRADICTS:
+                    conflicts.append(touch)
+            else:
+                conflicts.append(touch)
+        elif item.kind == SKILL:
+            if kind == relations.REFINES:
+                related.append(touch)
+            elif kind != relations.SAME:
+                conflicts.append(touch)
+        elif item.kind == PROPOSAL and item.proposal is not None:
+            state = item.proposal.state
+            if kind == relations.SAME and state == pending.STATE_PENDING:
+                twin = twin or touch
+            elif kind == relations.SAME and state == pending.STATE_REFUSED:
+                refused_twin = refused_twin or touch
+            elif kind == relations.SAME and state == pending.STATE_PROMOTED:
+                promoted_twin = promoted_twin or touch
+            elif state == pending.STATE_PENDING and kind == relations.REFINES:
+                related.append(touch)
+            elif state == pending.STATE_PENDING:
+                conflicts.append(touch)
+        elif item.kind == ARCHIVED and kind == relations.SAME:
+            comeback = comeback or touch
+    if declared:
+        # A target the agent named wins over the one the rules found.
+        named = [t for t in found if declared.get(t.item.ref) == REPLACES and t.item.kind == FACT]
+        if named:
+            target = named[0]
+    if twin is not None:
+        undecided = []  # the waiting proposal it repeats went through the same question
+    if comeback is not None:
+        promoted_twin = None  # promoted once, retired since: the comeback is what to say
+    return Assessment(
+        duplicate,
+        promoted_twin,
+        refused_twin,
+        twin,
+        target,
+        conflicts,
+        related,
+        undecided,
+        comeback,
+    )
+
+
+def describe(touch: Touch) -> str:
+    """« <item> — <why> », for « Remplace », « Contradiction » and messages."""
+    why = touch.relation.reason or touch.relation.kind
+    return f"{touch.item.ref} — {why}"
+
+
+class Judgement(NamedTuple):
+    """A proposed fact's fields as ocmem sets them, and what to tell the agent."""
+
+    replaces: str | None
+    contradiction: str
+    check: str | None
+    twin: pending.Proposal | None  # the waiting proposal it repeats: completed instead
+    lines: list[str]
+
+
+def judge(draft: Draft, items: Sequence[Item]) -> Judgement:
+    """A proposed fact against ``items``: refused when it repeats a validated fact, or is close
+    to an item nobody can say how it relates to; otherwise its « Remplace » and
+    « Contradiction » as ocmem found them (over the agent's « rien » and « aucune »)."""
+    declared = declarations(draft, items)
+    judged = assess(touches(draft.content, items), declared)
+    if judged.duplicate is not None:
+        raise Refused(
+            f"ce fait est déjà dans MEMORY.md : « {judged.duplicate.item.line} »",
+            fix="rien à proposer ; si le fait a changé, la proposition dit la nouvelle valeur "
+            "(ocmem voit alors qu'elle remplace l'ancienne)",
+        )
+    if judged.undecided:
+        quote = judged.undecided[0].item.ref
+        raise Refused(
+            f"la proposition est proche de {quote} et ocmem ne peut pas dire comment elles "
+            "se rapportent (même sujet, rien qui change de façon reconnaissable)",
+            fix=(
+                f'dis-le dans la proposition : "remplace": "{quote}" si elle la remplace ou la '
+                f'précise, "contradiction": "{quote}" si elle la contredit (l\'humain '
+                f'choisira), ou "independant": ["{quote}"] si c\'est un autre sujet'
+            ),
+        )
+    replaces = draft.replaces
+    lines: list[str] = []
+    if judged.target is not None:
+        replaces = describe(judged.target)
+        lines.append(f"Remplace (vu par ocmem) : {replaces}")
+    contradiction = draft.contradiction or NO_CONTRADICTION
+    signalled = [describe(t) for t in judged.conflicts]
+    if signalled:
+        own = (
+            []
+            if is_none_word(contradiction) or resolve(contradiction, items) is not None
+            else [contradiction]
+        )
+        contradiction = " ; ".join([*signalled, *own])
+        lines.append(f"Contradiction (vue par ocmem) : {' ; '.join(signalled)}")
+    checks = [
+        f"{'précise' if t.relation.kind == relations.REFINES else 'proche de'} {describe(t)}"
+        for t in judged.related
+    ]
+    if judged.comeback is not None and judged.comeback.item.entry is not None:
+        entry = judged.comeback.item.entry
+        checks.append(
+            f"reprend un {entry.kind} {entry.action} le {entry.when.isoformat()} "
+            f"(archive, raison : {entry.reason})"
+        )
+        lines.append(f"⚠ {checks[-1]}")
+    twin = judged.promoted_twin or judged.refused_twin or judged.twin
+    return Judgement(
+        replaces,
+        contradiction,
+        " ; ".join(checks) or None,
+        twin.item.proposal if twin is not None else None,
+        lines,
+    )
+
+
+def declarations(draft: Draft, items: Sequence[Item]) -> dict[str, str]:
+    """What the agent says of the items it names (« remplace », « contradiction »,
+    « independant »): item ref → its word. A « remplace » or an « independant » that names
+    nothing ocmem holds is refused (the promotion could not act on it)."""
+    declared: dict[str, str] = {}
+    for text, word in ((draft.replaces, REPLACES), (draft.contradiction, CONTRADICTS)):
+        if text is None or is_none_word(text):
+            continue
+        item = resolve(text, items)
+        if item is not None:
+            declared[item.ref] = word
+        elif word == REPLACES:
+            raise Refused(
+                f"« remplace » ne désigne aucun fait de MEMORY.md ni proposition : « {text} »",
+                fix="cite le fait remplacé tel qu'il est dans MEMORY.md (ou P-XXXX pour une "
+                "proposition), ou écris « rien »",
+            )
+    for text in draft.independent:
+        item = resolve(text, items)
+        if item is None:
+            raise Refused(
+                f"« independant » ne désigne aucun élément connu : « {text} »",
+                fix="cite l'élément tel qu'ocmem l'a nommé dans son refus",
+            )
+        declared[item.ref] = INDEPENDENT
+    return declared
