@@ -25,9 +25,10 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conftest import journal_fields
-from ocmem.formats import memorymd, pending, skills
+from ocmem.formats import archive, memorymd, pending, skills
 from ocmem.formats.fill import Fill
 from ocmem.home.settings import Limits
+from ocmem.services import supersession
 from ocmem.silverbullet import library
 from ocmem.text import inert
 
@@ -62,12 +63,17 @@ class Space:
                 "list": lambda: self.lua.table_from(sorted(self.pages)),
                 "read": lambda name: self.pages.get(name),
                 "write": self._write,
+                "delete": self._delete,
             }
         )
 
     def _write(self, name: str, text: str) -> None:
         self.writes.append(name)
         self.pages[name] = text
+
+    def _delete(self, name: str) -> None:
+        self.writes.append(f"-{name}")
+        del self.pages[name]
 
 
 @pytest.fixture
@@ -774,13 +780,18 @@ space = {
   pageExists = function(name) return PAGES[name] ~= nil end,
   readPage = function(name) return PAGES[name] end,
   writePage = function(name, text) PAGES[name] = text end,
+  deletePage = function(name) PAGES[name] = nil end,
 }
 editor = {
   flashNotification = function(message, kind) FLASHES[#FLASHES + 1] = { message = message, kind = kind } end,
   filterBox = function(label, options) OPTIONS = options; return options[PICK] end,
-  prompt = function() return ANSWER end,
+  prompt = function()
+    if ANSWERS and #ANSWERS > 0 then return table.remove(ANSWERS, 1) end
+    return ANSWER
+  end,
   navigate = function(page) NAVIGATED = page end,
 }
+function answers(...) ANSWERS = { ... } end
 command = { define = function(def) COMMANDS[def.name] = def end }
 virtualPage = { define = function(def) VIRTUAL = def end }
 codeWidget = { refreshAll = function() REFRESHED = (REFRESHED or 0) + 1 end }
@@ -816,6 +827,7 @@ def test_the_commands_promote_and_refuse_the_picked_proposal(sbui: Any) -> None:
     assert sorted(sbui.COMMANDS.keys()) == [
         "ocmem: Promouvoir une proposition",
         "ocmem: Refuser une proposition",
+        "ocmem: Retirer un fait ou un skill",
         "ocmem: Revue des propositions",
     ]
     sbui.PICK = 2
@@ -1103,3 +1115,121 @@ def test_round_trip_an_exposed_proposal_is_marked_in_silverbullet_and_back(
     sync.pull(_workspace(synced, clock))
     (back,) = pending.parse((synced / "memory/pending.md").read_text())
     assert back.status.startswith("promu (") and back.exposure == EXPOSED
+
+
+# --- facts that change: replacement and retirement (issue 21) -----------------------------------
+
+ARCHIVE = "Agents/Memory/ARCHIVE"
+OLD_LINE = "Le VPS tourne sous Debian 12. (2026-11-20, Source : vps-prod journal 2026-11-19 10:00 ; vps-prod/P-0042)"
+
+
+def test_a_replacement_takes_the_old_facts_place_and_archives_it_as_ocmem_does(
+    oc: Any, space: Space
+) -> None:
+    space.pages[MEMORY] = memorymd.MEMORY_HEADER + f"\n- {OLD_LINE}\n- Le port SSH est 2222.\n"
+    replaces = "MEMORY.md « Le VPS tourne sous Debian 12. » — valeur changée : 12 → 13"
+    seed(space, fact(content="Le VPS tourne sous Debian 13.", replaces=replaces))
+    review = oc.review(space.store())
+    (entry,) = review.entries.values()
+    assert entry.replacedLine == OLD_LINE  # shown next to the new fact
+    result = promote(oc, space, "vps-prod/P-0001")
+    assert result.ok is True, result.message
+    facts = memorymd.fact_lines(space.pages[MEMORY])
+    assert facts[0].startswith("Le VPS tourne sous Debian 13. (2026-12-01") and len(facts) == 2
+    assert facts[1] == "Le port SSH est 2222."  # every other line as it was
+    expected = archive.with_entry(
+        "",
+        archive.Entry(
+            date(2026, 12, 1),
+            archive.FACT,
+            archive.REPLACED,
+            "vps-prod/P-0001",
+            OLD_LINE,
+            "Le VPS tourne sous Debian 13.",
+            "valeur changée : 12 → 13",
+        ),
+    )
+    assert space.pages[ARCHIVE] == expected
+    assert space.writes == [ARCHIVE, MEMORY, HOME_PAGE]
+    assert archive.entries(space.pages[ARCHIVE])[0].old == OLD_LINE
+
+
+def test_the_fact_a_replacement_names_may_be_gone_then_it_is_added(oc: Any, space: Space) -> None:
+    space.pages[MEMORY] = memorymd.MEMORY_HEADER + "\n- Le port SSH est 2222.\n"
+    seed(space, fact(replaces="MEMORY.md « Le VPS tourne sous Debian 11. »"))
+    result = promote(oc, space, "vps-prod/P-0001")
+    assert result.ok is True and "n'est plus dans MEMORY.md" in str(result.message)
+    assert len(memorymd.fact_lines(space.pages[MEMORY])) == 2 and ARCHIVE not in space.pages
+
+
+def test_the_review_retires_a_fact_and_a_skill_into_the_archive(sbui: Any) -> None:
+    sbui.PAGES[MEMORY] = memorymd.MEMORY_HEADER + f"\n- {OLD_LINE}\n"
+    skill_text = skills.render_skill("deploy-vps", DESCRIPTION, "# D\n", {})
+    sbui.PAGES["Agents/Skills/deploy-vps/SKILL"] = skill_text
+    sbui.answers(OLD_LINE, "le VPS est réinstallé")
+    run_command(sbui, "ocmem: Retirer un fait ou un skill")
+    sbui.answers("skill deploy-vps", "remplacé par Ansible")
+    run_command(sbui, "ocmem: Retirer un fait ou un skill")
+    assert memorymd.fact_lines(sbui.PAGES[MEMORY]) == []
+    assert sbui.PAGES["Agents/Skills/deploy-vps/SKILL"] is None
+    fact_entry, skill_entry = archive.entries(sbui.PAGES[ARCHIVE])
+    assert (fact_entry.action, fact_entry.old, fact_entry.reason) == (
+        archive.RETIRED,
+        OLD_LINE,
+        "le VPS est réinstallé",
+    )
+    assert skill_entry.kind == archive.SKILL and skill_entry.old == skill_text
+    assert [f.kind for f in sbui.FLASHES.values()] == ["info", "info"]
+    sbui.answers("Un fait qui n'existe pas.", "x")
+    run_command(sbui, "ocmem: Retirer un fait ou un skill")
+    assert sbui.FLASHES[3].kind == "error" and "Correction" in sbui.FLASHES[3].message
+
+
+@given(TEXT, TEXT)
+def test_a_named_replacement_reads_back_as_ocmem_reads_it(
+    oc: Any, statement: str, why: str
+) -> None:
+    for replaces in (
+        f"MEMORY.md « {statement} » — {why}",
+        f"MEMORY.md « {statement} »",
+        statement,
+    ):
+        shown = inert.inline(nfc_line(replaces))  # as the pushed page holds it
+        python = supersession.replacement(inert.unescape(shown))
+        found = oc.replacedStatement(shown)
+        assert python == (tuple(found) if isinstance(found, tuple) else found)
+
+
+@given(TEXT, TEXT)
+def test_the_archive_entries_are_written_as_ocmem_writes_them(
+    oc: Any, lua: Any, old: str, why: str
+) -> None:
+    old, why = nfc_line(old).strip(), nfc_line(why).strip()
+    for kind in (archive.FACT, archive.SKILL):
+        entry = archive.Entry(date(2026, 12, 1), kind, archive.RETIRED, "x", old, "", why)
+        table = lua.table_from(
+            {
+                "when": "2026-12-01",
+                "kind": kind,
+                "action": archive.RETIRED,
+                "about": "x",
+                "old": old,
+                "new": "",
+                "reason": why,
+            }
+        )
+        assert oc.archiveEntry(table) == entry.render()
+        assert oc.withArchiveEntry("", table) == archive.with_entry("", entry)
+
+
+@given(st.lists(TEXT, min_size=1, max_size=4), st.data())
+def test_a_fact_line_is_replaced_or_removed_as_ocmem_does(
+    oc: Any, lines: list[str], data: st.DataObject
+) -> None:
+    facts = [nfc_line(line).strip() for line in lines]
+    assume(all(facts))
+    text = memorymd.MEMORY_HEADER + "\n" + "".join(f"- {f}\n" for f in facts)
+    old = data.draw(st.sampled_from(memorymd.fact_lines(text)))
+    assert oc.replacedFact(text, old, "nouveau") == memorymd.replaced_fact(text, old, "nouveau")
+    assert oc.withoutFact(text, old) == memorymd.without_fact(text, old)
+    assert oc.squash(old) == " ".join(old.split())

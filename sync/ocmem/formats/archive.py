@@ -66,7 +66,7 @@ class Entry(NamedTuple):
         if self.kind == FACT:
             lines.append(f"- Ancien : {self.old}")
             if self.new:
-                lines.append(f"- Nouveau : {self.new}")
+                lines.append(f"- Nouveau : {inert.inline(self.new)}")
             lines.append(f"- Raison : {inert.inline(self.reason)}")
             return "\n".join(lines) + "\n"
         lines += [f"- Raison : {inert.inline(self.reason)}", "- Ancien :", ""]
@@ -109,7 +109,7 @@ def entries(text: str) -> list[Entry]:
                 action,
                 about,
                 old,
-                fields.get("Nouveau", ""),
+                inert.unescape(fields.get("Nouveau", "")),
                 inert.unescape(fields.get("Raison", "")),
             )
         )

@@ -27,6 +27,7 @@ DEFAULT_INBOX: str = SECTIONS["silverbullet"]["inbox"].default
 DEFAULT_PULL = (
     ("Agents/Skills/", "skills/"),
     ("Agents/Memory/MEMORY.md", "memory/MEMORY.md"),
+    ("Agents/Memory/ARCHIVE.md", "memory/ARCHIVE.md"),
     ("Agents/AGENTS.md", "AGENTS.md"),
 )
 # Each home writes its own pages, named by its id (ocmem.home): no two homes ever write one page.
@@ -208,11 +209,13 @@ def _pull_rule(item: object) -> PullRule:
             f"règle de pull {remote!r} → {local!r} : dossier vers dossier ou fichier vers fichier",
             fix="termine les deux par / ou aucun",
         )
-    allowed = local in ("AGENTS.md", "memory/MEMORY.md") or local.startswith("skills/")
+    allowed = local in ("AGENTS.md", "memory/MEMORY.md", "memory/ARCHIVE.md") or local.startswith(
+        "skills/"
+    )
     if not allowed or local in LOCAL_ONLY:
         raise InputError(
             f"le pull ne peut pas écrire {local!r}",
-            fix="le pull n'écrit que AGENTS.md, memory/MEMORY.md et skills/",
+            fix="le pull n'écrit que AGENTS.md, memory/MEMORY.md, memory/ARCHIVE.md et skills/",
         )
     return PullRule(remote, local)
 

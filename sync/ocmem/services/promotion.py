@@ -62,7 +62,7 @@ def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limi
     notes = [f"MEMORY.md {fill}"]
     archived = None
     if old_line is not None:
-        why = proposal.replaces.split(" — ", 1)[1] if " — " in proposal.replaces else "remplacé"
+        why = (supersession.replacement(proposal.replaces) or ("", ""))[1] or "remplacé"
         archived = archive.Entry(
             today, archive.FACT, archive.REPLACED, proposal.id, old_line, proposal.content, why
         )

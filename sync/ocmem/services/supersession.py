@@ -32,7 +32,7 @@ from ocmem.text.words import fold
 FACT, SKILL, PROPOSAL, ARCHIVED = "fait", "skill", "proposition", "archive"
 REPLACES, CONTRADICTS, INDEPENDENT = "remplace", "contradiction", "independant"
 _PID = re.compile(r"\bP-\d{4,}\b")
-_FACT_REF = re.compile(r"^MEMORY\.md « (.*?) »(?: — .*)?$", re.DOTALL)
+_FACT_REF = re.compile(r"^MEMORY\.md « (.*?) »(?: — (.*))?$", re.DOTALL)
 
 
 class Item(NamedTuple):
@@ -67,8 +67,15 @@ def fact_reference(statement: str) -> str:
 
 def replaced_fact(replaces: str) -> str | None:
     """The MEMORY.md statement a proposal's « Remplace » names, if it names one."""
+    found = replacement(replaces)
+    return found[0] if found else None
+
+
+def replacement(replaces: str) -> tuple[str, str] | None:
+    """« MEMORY.md « statement » — why » read back: the statement and why ("" when not said).
+    The SilverBullet review page reads it the same way (ocmem.lua, replacedStatement)."""
     match = _FACT_REF.match(replaces.strip())
-    return match.group(1) if match else None
+    return (match.group(1), match.group(2) or "") if match else None
 
 
 def held_items(

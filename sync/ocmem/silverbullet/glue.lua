@@ -27,6 +27,9 @@ function sb.store()
     write = function(name, text)
       space.writePage(name, text)
     end,
+    delete = function(name)
+      space.deletePage(name)
+    end,
   }
 end
 
@@ -37,6 +40,18 @@ end
 
 function sb.promote(gid)
   report(ocmem.promote(sb.store(), gid, today()))
+end
+
+function sb.retire()
+  local target = editor.prompt("Retirer : la ligne du fait (copiée de MEMORY), ou « skill NOM »", "")
+  if target == nil or target == "" then
+    return
+  end
+  local reason = editor.prompt("Retirer : raison (une ligne, gardée dans l'archive)", "")
+  if reason == nil then
+    return
+  end
+  report(ocmem.retire(sb.store(), target, reason, today()))
 end
 
 function sb.refuse(gid)
@@ -88,6 +103,10 @@ function sb.reviewWidget()
     end
     box[#box + 1] = dom.p { __rawText = p.problem and ("⚠ illisible : " .. p.problem) or ("page " .. p.page) }
     box[#box + 1] = dom.ul(fields)
+    if p.replacedLine then -- old and new side by side, before the buttons
+      box[#box + 1] = dom.p { class = "ocmem-before", __rawText = "Avant (MEMORY) : " .. p.replacedLine }
+      box[#box + 1] = dom.p { class = "ocmem-after", __rawText = "Après : " .. ocmem.shownContent(p) }
+    end
     box[#box + 1] = dom.pre { style = "white-space: pre-wrap", __rawText = ocmem.shownContent(p) }
     box[#box + 1] = widgets.button("Promouvoir", function()
       sb.promote(gid)
@@ -121,6 +140,13 @@ command.define {
     if gid then
       sb.promote(gid)
     end
+  end,
+}
+
+command.define {
+  name = "ocmem: Retirer un fait ou un skill",
+  run = function()
+    sb.retire()
   end,
 }
 

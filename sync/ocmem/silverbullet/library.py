@@ -71,12 +71,13 @@ def _lua(value: object) -> str:
 def lua_constants() -> str:
     """The constants ocmem.lua shares with ocmem (caps, pages, the MEMORY.md header, the
     proposals' states, labels and separator), written from ocmem's own values."""
-    from ocmem.formats import memorymd, pending, skills
+    from ocmem.formats import archive, memorymd, pending, skills
     from ocmem.home import space
     from ocmem.home.settings import Limits
 
     limits, pulled = Limits(), dict(space.DEFAULT_PULL)
     memory_page = next(k for k, v in pulled.items() if v == "memory/MEMORY.md")
+    archive_page = next(k for k, v in pulled.items() if v == "memory/ARCHIVE.md")
     skills_page = next(k for k, v in pulled.items() if v == "skills/")
     lines = [
         "M.limits = M.limits or "
@@ -94,10 +95,12 @@ def lua_constants() -> str:
             {
                 "inbox": space.DEFAULT_INBOX,
                 "memory": memory_page.removesuffix(".md"),
+                "archive": archive_page.removesuffix(".md"),
                 "skills": skills_page,
             }
         ),
         f"M.MEMORY_HEADER = {_lua(memorymd.MEMORY_HEADER)}",
+        f"M.ARCHIVE_HEADER = {_lua(archive.ARCHIVE_HEADER)}",
         f"local SEP = {_lua(pending.SEPARATOR)}",
         f"local CONTENT_LABEL = {_lua(pending.CONTENT_LABEL)}",
         "local PENDING, PROMOTED, REFUSED, MERGED = " + ", ".join(_lua(s) for s in pending.STATES),

@@ -25,9 +25,11 @@ M.limits = M.limits or {
 M.pages = M.pages or {
   inbox = "Agents/Inbox/",
   memory = "Agents/Memory/MEMORY",
+  archive = "Agents/Memory/ARCHIVE",
   skills = "Agents/Skills/",
 }
 M.MEMORY_HEADER = "# Mémoire\n\nFaits stables validés par l'humain (2000 caractères au plus).\n"
+M.ARCHIVE_HEADER = "# Archive de la mémoire\n\nFaits et skills remplacés ou retirés par l'humain : ocmem ne les charge plus. Pour en rétablir un, recopiez-le (un fait dans MEMORY.md, un skill dans skills/<nom>/SKILL.md) ou laissez l'agent le proposer à nouveau.\n"
 local SEP = " · "
 local CONTENT_LABEL = "Contenu proposé"
 local PENDING, PROMOTED, REFUSED, MERGED = "en attente", "promu", "refusé", "fusionné"
@@ -969,6 +971,110 @@ function M.withFact(text, line)
   return body .. separator .. "- " .. line .. "\n"
 end
 
+--- ocmem.formats.memorymd.replaced_fact: MEMORY.md with the fact line `old` (as factLines
+--- gives it) now `new`, in its place; every other byte as it was.
+function M.replacedFact(text, old, new)
+  local lines = splitLines(text)
+  for i, line in ipairs(lines) do
+    if sub(line, 1, 2) == "- " and M.strip(sub(line, 3)) == old then
+      lines[i] = "- " .. new
+      return table.concat(lines, "\n")
+    end
+  end
+  return text
+end
+
+--- ocmem.formats.memorymd.without_fact: MEMORY.md without the fact line `old`.
+function M.withoutFact(text, old)
+  local kept, done = {}, false
+  for _, line in ipairs(splitLines(text)) do
+    if not done and sub(line, 1, 2) == "- " and M.strip(sub(line, 3)) == old then
+      done = true
+    else
+      kept[#kept + 1] = line
+    end
+  end
+  return table.concat(kept, "\n")
+end
+
+--- Python's " ".join(s.split()): each run of whitespace one space, none at the ends.
+function M.squash(s)
+  local out, gap = {}, false
+  for _, cp in ipairs(decode(s)) do
+    if SPACES[cp] then
+      gap = #out > 0
+    else
+      if gap then
+        out[#out + 1] = " "
+        gap = false
+      end
+      out[#out + 1] = encode(cp)
+    end
+  end
+  return table.concat(out)
+end
+
+--- ocmem.services.supersession.replacement: « MEMORY.md « statement » — why » read back (the
+--- statement and why, "" when not said), or nil when « Remplace » names no fact.
+function M.replacedStatement(replaces)
+  local text = M.strip(M.unescape(replaces or ""))
+  local head, close, dash = "MEMORY.md « ", " »", " » — "
+  if sub(text, 1, #head) ~= head then
+    return nil
+  end
+  local rest = sub(text, #head + 1)
+  local at = find(rest, dash, 1, true)
+  if at then
+    return sub(rest, 1, at - 1), sub(rest, at + #dash)
+  end
+  if #rest >= #close and sub(rest, #rest - #close + 1) == close then
+    return sub(rest, 1, #rest - #close), ""
+  end
+  return nil
+end
+
+--- The MEMORY.md line (as factLines gives it) whose statement is `statement`, or nil.
+function M.factLineOf(memory, statement)
+  local wanted = M.squash(statement)
+  for _, line in ipairs(M.factLines(memory)) do
+    if M.squash(M.unescape(M.factStatement(line))) == wanted then
+      return line
+    end
+  end
+  return nil
+end
+
+local function withoutTrailingNewlines(text)
+  while #text > 0 and byte(text, #text) == 10 do
+    text = sub(text, 1, #text - 1)
+  end
+  return text
+end
+
+--- ocmem.formats.archive.Entry.render: {when, kind, action, about, old, new, reason}.
+function M.archiveEntry(e)
+  local lines = { "## " .. e.when .. SEP .. e.kind .. " " .. e.action .. SEP .. e.about }
+  if e.kind == "fait" then
+    lines[#lines + 1] = "- Ancien : " .. e.old
+    if e.new ~= "" then
+      lines[#lines + 1] = "- Nouveau : " .. M.inline(e.new)
+    end
+    lines[#lines + 1] = "- Raison : " .. M.inline(e.reason)
+    return table.concat(lines, "\n") .. "\n"
+  end
+  lines[#lines + 1] = "- Raison : " .. M.inline(e.reason)
+  lines[#lines + 1] = "- Ancien :"
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = M.fence(withoutTrailingNewlines(e.old), "markdown")
+  return table.concat(lines, "\n") .. "\n"
+end
+
+--- ocmem.formats.archive.with_entry: the archive page with one more entry.
+function M.withArchiveEntry(text, entry)
+  local base = M.strip(text) ~= "" and withoutTrailingNewlines(text) or withoutTrailingNewlines(M.ARCHIVE_HEADER)
+  return base .. "\n\n" .. M.archiveEntry(entry)
+end
+
 -- --- skills -----------------------------------------------------------------------------------
 
 --- ocmem.skills.name_problems: a valid skill (folder) name, or why not.
@@ -1225,6 +1331,7 @@ function M.snapshot(store)
     end
   end
   snap.memory = store.read(M.pages.memory) or ""
+  snap.archive = store.read(M.pages.archive) or ""
   snap.skills = M.skillNames(names)
   return snap
 end
@@ -1275,16 +1382,19 @@ local function planFact(snap, p, today)
   end
   local tail = "; " .. M.inline(p.gid) .. ")"
   local wanted = M.unescape(M.factStatement(line))
+  -- « Remplace : MEMORY.md « … » »: the fact this one takes the place of (ocmem named it).
+  local oldStatement, why = M.replacedStatement(p.field[LABELS.replaces])
+  local oldLine = oldStatement and M.factLineOf(snap.memory, oldStatement)
   for _, existing in ipairs(M.factLines(snap.memory)) do
     if sub(existing, -#tail) == tail then
       -- promoted before, but the status was not marked (interrupted): only mark it now
       return { ok = true, writes = { markWrite(p, today) }, message = p.gid .. " était déjà dans MEMORY.md : marquée « promu »" }
     end
-    if M.unescape(M.factStatement(existing)) == wanted then
+    if existing ~= oldLine and M.unescape(M.factStatement(existing)) == wanted then
       return refusal("ce fait est déjà dans MEMORY.md : « " .. existing .. " »", "refuse la proposition (« déjà présent »)")
     end
   end
-  local text = M.withFact(snap.memory, line)
+  local text = oldLine and M.replacedFact(snap.memory, oldLine, line) or M.withFact(snap.memory, line)
   local used = M.length(text)
   if used > M.limits.memoryChars then
     return refusal(
@@ -1293,11 +1403,20 @@ local function planFact(snap, p, today)
     )
   end
   local message = p.gid .. " promue dans MEMORY.md (" .. M.fill(used, M.limits.memoryChars) .. ")"
-  local replaces = p.field[LABELS.replaces]
-  if replaces and replaces ~= "rien" then
-    message = message .. ". Elle remplace : " .. replaces .. " — retire l'ancienne ligne de MEMORY.md à la main"
+  local writes = {}
+  if oldLine then
+    local entry = {
+      when = today, kind = "fait", action = "remplacé", about = p.gid, old = oldLine,
+      new = M.strip(M.unlines(p.content or "")), reason = why ~= "" and why or "remplacé",
+    }
+    writes[#writes + 1] = { page = M.pages.archive, text = M.withArchiveEntry(snap.archive, entry) }
+    message = message .. ". Ancien fait remplacé, gardé dans " .. M.pages.archive .. " : « " .. oldLine .. " »"
+  elseif oldStatement then
+    message = message .. ". Le fait remplacé n'est plus dans MEMORY.md : le nouveau est ajouté"
   end
-  return { ok = true, writes = { { page = M.pages.memory, text = text }, markWrite(p, today) }, message = message }
+  writes[#writes + 1] = { page = M.pages.memory, text = text }
+  writes[#writes + 1] = markWrite(p, today)
+  return { ok = true, writes = writes, message = message }
 end
 
 --- The SKILL.md a skill proposal becomes, its problems (empty when it may be written) and name.
@@ -1393,6 +1512,44 @@ function M.planRefuse(snap, gid, reason, today)
   return { ok = true, writes = { { page = p.page, id = p.id, status = status } }, message = gid .. " refusée" }
 end
 
+--- What retiring a validated fact (`target`: its text, whole or the statement) or a skill
+--- (`target` = "skill NAME") writes: the archive first, then MEMORY.md without the line or the
+--- skill's page deleted. The human's gesture only (the agent has no command for it).
+function M.planRetire(snap, target, reason, today)
+  local cleaned = M.strip(M.clean(reason or ""))
+  if cleaned == "" or find(cleaned, "\n", 1, true) then
+    return refusal("donne une raison sur une ligne", "relance la commande avec la raison (elle reste dans l'archive)")
+  end
+  local wanted = M.strip(target or "")
+  if sub(wanted, 1, 6) == "skill " then
+    local name = M.strip(sub(wanted, 7))
+    local page = M.pages.skills .. name .. "/SKILL"
+    local current = snap.read(page)
+    if current == nil then
+      return refusal("pas de skill " .. name, "les skills sont les pages " .. M.pages.skills .. "<nom>/SKILL")
+    end
+    local entry = { when = today, kind = "skill", action = "retiré", about = name, old = current, new = "", reason = cleaned }
+    return {
+      ok = true,
+      writes = { { page = M.pages.archive, text = M.withArchiveEntry(snap.archive, entry) }, { page = page, delete = true } },
+      message = "Skill " .. name .. " retiré (gardé dans " .. M.pages.archive .. ")",
+    }
+  end
+  local line = M.factLineOf(snap.memory, M.unescape(M.factStatement(wanted)))
+  if line == nil then
+    return refusal("aucun fait de MEMORY.md ne correspond à « " .. wanted .. " »", "copie la ligne du fait depuis " .. M.pages.memory)
+  end
+  local entry = { when = today, kind = "fait", action = "retiré", about = "à la main", old = line, new = "", reason = cleaned }
+  return {
+    ok = true,
+    writes = {
+      { page = M.pages.archive, text = M.withArchiveEntry(snap.archive, entry) },
+      { page = M.pages.memory, text = M.withoutFact(snap.memory, line) },
+    },
+    message = "Fait retiré de MEMORY.md (gardé dans " .. M.pages.archive .. ") : « " .. line .. " »",
+  }
+end
+
 --- Carries out a plan on a store {read(name), write(name, text)}: target pages first, the
 --- status last, set on the page as read just before writing it (a push may have added blocks).
 function M.apply(store, plan)
@@ -1407,6 +1564,8 @@ function M.apply(store, plan)
           .. ". Correction : écris « - " .. LABELS.status .. " : " .. write.status .. " » dans " .. write.page }
       end
       store.write(write.page, text)
+    elseif write.delete then
+      store.delete(write.page)
     else
       store.write(write.page, write.text)
     end
@@ -1420,6 +1579,17 @@ end
 
 function M.refuse(store, gid, reason, today)
   return M.apply(store, M.planRefuse(M.snapshot(store), gid, reason, today))
+end
+
+function M.retire(store, target, reason, today)
+  return M.apply(store, M.planRetire(M.snapshot(store), target, reason, today))
+end
+
+--- The MEMORY.md line a waiting fact proposal would replace, as it stands now (or nil): what
+--- the review shows next to the new fact.
+function M.replacedLine(snap, p)
+  local statement = M.replacedStatement(p.field[LABELS.replaces])
+  return statement and M.factLineOf(snap.memory, statement)
 end
 
 --- A proposal's content as the review shows it (a text node): a fact as it reads, a skill draft
@@ -1448,6 +1618,7 @@ function M.review(store)
   local entries, decided = {}, 0
   for _, p in ipairs(snap.proposals) do
     if p.state == PENDING then
+      p.replacedLine = p.kind == "fait" and M.replacedLine(snap, p) or nil
       entries[#entries + 1] = p
     else
       decided = decided + 1
