@@ -109,3 +109,37 @@ def test_many_near_identical_facts_are_one_suggestion_and_headings_have_plurals(
         and "## Contradictions possibles (1)" in text
         and "## Faits à revalider (" in text
     )
+
+
+def test_freshness_facts_the_journal_contradicts_facts_never_spoken_of_and_old_proposals(
+    home: Path, clock: Clock, memory: Memory
+) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n"
+        "- Le port SSH du VPS est 2222. (2026-10-01, Source : journal 2026-09-30 10:00 ; P-0001)\n"
+        "- Le VPS tourne sous Debian 12. (2026-06-01, Source : journal 2026-05-30 10:00 ; P-0002)\n"
+        "- Le swap est activé. (2026-11-20, Source : journal 2026-11-19 10:00 ; P-0003)\n"
+    )
+    memory.add_journal(journal_fields(titre="SSH", lecon="le port SSH du VPS est désormais 2200"))
+    memory.add_journal(journal_fields(titre="Swap", lecon="le swap est toujours activé"))
+    (home / "memory/pending.md").write_text(
+        "# Propositions en attente\n\n## P-0004 · fait · Vieux\n- Statut : en attente\n"
+        "- Date : 2026-11-01\n- Sources : journal 2026-10-31 10:00\n- Origine : x\n"
+        "- Remplace : rien\n- Contradiction : aucune\n- Contenu proposé :\n\n~~~text\nVieux.\n~~~\n"
+    )
+    found = {
+        (s.kind, s.subject[:22], s.detail)
+        for s in review(Workspace(load_settings(home), clock=clock)).suggestions
+        if s.kind
+        in ("fait contredit par le journal", "fait jamais évoqué", "proposition qui attend")
+    }
+    contradicted = [(subject, d) for k, subject, d in found if k == "fait contredit par le journal"]
+    assert len(contradicted) == 1 and contradicted[0][0] == "Le port SSH du VPS est"
+    assert "2222 → 2200" in contradicted[0][1] and "journal 2026-11-29 10:00" in contradicted[0][1]
+    assert (
+        "fait jamais évoqué",
+        "Le VPS tourne sous Deb",
+        "aucune entrée du journal n'en parle depuis sa validation (2026-06-01)",
+    ) in found
+    assert ("proposition qui attend", "P-0004 « Vieux »", "en attente depuis 28 jours") in found
+    assert not any("swap" in subject for _, subject, _ in found)  # confirmed, not contradicted

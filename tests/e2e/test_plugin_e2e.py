@@ -437,9 +437,7 @@ def test_with_silverbullet_pull_first_then_push_after_the_session(oc: OpenCode) 
 
 
 def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
-    home = install(
-        oc, yaml="limits:\n  duplicate_similarity: 0.95\n"
-    )  # let a near-duplicate slip in
+    home = install(oc)
     old = '{"titre": "Ancienne", "tags": ["t"], "demande": "d", "fait": "f", "piege": "p", "lecon": "vérifier les ports", "resultat": "réussi"}'
     refs = [
         ocmem(oc, "journal", "add", stdin=old.replace("Ancienne", f"Tâche {i}"))
@@ -457,8 +455,9 @@ def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
     refs = [f"journal {int(r.split()[1][:4]) - 1}{r.split(' ', 1)[1][4:]}" for r in refs]
     archives = {f"journal-{r.split()[1][:7]}.md" for r in refs}  # one month, or two at its end
     for title, content in [
-        ("Ports libres", "Vérifier les ports libres avant un déploiement."),
-        ("Vérifier les ports", "Vérifier que les ports sont libres avant de déployer."),
+        # close, and no rule says how (Docker → Podman): two proposals, for the curation to merge
+        ("Ports libres", "Vérifier les ports libres avant un déploiement Docker."),
+        ("Vérifier les ports", "Vérifier que les ports sont libres avant de déployer avec Podman."),
     ]:
         fields = {
             "type": "fait",

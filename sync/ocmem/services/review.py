@@ -4,6 +4,9 @@
 - possible contradictions between MEMORY.md facts, and between facts and skills: statements
   about the same thing (shared words) that differ in negation or in their numbers;
 - facts to revalidate: no source, an old source episode, or a later proposal that replaces them;
+- facts that newer journal entries contradict (a changed value, a negation: ocmem.text.relations),
+  with the entries; facts never spoken of in the journal since they were validated; proposals
+  waiting longer than STALE_PENDING_DAYS;
 - short-term notes written on 3 distinct days or more (ocmem.services.recurrence) that no proposal or fact
   carries yet: candidates for a proposal, which still goes through the agent and the human.
 """
@@ -21,7 +24,7 @@ from ocmem.formats import journal, memorymd, pending
 from ocmem.home.fsio import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.services import recurrence
-from ocmem.text import inert
+from ocmem.text import inert, relations
 from ocmem.text.similarity import fold, similarity
 
 USAGE_WINDOW_DAYS = 90
@@ -39,7 +42,13 @@ KINDS = {
     "contradiction possible": "Contradictions possibles",
     "fait à revalider": "Faits à revalider",
     "note récurrente": "Notes récurrentes",
+    "fait contredit par le journal": "Faits que le journal contredit",
+    "fait jamais évoqué": "Faits jamais évoqués depuis leur validation",
+    "proposition qui attend": "Propositions qui attendent",
 }
+STALE_PENDING_DAYS = 14
+UNSPOKEN_DAYS = 90
+CONTRADICTIONS_SHOWN = 2
 
 
 # Statements on one topic beyond this many are reported as one group, not pair by pair.
@@ -168,6 +177,85 @@ def _contradictions(statements: list[tuple[str, str]]) -> list[Suggestion]:
     return found
 
 
+def _validated(fact: str) -> datetime | None:
+    dated = _DATED.search(fact)
+    if not dated:
+        return None
+    try:
+        return datetime.fromisoformat(dated.group(1))
+    except ValueError:
+        return None
+
+
+def _lessons(block: journal.Block) -> list[str]:
+    """The lines of an entry that state something (what was done, the trap, the lesson)."""
+    parsed = journal.parse_entry(block)
+    if parsed is None:
+        return []
+    return [inert.unescape(t) for t in (parsed.fait, parsed.piege, parsed.lecon) if t]
+
+
+def _freshness(
+    facts: list[str], texts: list[str], proposals: list[pending.Proposal], today: datetime
+) -> list[Suggestion]:
+    """Facts newer entries contradict, facts no entry spoke of since their validation, and
+    proposals the human has left waiting: suggestions, never changes."""
+    found: list[Suggestion] = []
+    entries = [b for text in texts for b in journal.blocks(text)]
+    said = [(b, relations.statement(line)) for b in entries for line in _lessons(b)]
+    for fact in facts:
+        since = _validated(fact)
+        if since is None:
+            continue
+        known = relations.statement(memorymd.fact_statement(fact))
+        later = [(b, st) for b, st in said if b.when.date() > since.date()]
+        against = [
+            (b, relation)
+            for b, st in later
+            if (relation := relations.relate_statements(st, known)).kind
+            in (relations.REPLACES, relations.CONTRADICTS)
+        ]
+        if against:
+            shown = " ; ".join(
+                f"journal {b.ref} ({relation.reason})"
+                for b, relation in against[:CONTRADICTIONS_SHOWN]
+            )
+            more = len(against) - CONTRADICTIONS_SHOWN
+            found.append(
+                Suggestion(
+                    "fait contredit par le journal",
+                    fact,
+                    shown + (f" et {more} autre(s)" if more > 0 else ""),
+                    "Toujours vrai ? L'agent proposera le fait à jour (il remplacera celui-ci) ; "
+                    "sinon `ocmem retire fact`.",
+                )
+            )
+            continue
+        if since < today - timedelta(days=UNSPOKEN_DAYS) and not any(
+            relations.relate_statements(st, known).kind != relations.UNRELATED for _, st in later
+        ):
+            found.append(
+                Suggestion(
+                    "fait jamais évoqué",
+                    fact,
+                    f"aucune entrée du journal n'en parle depuis sa validation ({since:%Y-%m-%d})",
+                    "Toujours utile ? Le garder, ou `ocmem retire fact`.",
+                )
+            )
+    for proposal in proposals:
+        waited = (today.date() - proposal.created).days
+        if proposal.state == pending.STATE_PENDING and waited > STALE_PENDING_DAYS:
+            found.append(
+                Suggestion(
+                    "proposition qui attend",
+                    f"{proposal.id} « {proposal.title} »",
+                    f"en attente depuis {waited} jours",
+                    "La promouvoir ou la refuser (« valide pending »).",
+                )
+            )
+    return found
+
+
 def review(ws: Workspace) -> Review:
     today = ws.now()
     found: list[Suggestion] = []
@@ -236,6 +324,7 @@ def review(ws: Workspace) -> Review:
                             "Mettre à jour MEMORY.md si la nouvelle proposition est promue.",
                         )
                     )
+    found += _freshness(facts, ws.journal_texts(), proposals, today)
     carried = [(p.id, p.status, f"{p.title} {p.content}") for p in proposals]
     statements_only = [memorymd.fact_statement(f) for f in facts]
     for note in recurrence.recurring(recurrence.load(ws.paths)):
