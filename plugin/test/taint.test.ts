@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileClockOffset, Taint } from "../ocmem/taint.ts"
@@ -58,6 +58,13 @@ test("a window another OpenCode opened after the index was read is read before t
   expect(home).toBeTruthy()
 })
 
-test("the file clock is this process's clock on a normal machine", () => {
-  expect(fileClockOffset()).toBe(0)
+test("the file clock offset is this process's clock minus the file system's, 0 when they agree", () => {
+  // Measured here on a file of our own: 0 on a normal machine, the moved amount under libfaketime
+  // (CI runs this suite both ways, scripts/test-clock-moved).
+  const dir = mkdtempSync(join(tmpdir(), "ocmem-clock-test-"))
+  writeFileSync(join(dir, "probe"), "")
+  const measured = Date.now() - statSync(join(dir, "probe")).ctimeMs
+  rmSync(dir, { recursive: true, force: true })
+  if (Math.abs(measured) < 1000) expect(fileClockOffset()).toBe(0)
+  else expect(Math.abs(fileClockOffset() - measured)).toBeLessThan(1000)
 })
