@@ -22,6 +22,7 @@ from ocmem.home.workspace import Workspace
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
+from ocmem.setup.setupchecks import CHECKED_OPENCODE
 
 # CI is reproducible (a red run is the same on every machine); dev runs explore new examples.
 settings.register_profile(
@@ -39,6 +40,13 @@ HOME_ID = "maison"
 """The id of the test home: its pages are Agents/Inbox/maison/journal.md and …/pending.md."""
 
 
+FAKE_OPENCODE = f"""#!/bin/sh
+[ "$1" = "--version" ] && echo {CHECKED_OPENCODE} && exit 0
+echo "opencode de test : seul --version répond" >&2
+exit 2
+"""
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     fake_home = tmp_path / "user-home"
@@ -47,6 +55,14 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(var, str(fake_home / var.lower()))
     monkeypatch.setenv("OCMEM_HOME", str(tmp_path / "ocmem-home"))
+    # A machine with OpenCode installed (ocmem doctor looks for it): a stand-in that only
+    # answers --version, first on the PATH (the end-to-end suite runs the real binary by path).
+    fake_bin = tmp_path / "fake-bin"
+    fake_bin.mkdir()
+    opencode = fake_bin / "opencode"
+    opencode.write_text(FAKE_OPENCODE)
+    opencode.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
     for var in list(os.environ):
         if var.startswith(("OCMEM_SILVERBULLET", "OCMEM_SESSION")):
             monkeypatch.delenv(var)
@@ -88,6 +104,8 @@ def runs_ocmem(args: object) -> bool:
     JavaScript runtime given ocmem's plugin (which starts the gate), or OpenCode."""
     argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
     names = [Path(a).name for a in argv]
+    if argv[1:] == ["--version"]:
+        return False  # a version asked (ocmem doctor of OpenCode) reads no date
     if "ocmem" in names or any(n.startswith("opencode") for n in names):
         return True
     if names and names[0] in ("bun", "node") and any("ocmem" in a for a in argv[1:]):

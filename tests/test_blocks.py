@@ -113,3 +113,17 @@ def test_crlf_and_trailing_spaces_are_not_changes() -> None:
     remote = "# P\r\n\r\n## P-0001 · fait · T  \r\n- Statut : en attente\r\n"
     result = merge(remote, [("P-0001", text)], base, PENDING_BLOCK, "# P\n")
     assert result.text == remote
+
+
+def test_a_conflict_copy_ends_with_a_blank_line_before_the_next_block() -> None:
+    # Someone else's block under our id, followed by another block: our copy goes between them
+    # and the next header must stay a header (issue 22: it ran into it).
+    first_id, _ = block(1)
+    theirs = f"## {first_id} · titre 1 · #t\n- Fait : le leur\n"
+    _, second = block(2, "suivant")
+    remote = PREAMBLE + "\n" + theirs + "\n" + second
+    result = merge(remote, [block(1, "le mien")], {}, JOURNAL_BLOCK, PREAMBLE)
+    assert result.conflicts == [first_id]
+    copy = result.text.index("~agent-")
+    assert "- Fait : le mien\n\n## 2026-11-29 10:02" in result.text[copy:]
+    assert [i for i, _ in blocks_of(result.text, JOURNAL_BLOCK)][-1] == "2026-11-29 10:02"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ def whats(home: Path) -> list[str]:
 def test_a_fresh_install_is_healthy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     report = diagnose(
         Workspace(load_settings(home), clock=Clock()),
-        env={"OPENCODE_CONFIG_DIR": str(home), "PATH": "/usr/bin:/bin"},
+        env={
+            "OPENCODE_CONFIG_DIR": str(home),
+            "PATH": f"{os.environ['PATH'].split(os.pathsep)[0]}:/usr/bin:/bin",
+        },
     )
     assert report.status is Status.OK, report.render()
 

@@ -30,6 +30,7 @@ from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
 from ocmem.cli import docs
 from ocmem.cli.commands import cli
 from ocmem.formats import journal, pending, shortterm
+from ocmem.home import identity as home_identity
 from ocmem.home.fsio import TEMP_SUFFIX
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
@@ -488,9 +489,18 @@ def test_fault_matrix(
             home = tmp_path / "home"
         monkeypatch.setenv("OCMEM_HOME", str(home))
         shutil.copytree(template, home, symlinks=True)
-        identity = home / ".ocmem/home.json"  # made for this folder, not a copy of another home
+        # Made for this folder, not a copy of another home: its own id and claim (every test's
+        # home pushes to the module's one server).
+        identity = home / ".ocmem/home.json"
+        folder = home.resolve()
         identity.write_text(
-            json.dumps({**json.loads(identity.read_text()), "folder": str(home.resolve())})
+            json.dumps(
+                {
+                    **json.loads(identity.read_text()),
+                    "folder": str(folder),
+                    "id": home_identity.default_id(folder),
+                }
+            )
         )
         if command not in LOCAL_ONLY:
             configure_sync(home, server.url)

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conftest import HOME_ID, SB_TOKEN, CliResult, Clock, configure_sync, journal_fields
-from ocmem.errors import Busy, Refused
+from ocmem.errors import Busy, InputError, Refused
 from ocmem.formats import pending
 from ocmem.home import identity
 from ocmem.home.settings import load_settings
@@ -116,6 +116,52 @@ def test_a_copied_home_must_take_an_id_of_its_own(tmp_path: Path, sb: Any, clock
     assert identity.require(load_settings(copy).paths).id == "vps-copie"
     push(copy)
     assert not sb.exists("Agents/Inbox/vps-prod/journal.md")
+
+
+def test_two_homes_given_one_id_never_write_each_others_page(
+    tmp_path: Path, sb: Any, clock: Clock
+) -> None:
+    # Two Unix users (or a global and a project home) who both chose « vm » (issue 22: the
+    # second push took the first home's entries for the human's edits and doubled P-0001).
+    first = new_home(tmp_path / "alice", "vm", sb.url, clock)
+    second = new_home(tmp_path / "bob", "vm", sb.url, clock)
+    for path in (first, second):
+        memory = Memory(Workspace(load_settings(path), clock=clock))
+        Proposals(Workspace(load_settings(path), clock=clock)).propose(
+            fact([entry(memory, f"Tâche de {path.parent.name}")], title=f"Ports {path.parent.name}")
+        )
+    assert not push(first).needs_human
+    journal_before = sb.read("Agents/Inbox/vm/journal.md")
+    pending_before = sb.read("Agents/Inbox/vm/pending.md")
+    with pytest.raises(Refused, match="tenue par un autre dossier ocmem") as refused:
+        push(second)
+    assert "ocmem init --home-id" in refused.value.render()
+    assert sb.read("Agents/Inbox/vm/journal.md") == journal_before
+    assert sb.read("Agents/Inbox/vm/pending.md") == pending_before
+    assert "Tâche de bob" not in journal_before and "~agent-" not in journal_before
+    assert not push(first).needs_human  # the first home still owns its pages
+    suggested = refused.value.render().split("--home-id ")[1].split("`")[0]
+    Installer(Workspace(load_settings(second), clock=clock), home_id=suggested).run()
+    assert not push(second).needs_human
+    assert "Tâche de bob" in sb.read(f"Agents/Inbox/{suggested}/journal.md")
+
+
+def test_two_homes_on_one_machine_get_two_default_ids(tmp_path: Path, clock: Clock) -> None:
+    # Cloud images share host names (« ubuntu », « debian »): the default id tells folders apart.
+    ids = []
+    for folder in ("global", "projet"):
+        Installer(Workspace(load_settings(tmp_path / folder), clock=clock)).run()
+        ids.append(identity.require(load_settings(tmp_path / folder).paths).id)
+    assert ids[0] != ids[1]
+    assert all(identity.id_problem(i) is None for i in ids)
+    again = identity.read(load_settings(tmp_path / "global").paths)
+    assert again is not None and again.id == ids[0]  # chosen once, kept
+
+
+def test_an_empty_home_id_is_refused(tmp_path: Path, clock: Clock) -> None:
+    with pytest.raises(InputError, match="identifiant de dossier invalide"):
+        Installer(Workspace(load_settings(tmp_path / "h"), clock=clock), home_id="").run()
+    assert not (tmp_path / "h").exists()
 
 
 def test_a_block_under_our_id_that_we_never_wrote_is_not_adopted(

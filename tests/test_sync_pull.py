@@ -11,6 +11,7 @@ import pytest
 from conftest import Clock
 from ocmem.errors import Refused
 from ocmem.home.settings import load_settings
+from ocmem.home.shipped import shipped_section
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.services import sync
@@ -56,7 +57,10 @@ def test_mapping_and_read_only_install(synced: Path, sb: Any) -> None:
     pull(synced)
     assert (synced / "skills/deploy/SKILL.md").read_text() == SKILL.format(name="deploy")
     assert (synced / "skills/deploy/details.md").read_text() == "Détails du déploiement.\n"
-    assert (synced / "AGENTS.md").read_text() == "# Règles\n\nRéponds en français.\n"
+    # The human's rules, and ocmem's section the page lacks (the loop needs it: issue 22).
+    assert (
+        synced / "AGENTS.md"
+    ).read_text() == "# Règles\n\nRéponds en français.\n\n" + shipped_section() + "\n"
     assert not (synced / "Journal").exists()
     for rel in ["skills/deploy/SKILL.md", "memory/MEMORY.md", "AGENTS.md"]:
         assert stat.S_IMODE((synced / rel).stat().st_mode) == 0o444
@@ -224,7 +228,10 @@ def test_transient_errors_are_retried_on_reads(synced: Path, sb: Any) -> None:
     sb.fail_next(503, method="GET", path="/.fs", times=2)
     sb.reset_next(method="GET", path="Agents/AGENTS.md")
     pull(synced)
-    assert (synced / "AGENTS.md").read_text() == "# Règles\n\nRéponds en français.\n"
+    # The human's rules, and ocmem's section the page lacks (the loop needs it: issue 22).
+    assert (
+        synced / "AGENTS.md"
+    ).read_text() == "# Règles\n\nRéponds en français.\n\n" + shipped_section() + "\n"
 
 
 def test_unrelated_files_are_never_fetched(synced: Path, sb: Any) -> None:

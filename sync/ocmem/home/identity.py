@@ -8,6 +8,7 @@ would write the same pages, so sync refuses until the copy is given an id of its
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import socket
@@ -24,6 +25,16 @@ class HomeId(NamedTuple):
     id: str
     machine: str
     folder: str
+
+    @property
+    def key(self) -> str:
+        """This home's claim on its SilverBullet pages (written on their receipt line): two homes
+        under one id have two keys, so neither takes the other's page for the human's."""
+        return home_key(self.machine, self.folder)
+
+
+def home_key(machine_id: str, folder: str) -> str:
+    return hashlib.sha256(f"{machine_id}\0{folder}".encode()).hexdigest()[:8]
 
 
 def id_problem(value: str) -> str | None:
@@ -44,11 +55,15 @@ def machine() -> str:
     return socket.gethostname()
 
 
-def default_id() -> str:
-    """The host name, made into a valid id (``VPS_Prod.example`` → ``vps-prod``)."""
+def default_id(folder: Path) -> str:
+    """The host name, made readable, and 4 hex digits of the machine and folder: two homes on
+    one machine (two users, a global and a project home) or two machines with one cloud image's
+    host name (``ubuntu``, ``debian``) get two ids (``vps-prod-3fa9``)."""
     name = socket.gethostname().split(".")[0].lower()
-    cleaned = re.sub(r"[^a-z0-9]+", "-", name).strip("-")[:24].strip("-")
-    return cleaned if id_problem(cleaned) is None else "ocmem"
+    cleaned = re.sub(r"[^a-z0-9]+", "-", name).strip("-")[:19].strip("-") or "ocmem"
+    suffix = home_key(machine(), str(folder))[:4]
+    chosen = f"{cleaned}-{suffix}"
+    return chosen if id_problem(chosen) is None else f"ocmem-{suffix}"
 
 
 def read(paths: Paths) -> HomeId | None:
@@ -71,8 +86,8 @@ def read(paths: Paths) -> HomeId | None:
 
 
 def create(paths: Paths, value: str | None) -> HomeId:
-    """The identity for this home on this machine (``value`` or the host name)."""
-    chosen = value or default_id()
+    """The identity for this home on this machine (``value``, else the default id)."""
+    chosen = default_id(paths.home.resolve()) if value is None else value
     problem = id_problem(chosen)
     if problem:
         raise InputError(

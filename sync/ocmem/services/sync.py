@@ -29,6 +29,14 @@ def _session(
         yield config, client, SyncState.load(ws.paths, config.url), txn
 
 
+def _switch_note(state: SyncState, outcome: Outcome) -> None:
+    if state.switched_from is not None:
+        outcome.lines.append(
+            f"Instance changée : {state.switched_from} → {state.space} (l'état de la première "
+            "est gardé dans .ocmem/sync-states/, repris si tu y reviens)"
+        )
+
+
 def pull(
     ws: Workspace,
     *,
@@ -44,6 +52,7 @@ def pull(
         outcome = puller.run(
             dry_run=dry_run, force_delete=force_delete, full=full, accept_active=accept_active
         )
+        _switch_note(state, outcome)
     if puller.changed:
         outcome.lines += [
             "",
@@ -62,6 +71,7 @@ def push(
 ) -> Outcome:
     with _session(ws, "push", transport, env) as (config, client, state, _):
         outcome = Pusher(ws, config, client, state).run(dry_run=dry_run)
+        _switch_note(state, outcome)
     if not outcome.lines:
         outcome.lines.append("Push : rien de nouveau")
     return outcome

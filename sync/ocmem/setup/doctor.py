@@ -7,10 +7,11 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+
+import httpx
 
 from ocmem.errors import Busy, OcmemError
 from ocmem.formats import journal, pending, shortterm
@@ -23,30 +24,21 @@ from ocmem.home.fsio import (
     storage_error,
 )
 from ocmem.home.paths import Paths, resolve_home
+from ocmem.home.shipped import OWN_SKILLS, data_root, has_section, plugin_files
 from ocmem.home.space import (
     ENV_TOKEN,
     configured_url,
+    is_configured,
     loose_mode,
     sync_section,
     token_file_path,
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup.install import BEGIN_MARKER, data_root, plugin_files
+from ocmem.setup import setupchecks
+from ocmem.setup.setupchecks import ERROR, WARNING, Problem, Repair
 
-ERROR = "erreur"
-WARNING = "avertissement"
 LOW_DISK_BYTES = 1 << 20
-
-Repair = Callable[[Transaction], str]  # a safe repair, through the run's transaction
-
-
-@dataclass
-class Problem:
-    level: str
-    what: str
-    fix: str
-    repair: Repair | None = None
 
 
 def _render(problems: list[Problem], repaired: list[str]) -> Outcome:
@@ -63,7 +55,13 @@ def _render(problems: list[Problem], repaired: list[str]) -> Outcome:
 
 
 class Doctor:
-    def __init__(self, workspace: Workspace, env: Mapping[str, str]):
+    def __init__(
+        self,
+        workspace: Workspace,
+        env: Mapping[str, str],
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self.transport = transport  # to SilverBullet (tests: a loopback server's)
         self.ws = workspace
         self.settings = workspace.settings
         self.paths: Paths = workspace.paths
@@ -91,6 +89,7 @@ class Doctor:
             self.leftovers,
             self.sync_state,
             self.old_memory,
+            self.setup,
         ):
             try:
                 check()
@@ -126,11 +125,25 @@ class Doctor:
                     "ocmem init (ou ocmem doctor --fix)",
                     _create(path, template),
                 )
-        if not (self.paths.skills_dir / "retrospective" / "SKILL.md").exists():
-            self.problem(ERROR, "le skill retrospective n'est pas installé", "ocmem init")
-        if not self.sync and BEGIN_MARKER not in read_text(self.paths.agents_md):
+        # The loop runs only with ocmem's section and skill: checked in both modes (a pull
+        # composes them back, a hand edit or an older ocmem may have lost them).
+        for skill in OWN_SKILLS:
+            if not (self.paths.skills_dir / skill / "SKILL.md").exists():
+                self.problem(
+                    ERROR,
+                    f"le skill {skill} n'est pas installé : pas de rétrospective, la boucle "
+                    "d'apprentissage est coupée",
+                    "ocmem pull (le remet depuis ocmem)" if self.sync else "ocmem init",
+                )
+        if not has_section(read_text(self.paths.agents_md)):
             self.problem(
-                ERROR, "AGENTS.md n'a pas la section « Mémoire et apprentissage »", "ocmem init"
+                ERROR,
+                "AGENTS.md n'a pas la section « Mémoire et apprentissage » : l'agent ne tient plus "
+                "ni journal ni propositions",
+                "ajoute-la à la page Agents/AGENTS.md dans SilverBullet (`ocmem init "
+                "--show-section` l'affiche), ou lance `ocmem pull`, qui la compose"
+                if self.sync
+                else "ocmem init",
             )
 
     def caps(self) -> None:
@@ -438,6 +451,17 @@ class Doctor:
                     "fusionne-les dans SilverBullet puis supprime la copie",
                 )
 
+    def setup(self) -> None:
+        """The user's own set-up: identity, links, the plugin's first call, OpenCode, SilverBullet."""
+        for found in (
+            setupchecks.home_identity(self.paths, is_configured(self.settings, self.env)),
+            setupchecks.links_outside(self.paths),
+            setupchecks.plugin_config_call(self.settings, self.env),
+            setupchecks.opencode_install(self.env),
+            setupchecks.silverbullet(self.settings, self.env, self.transport),
+        ):
+            self.found += list(found)
+
     def old_memory(self) -> None:
         from ocmem.setup import oldmemory
 
@@ -533,16 +557,20 @@ def _remove_temp(path: Path) -> Repair:
 
 
 def diagnose(
-    workspace: Workspace, *, fix: bool = False, env: Mapping[str, str] | None = None
+    workspace: Workspace,
+    *,
+    fix: bool = False,
+    env: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
 ) -> Outcome:
     """Every problem with its fix; with ``fix``, the safe repairs first (after a backup)."""
     env = os.environ if env is None else env
     repaired: list[str] = []
-    problems = Doctor(workspace, env).run()
+    problems = Doctor(workspace, env, transport).run()
     if fix and any(p.repair for p in problems):
         with workspace.transaction("doctor --fix") as txn:
             for problem in problems:
                 if problem.repair:
                     repaired.append(problem.repair(txn))
-        problems = Doctor(workspace, env).run()
+        problems = Doctor(workspace, env, transport).run()
     return _render(problems, repaired)

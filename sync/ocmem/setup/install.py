@@ -25,11 +25,17 @@ from ocmem.formats.fill import Fill
 from ocmem.guards.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.home import identity
 from ocmem.home.fsio import read_text
-from ocmem.home.paths import Paths
+from ocmem.home.shipped import (
+    BEGIN_MARKER,
+    END_MARKER,
+    SECTION,
+    data_root,
+    plugin_files,
+    shipped_section,
+)
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import memorysignals, oldmemory
-from ocmem.setup.memorysignals import BEGIN_MARKER, END_MARKER
 from ocmem.text import inert
 
 if TYPE_CHECKING:
@@ -37,35 +43,6 @@ if TYPE_CHECKING:
     from ocmem.services.factimport import FactImport
 
 __all__ = ["BEGIN_MARKER", "END_MARKER", "Installer", "data_root", "shipped_section"]
-_SECTION = re.compile(re.escape(BEGIN_MARKER) + r".*?" + re.escape(END_MARKER), re.DOTALL)
-
-
-def data_root() -> Path:
-    """Where the shipped files are: inside the wheel, or the repo top level in a checkout."""
-    packaged = Path(__file__).parents[1] / "_data"
-    if (packaged / "AGENTS.md").is_file():
-        return packaged
-    checkout = Path(__file__).resolve().parents[3]
-    if (checkout / "skills" / "retrospective" / "SKILL.md").is_file():
-        return checkout
-    raise OcmemError(
-        "fichiers livrés avec ocmem introuvables", fix="réinstalle ocmem (pip install …)"
-    )
-
-
-def plugin_files(root: Path, paths: Paths) -> list[tuple[Path, Path]]:
-    """The plugin as shipped (its entry, then its parts) and where each goes in the home: OpenCode
-    loads the entry from plugin/, which imports its parts from plugin/ocmem/."""
-    entry = root / "plugin" / "ocmem.ts"
-    parts = sorted((root / "plugin" / "ocmem").glob("*.ts"))
-    return [(entry, paths.plugin_file)] + [(p, paths.plugin_parts_dir / p.name) for p in parts]
-
-
-def shipped_section() -> str:
-    match = _SECTION.search(read_text(data_root() / "AGENTS.md"))
-    if not match:
-        raise OcmemError("section ocmem absente de l'AGENTS.md livré", fix="réinstalle ocmem")
-    return match.group(0)
 
 
 @dataclass
@@ -153,7 +130,7 @@ class Installer:
 
     def run(self, import_file: Path | None = None) -> Outcome:
         import_lines = self._read_import(import_file) if import_file else None
-        wanted = identity.create(self.paths, self.home_id) if self.home_id else None
+        wanted = identity.create(self.paths, self.home_id) if self.home_id is not None else None
         # Found, decided (the human may be asked: not under the lock) and read before anything
         # is written: a refusal changes nothing.
         old = self._old_memory()
@@ -269,14 +246,14 @@ class Installer:
         text = memorysignals.cut(current, spans)
         what: str | None = None
         if BEGIN_MARKER in text or END_MARKER in text:
-            found = _SECTION.findall(text)
+            found = SECTION.findall(text)
             if len(found) != 1:
                 raise OcmemError(
                     f"{target} contient des marqueurs ocmem incomplets ou en double",
                     fix=f"garde une seule paire {BEGIN_MARKER} … {END_MARKER} dans {target}, puis relance",
                 )
             if found[0] != section:
-                text = _SECTION.sub(lambda _: section, text)
+                text = SECTION.sub(lambda _: section, text)
                 what = "section ocmem mise à jour dans"
         else:
             text = text.rstrip("\n") + "\n\n" + section + "\n"

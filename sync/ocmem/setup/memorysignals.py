@@ -19,13 +19,12 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from ocmem.home.shipped import BEGIN_MARKER, END_MARKER
 from ocmem.text.similarity import fold
 
 THRESHOLD = 4
 NAME, DESCRIPTION, HEADING, BODY = 3, 2, 2, 1
 SECTION_HEADING = 3
-BEGIN_MARKER = "<!-- ocmem:begin -->"
-END_MARKER = "<!-- ocmem:end -->"
 OWN_SKILL = "retrospective"
 
 # --- signals (pure) --------------------------------------------------------------------------

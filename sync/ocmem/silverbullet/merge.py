@@ -182,6 +182,8 @@ def merge(
         pieces.append(text)
         for extra in inserted_after.get(index, []):
             pieces[-1] = _ensure_blank_line(pieces[-1]) + extra
+        if index in inserted_after and index + 1 < len(segments):
+            pieces[-1] = _ensure_blank_line(pieces[-1])  # the next header stays a header
     body = "".join(pieces)
     for text in appended:
         body = _ensure_blank_line(body) + text

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.formats.fill import Fill
-from ocmem.home import identity
+from ocmem.home import identity, shipped
 from ocmem.home.fsio import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
@@ -198,7 +198,8 @@ class Puller:
                     continue
                 if self._install(fetch, read, report):
                     written.append(fetch.local)
-        removed = [self._remove(name) for name in plan.remove]
+        removed = [r for name in plan.remove if (r := self._remove(name, report)) is not None]
+        written += self._restore_own_skills(report)
         for name in unstable:
             report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
         self.changed = bool(written or removed)
@@ -243,11 +244,12 @@ class Puller:
         path = self._local(fetch.local)
         if self._holds_active_content(fetch, read, report):
             return False
-        digest = sha256(read.body)
+        body = self._with_the_loop(fetch, read.body, report)
+        digest = sha256(body)
         changed = not path.is_file() or sha256(path.read_bytes()) != digest
         if changed:
             # Durable: the human's version, recorded in the sync state as it lands.
-            self.txn.write(path, read.body, mode=PULLED_MODE, durable=True)
+            self.txn.write(path, body, mode=PULLED_MODE, durable=True)
             note = (
                 " (copie locale modifiée à la main : remplacée, sauvegarde faite)"
                 if fetch.reason == "copie locale modifiée"
@@ -261,6 +263,40 @@ class Puller:
         )
         self.state.save()
         return changed
+
+    def _with_the_loop(self, fetch: Fetch, body: bytes, report: Outcome) -> bytes:
+        """The human's AGENTS.md as the home must hold it: with ocmem's section, without which
+        the agent would stop journaling and proposing (added locally, and said, when the page
+        in SilverBullet lacks it)."""
+        if fetch.local != "AGENTS.md":
+            return body
+        text = body.decode("utf-8", errors="replace")
+        if shipped.has_section(text):
+            return body
+        report.lines.append(
+            f"⚠ {fetch.remote} n'a pas la section « Mémoire et apprentissage » d'ocmem : ajoutée à "
+            "la copie locale, sans quoi l'agent n'apprendrait plus. Ajoute-la dans SilverBullet "
+            "(`ocmem init --show-section` l'affiche)."
+        )
+        return shipped.with_section(text).encode("utf-8")
+
+    def _restore_own_skills(self, report: Outcome) -> list[str]:
+        """ocmem's own skills, put back as shipped when the home lost them (never copied into
+        SilverBullet, removed by hand or by an older ocmem): the loop needs them."""
+        restored = []
+        for name in shipped.OWN_SKILLS:
+            rel = f"skills/{name}/SKILL.md"
+            if (self.paths.home / rel).exists():
+                continue
+            self.txn.write(
+                self._local(rel), shipped.own_skill_file(name).read_bytes(), mode=PULLED_MODE
+            )
+            report.lines.append(
+                f"⚠ le skill {name} manquait : remis tel que livré par ocmem (sans lui, pas de "
+                f"rétrospective) ; pour le modifier, copie-le dans Agents/Skills/{name}"
+            )
+            restored.append(rel)
+        return restored
 
     def _holds_active_content(self, fetch: Fetch, read: Read, report: Outcome) -> bool:
         """A pulled page that SilverBullet would run (a script, an expression, HTML with
@@ -281,9 +317,19 @@ class Puller:
         )
         return True
 
-    def _remove(self, name: str) -> str:
+    def _remove(self, name: str, report: Outcome) -> str | None:
         entry = self.state.pulled[name]
         path = self._local(entry.local)
+        own = shipped.own_skill_of(entry.local)
+        if own is not None:
+            # ocmem's own skill runs the loop: gone from SilverBullet, it stays (as pulled last).
+            del self.state.pulled[name]
+            self.state.save()
+            report.lines.append(
+                f"⚠ {name} a disparu de SilverBullet : le skill {own} d'ocmem est gardé (sans lui, "
+                f"pas de rétrospective) ; pour le modifier, recopie-le dans {name}"
+            )
+            return None
         self.txn.remove(path, up_to=self.paths.home, durable=True)
         del self.state.pulled[name]
         self.state.save()

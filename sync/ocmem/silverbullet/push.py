@@ -58,6 +58,8 @@ from ocmem.text import inert
 
 MAX_ROUNDS = 12
 RECEIPT = re.compile(r"^Envoi ocmem n° (\d+) \(([a-z0-9-]+), [^)]*\)[^\n]*$", re.MULTILINE)
+# The claim of the home that writes the page, inside its receipt line (older lines have none).
+CLAIM = re.compile(r"^Envoi ocmem n° \d+ \([a-z0-9-]+, [^)]*clé ([0-9a-f]{8})\)", re.MULTILINE)
 
 
 class PageKeepsChanging(Busy):
@@ -82,12 +84,24 @@ def receipt_of(text: str | None) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def claim_of(text: str | None) -> str | None:
+    """The key of the home whose receipt the page shows (None: no receipt, or an older one)."""
+    found = CLAIM.search(text or "")
+    return found.group(1) if found else None
+
+
 def with_receipt(
-    text: str, number: int, home_id: str, when: datetime, pattern: re.Pattern[str]
+    text: str,
+    number: int,
+    home_id: str,
+    when: datetime,
+    pattern: re.Pattern[str],
+    key: str | None = None,
 ) -> str:
-    """``text`` whose receipt line says write ``number``: replaced where it is, else added at
-    the end of the text before the first block."""
-    line = f"Envoi ocmem n° {number} ({home_id}, {when:%Y-%m-%d %H:%M}) — ligne tenue par ocmem."
+    """``text`` whose receipt line says write ``number`` (by the home ``key`` claims it for):
+    replaced where it is, else added at the end of the text before the first block."""
+    claim = f", clé {key}" if key else ""
+    line = f"Envoi ocmem n° {number} ({home_id}, {when:%Y-%m-%d %H:%M}{claim}) — ligne tenue par ocmem."
     if RECEIPT.search(text):
         return RECEIPT.sub(lambda _: line, text, count=1)
     first = pattern.search(text)
@@ -224,12 +238,14 @@ class Pusher:
         self.client = client
         self.state = state
         self.backups = Backups(ws.paths, ws.clock)
+        self.home: identity.HomeId  # set by run: the pages are this home's
         # Per write: probe sent → PUT about to be sent (ms), and the local part of it (µs).
         self.windows_ms: list[float] = []
         self.gaps_us: list[float] = []
 
     def run(self, *, dry_run: bool = False) -> Outcome:
-        home_id = identity.require(self.paths).id
+        self.home = identity.require(self.paths)
+        home_id = self.home.id
         report = Outcome()
         for rule in self.config.push:
             self._push_page(rule, rule.page(home_id), home_id, report, dry_run)
@@ -245,6 +261,26 @@ class Pusher:
             gaps_us=[round(g, 1) for g in self.gaps_us],
         )
         return report
+
+    def _check_claim(self, name: str, text: str | None) -> None:
+        """A page another home writes (same id: two users, two homes, one cloud image's host
+        name) is refused before anything is merged: its blocks are not the human's edits."""
+        holder = claim_of(text)
+        if holder is None or holder == self.home.key:
+            return
+        raise Refused(
+            f"{name} est tenue par un autre dossier ocmem (clé {holder}) qui a le même "
+            f"identifiant « {self.home.id} » que celui-ci (clé {self.home.key}) : rien n'a été "
+            "envoyé, les deux se mélangeraient",
+            fix=f"donne à ce dossier un identifiant à lui : `ocmem init --home-id {self._own_id()}` "
+            "(ou un autre nom), puis `ocmem push`",
+        )
+
+    def _own_id(self) -> str:
+        suggested = identity.default_id(self.paths.home.resolve())
+        return (
+            suggested if suggested != self.home.id else f"{self.home.id[:19]}-{self.home.key[4:8]}"
+        )
 
     def _postponed(self, name: str) -> PageKeepsChanging:
         return PageKeepsChanging(
@@ -293,6 +329,7 @@ class Pusher:
                 deadline,
                 lambda: self._postponed(name),
             )
+            self._check_claim(name, text)
             actual = text
             sent.regressed |= (receipt_of(text) or 0) < page.receipt
             page.receipt = max(page.receipt, receipt_of(text) or 0)
@@ -322,6 +359,7 @@ class Pusher:
                 home_id,
                 self.ws.now(),
                 pattern,
+                key=self.home.key,
             )
             self._write_ahead(name, page, plan, result, read)
             wait = self.config.quiet_seconds - (self.ws.clock.monotonic() - read_at)

@@ -5,19 +5,48 @@ installed, so a no-op pull is one listing and a hand-edited local copy is notice
 per page, the digest of every block it pushed (the merge base), the blocks a human removed, the
 blocks a browser conflict moved aside, and the local file digest of the last push.
 The file is rewritten atomically after every file a run handles, so a crash costs at most one.
+
+The state belongs to one space (its URL, with ``localhost``, ``127.0.0.1`` and ``[::1]`` taken as
+one name). When the configured URL changes — a typo corrected, another instance — the state of
+the space left is kept aside (``.ocmem/sync-states/``) and the new space's own state, if any, is
+taken back: a wrong URL never binds the home, and coming back to a space finds its state.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ocmem.errors import OcmemError
-from ocmem.home.fsio import write_state
+from ocmem.home.fsio import remove_state, write_state
 from ocmem.home.paths import Paths
 
 STATE_VERSION = 1
+_LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]", "localhost.localdomain"}
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def space_key(url: str) -> str:
+    """The space a URL names, as states compare it: case, default port, trailing slash and the
+    loopback's names do not make another space."""
+    scheme, _, rest = url.strip().partition("://")
+    scheme = scheme.lower()
+    authority, slash, path = rest.partition("/")
+    authority = authority.rsplit("@", 1)[-1].lower()
+    host, port = authority, ""
+    found = re.fullmatch(r"(\[[^\]]*\]|[^:]*)(?::(\d*))?", authority)
+    if found:
+        host, port = found.group(1), found.group(2) or ""
+    if host in _LOOPBACK:
+        host = "localhost"
+    if port in ("", _DEFAULT_PORTS.get(scheme)):
+        port = ""
+    path = (slash + path).rstrip("/")
+    return f"{scheme}://{host}{':' + port if port else ''}{path}"
 
 
 @dataclass
@@ -62,16 +91,31 @@ class SyncState:
     pushed: dict[str, PushedPage] = field(default_factory=dict)
     paths: Paths | None = field(default=None, repr=False, compare=False)
 
+    # The state of another space this file held, to keep aside at the next save.
+    displaced: SyncState | None = field(default=None, repr=False, compare=False)
+    aside: Path | None = field(default=None, repr=False, compare=False)  # where it was read
+    switched_from: str | None = field(default=None, repr=False, compare=False)
+
     @classmethod
     def load(cls, paths: Paths, space: str) -> SyncState:
-        path = paths.sync_state
+        current = cls._read(paths, paths.sync_state)
+        if current is None or space_key(current.space) == space_key(space):
+            return current or cls(space=space, paths=paths)
+        aside = aside_path(paths, space)
+        state = cls._read(paths, aside) or cls(space=space, paths=paths)
+        state.space, state.displaced, state.aside = space, current, aside
+        state.switched_from = current.space
+        return state
+
+    @classmethod
+    def _read(cls, paths: Paths, path: Path) -> SyncState | None:
         if not path.exists():
-            return cls(space=space, paths=paths)
+            return None
         try:
             raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             if raw.get("version") != STATE_VERSION:
                 raise ValueError(f"version {raw.get('version')!r}")
-            state = cls(
+            return cls(
                 space=raw["space"],
                 pulled={k: PulledFile(**v) for k, v in raw.get("pulled", {}).items()},
                 pushed={k: _pushed_page(v) for k, v in raw.get("pushed", {}).items()},
@@ -82,22 +126,33 @@ class SyncState:
                 f"état de synchronisation illisible ({path}) : {exc}",
                 fix=f"mets {path} de côté : le prochain pull refera l'état (avec sauvegardes)",
             ) from exc
-        if state.space != space:
-            raise OcmemError(
-                f"l'état de synchronisation concerne {state.space}, pas {space}",
-                fix=f"si tu as changé d'instance exprès, mets {path} de côté puis relance",
-            )
-        return state
 
     def save(self) -> None:
         if self.paths is None:
             raise OcmemError("état sans chemin")
+        if self.displaced is not None:  # first: the other space's state is never lost
+            self.displaced.paths = self.paths
+            self.displaced._write(aside_path(self.paths, self.displaced.space))
+            self.displaced = None
+        self._write(self.paths.sync_state)
+        if self.aside is not None:
+            remove_state(self.paths, self.aside)  # now in the main file
+            self.aside = None
+
+    def _write(self, path: Path) -> None:
+        assert self.paths is not None
         data = {
             "version": STATE_VERSION,
             "space": self.space,
             "pulled": {k: asdict(v) for k, v in sorted(self.pulled.items())},
             "pushed": {k: asdict(v) for k, v in sorted(self.pushed.items())},
         }
-        write_state(
-            self.paths, self.paths.sync_state, json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-        )
+        write_state(self.paths, path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+
+
+def aside_path(paths: Paths, space: str) -> Path:
+    """Where the state of a space this home no longer syncs with is kept."""
+    key = space_key(space)
+    readable = re.sub(r"[^a-z0-9]+", "-", key.split("://", 1)[-1]).strip("-")[:48]
+    digest = hashlib.sha256(key.encode()).hexdigest()[:8]
+    return paths.state_dir / "sync-states" / f"{readable}-{digest}.json"

@@ -1,0 +1,183 @@
+"""What ``ocmem doctor`` checks of the user's own set-up, beyond the home's files: the home's
+identity, links that leave the home, the call the plugin makes at start-up, OpenCode itself, and
+the SilverBullet instance (reachable, token accepted, the expected space). Each finding names the
+command that fixes it; none of these checks writes anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from ocmem.errors import OcmemError
+from ocmem.home import identity
+from ocmem.home.paths import Paths
+from ocmem.home.settings import Settings
+from ocmem.home.space import is_configured, load_sync_config
+from ocmem.home.workspace import Transaction
+
+ERROR = "erreur"
+WARNING = "avertissement"
+
+Repair = Callable[[Transaction], str]  # a safe repair, through the run's transaction
+
+# The OpenCode release the end-to-end suite runs against (tests/e2e, docs/opencode.md): the
+# hooks, events and config-dir rules ocmem relies on were checked on it.
+CHECKED_OPENCODE = "1.18.33"
+OPENCODE_INSTALL = f"npm install -g opencode-ai@{CHECKED_OPENCODE}"
+
+
+@dataclass
+class Problem:
+    level: str
+    what: str
+    fix: str
+    repair: Repair | None = None
+
+
+def home_identity(paths: Paths, sync: bool) -> Iterator[Problem]:
+    """The id that names this home's pages: readable, and made for this machine and folder."""
+    try:
+        found = identity.read(paths)
+    except OcmemError as exc:
+        yield Problem(ERROR, exc.message, exc.fix or "ocmem init --home-id NOM")
+        return
+    if found is None:
+        if sync:
+            yield Problem(
+                ERROR,
+                "ce dossier n'a pas d'identifiant : push et pull sont refusés",
+                "ocmem init (ou ocmem init --home-id NOM)",
+            )
+        return
+    try:
+        identity.require(paths)
+    except OcmemError as exc:
+        yield Problem(
+            ERROR if sync else WARNING, exc.message, exc.fix or "ocmem init --home-id NOM"
+        )
+
+
+def links_outside(paths: Paths) -> Iterator[Problem]:
+    """Memory files that are symbolic links to somewhere outside the home: ocmem would read (and
+    the agent be shown) a file nobody reviews here, and the guards protect the home only."""
+    home = paths.home.resolve()
+    candidates = [paths.agents_md, paths.config_file, *_files(paths.memory_dir)]
+    candidates += _files(paths.skills_dir)
+    for path in candidates:
+        if not path.is_symlink():
+            continue
+        target = path.resolve()
+        if target == home or home in target.parents:
+            continue
+        rel = paths.rel(path)
+        yield Problem(
+            ERROR,
+            f"{rel} est un lien vers {target}, hors du dossier ocmem : ni ocmem ni ses gardes "
+            "ne le tiennent",
+            f"remplace le lien par une copie du fichier (`cp --remove-destination {target} "
+            f"{path}`) ou retire-le ; ocmem init recrée ce qui manque",
+        )
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.rglob("*") if p.is_symlink() or p.is_file()]
+    except OSError:
+        return []
+
+
+def plugin_config_call(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:
+    """The plugin's first call (``plugin-config``), run here: a setting that makes it fail or
+    answer what the plugin cannot use leaves OpenCode on defaults, without the user's rules."""
+    from ocmem.plugin import contract
+    from ocmem.plugin.tools import plugin_config
+
+    fix = f"corrige la section plugin de {settings.paths.config_file}, puis ocmem doctor"
+    try:
+        answer = plugin_config(settings, env)
+    except OcmemError as exc:
+        yield Problem(ERROR, f"le plugin ne peut pas lire ses réglages : {exc.message}", fix)
+        return
+    except (OSError, ValueError, TypeError) as exc:
+        yield Problem(ERROR, f"le plugin ne peut pas lire ses réglages : {exc}", fix)
+        return
+    wrong = contract.problems(dict(answer), "Settings")
+    if wrong:
+        yield Problem(ERROR, f"réglages du plugin inutilisables : {'; '.join(wrong)}", fix)
+    for key in ("fetch_commands", "path_tokens", "file_tokens", "retiens", "corrections"):
+        try:
+            re.compile(str(answer[key]))
+        except re.error as exc:
+            yield Problem(ERROR, f"réglage {key} du plugin : expression invalide ({exc})", fix)
+
+
+def opencode_install(
+    env: Mapping[str, str], run: Callable[[list[str]], str] | None = None
+) -> Iterator[Problem]:
+    """OpenCode on this machine: found where a user's shell (and cron) finds it, of the release
+    the end-to-end suite checked."""
+    program = find_opencode(env)
+    if program is None:
+        yield Problem(
+            ERROR,
+            "OpenCode est introuvable (ni dans le PATH, ni dans ~/.opencode/bin) : rien ne charge "
+            "le plugin ni la mémoire",
+            f"installe-le : `{OPENCODE_INSTALL}` (la version vérifiée avec ocmem)",
+        )
+        return
+    try:
+        output = (run or _version_of)([str(program), "--version"])
+    except (OSError, subprocess.SubprocessError) as exc:
+        yield Problem(
+            ERROR,
+            f"{program} ne démarre pas ({exc})",
+            f"réinstalle OpenCode : `{OPENCODE_INSTALL}`",
+        )
+        return
+    found = re.search(r"\d+\.\d+\.\d+", output)
+    version = found.group(0) if found else output.strip()[:40] or "?"
+    if version != CHECKED_OPENCODE:
+        yield Problem(
+            WARNING,
+            f"OpenCode {version} ({program}) : ocmem est vérifié avec {CHECKED_OPENCODE} (hooks, "
+            "événements, chargement des plugins), une autre version peut ne pas charger le plugin",
+            f"`{OPENCODE_INSTALL}`, ou vérifie avec la suite e2e (docs/opencode.md)",
+        )
+
+
+def find_opencode(env: Mapping[str, str]) -> Path | None:
+    found = shutil.which("opencode", path=env.get("PATH", os.defpath))
+    if found:
+        return Path(found)
+    installer = Path(env.get("HOME", str(Path.home()))) / ".opencode" / "bin" / "opencode"
+    return installer if os.access(installer, os.X_OK) else None
+
+
+def _version_of(command: list[str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=20, check=True)
+    return done.stdout or done.stderr
+
+
+def silverbullet(
+    settings: Settings, env: Mapping[str, str], transport: httpx.BaseTransport | None = None
+) -> Iterator[Problem]:
+    """The configured instance, asked once for its listing: reachable, the token accepted, the
+    expected space (the client names each of these failures with its fix)."""
+    if not is_configured(settings, env):
+        return
+    from ocmem.silverbullet.client import SilverBullet
+
+    try:
+        config = load_sync_config(settings, env)
+        with SilverBullet(config, transport=transport, attempts=1) as client:
+            client.list()
+    except OcmemError as exc:
+        yield Problem(ERROR, f"SilverBullet : {exc.message}", exc.fix or "vérifie la configuration")
