@@ -22,7 +22,7 @@ from ocmem.home.workspace import Workspace
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
-from ocmem.setup.setupchecks import CHECKED_OPENCODE
+from ocmem.setup.opencodedir import CHECKED_OPENCODE
 
 # CI is reproducible (a red run is the same on every machine); dev runs explore new examples.
 settings.register_profile(

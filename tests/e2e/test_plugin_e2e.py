@@ -573,16 +573,39 @@ def test_a_hung_silverbullet_never_blocks_the_session_longer_than_the_pull_timeo
     assert "pull au démarrage impossible" in oc.log_text()
 
 
-def test_the_plugin_loads_offline_without_node_modules(oc: OpenCode) -> None:
-    """OpenCode cannot install @opencode-ai/plugin (the registry refuses): the plugin, which
-    imports nothing at run time, still loads and its tools work."""
-    home = install(oc)
-    oc.allow_outbound = True  # OpenCode's own install attempt reaches the (refusing) proxy
+def only_the_config(oc: OpenCode, home: Path) -> None:
+    """Launch OpenCode on the home exactly as ocmem left it (the harness would seed it)."""
 
     def prepare(project: Path) -> None:
         (home / "opencode.json").write_text(json.dumps(oc.config))
 
     oc._prepare = prepare  # type: ignore[method-assign]
+
+
+def test_a_home_made_by_init_starts_without_trying_the_registry(oc: OpenCode) -> None:
+    """`ocmem init` seeds node_modules/ and package-lock.json (issue 22: offline, every start
+    stalled over a minute): OpenCode attempts no install, the netguard sees nothing."""
+    home = install(oc)
+    only_the_config(oc, home)
+    play(oc, Model(work=[ToolCalls.one("memory_note", text="démarrage sans registre", days=None)]))
+    result = oc.run(oc.project(), "note ceci")
+    assert result.returncode == 0, oc.debug_report(result)
+    assert "background dependency install failed" not in oc.log_text()
+    assert "démarrage sans registre" in (home / "memory/SHORT_TERM.md").read_text()
+    # oc's teardown asserts the netguard saw no outbound attempt (allow_outbound is False)
+
+
+def test_the_plugin_loads_offline_without_node_modules(oc: OpenCode) -> None:
+    """The seed removed (an older ocmem, a user's cleanup): OpenCode cannot install
+    @opencode-ai/plugin (the registry refuses), the plugin, which imports nothing at run time,
+    still loads and its tools work."""
+    home = install(oc)
+    oc.allow_outbound = True  # OpenCode's own install attempt reaches the (refusing) proxy
+    import shutil
+
+    shutil.rmtree(home / "node_modules")
+    (home / "package-lock.json").unlink()
+    only_the_config(oc, home)
     play(
         oc,
         Model(work=[ToolCalls.one("memory_note", text="hors ligne, la mémoire marche", days=None)]),

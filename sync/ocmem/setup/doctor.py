@@ -458,6 +458,7 @@ class Doctor:
             setupchecks.links_outside(self.paths),
             setupchecks.plugin_config_call(self.settings, self.env),
             setupchecks.opencode_install(self.env),
+            setupchecks.offline_start(self.paths),
             setupchecks.silverbullet(self.settings, self.env, self.transport),
         ):
             self.found += list(found)

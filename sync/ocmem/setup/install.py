@@ -35,7 +35,7 @@ from ocmem.home.shipped import (
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup import memorysignals, oldmemory
+from ocmem.setup import memorysignals, oldmemory, opencodedir
 from ocmem.text import inert
 
 if TYPE_CHECKING:
@@ -156,6 +156,7 @@ class Installer:
                 for source, target in plugin_files(root, self.paths):
                     self._shipped(target, source)
                 self._plugin_command()
+                self._offline_start()
             self._set_aside(old)
             self._write_imports(imports)
         self._report_old(old)
@@ -225,6 +226,22 @@ class Installer:
             )
             if created:
                 self.report.undo.append(f"rm {target}")
+
+    def _offline_start(self) -> None:
+        """OpenCode starts without a registry: the seed that tells it the config dir's packages
+        are installed (ocmem's plugin imports none), unless the user keeps their own."""
+        home = self.paths.home
+        if opencodedir.registry_needed(home) is None:
+            return
+        if not opencodedir.seedable(home):
+            self.report.notes.append(
+                "OpenCode cherchera le registre npm à son démarrage (ton package.json ou "
+                f"node_modules/ sont à toi : laissés tels quels) ; {opencodedir.settle_command(home)}"
+            )
+            return
+        for path, text in opencodedir.seed_files(home).items():
+            self._create(path, text)
+        self.report.undo.append(f"rm -r {home / 'node_modules'}")
 
     def _agents_section(self, cuts: list[oldmemory.Prepared]) -> None:
         """Add or update ocmem's section; cut the old memory sections being replaced, in the

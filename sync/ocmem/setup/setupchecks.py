@@ -22,15 +22,13 @@ from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings
 from ocmem.home.space import is_configured, load_sync_config
 from ocmem.home.workspace import Transaction
+from ocmem.setup.opencodedir import CHECKED_OPENCODE, registry_needed, settle_command
 
 ERROR = "erreur"
 WARNING = "avertissement"
 
 Repair = Callable[[Transaction], str]  # a safe repair, through the run's transaction
 
-# The OpenCode release the end-to-end suite runs against (tests/e2e, docs/opencode.md): the
-# hooks, events and config-dir rules ocmem relies on were checked on it.
-CHECKED_OPENCODE = "1.18.33"
 OPENCODE_INSTALL = f"npm install -g opencode-ai@{CHECKED_OPENCODE}"
 
 
@@ -164,6 +162,25 @@ def find_opencode(env: Mapping[str, str]) -> Path | None:
 def _version_of(command: list[str]) -> str:
     done = subprocess.run(command, capture_output=True, text=True, timeout=20, check=True)
     return done.stdout or done.stderr
+
+
+def offline_start(paths: Paths) -> Iterator[Problem]:
+    """Whether OpenCode will try the npm registry when it starts on this home: offline, every
+    start then waits over a minute (docs/opencode.md)."""
+    if not paths.plugin_file.exists():
+        return
+    why = registry_needed(paths.home)
+    if why is None:
+        return
+    own = not (paths.home / "package.json").exists()
+    yield Problem(
+        ERROR,
+        f"OpenCode cherchera le registre npm à chaque démarrage ({why}) : hors ligne, plus "
+        "d'une minute d'attente avant la première réponse",
+        "ocmem init (crée node_modules/ et package-lock.json)"
+        if own
+        else f"{settle_command(paths.home)} — ton package.json sert à d'autres plugins",
+    )
 
 
 def silverbullet(
