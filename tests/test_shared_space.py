@@ -146,6 +146,24 @@ def test_two_homes_given_one_id_never_write_each_others_page(
     assert "Tâche de bob" in sb.read(f"Agents/Inbox/{suggested}/journal.md")
 
 
+def test_doctor_names_a_page_another_home_holds(tmp_path: Path, sb: Any, clock: Clock) -> None:
+    import os
+
+    from ocmem.setup.doctor import diagnose
+
+    first = new_home(tmp_path / "alice", "vm", sb.url, clock)
+    second = new_home(tmp_path / "bob", "vm", sb.url, clock)
+    Memory(Workspace(load_settings(first), clock=clock)).add_journal(journal_fields())
+    push(first)
+    env = {**os.environ, "OPENCODE_CONFIG_DIR": str(second)}
+    report = diagnose(Workspace(load_settings(second), clock=clock), env=env)
+    assert report.status.name == "FAILED"
+    assert "Agents/Inbox/vm/journal.md est tenue par un autre dossier ocmem" in report.render()
+    env["OPENCODE_CONFIG_DIR"] = str(first)
+    mine = diagnose(Workspace(load_settings(first), clock=clock), env=env).render()
+    assert "tenue par un autre" not in mine
+
+
 def test_two_homes_on_one_machine_get_two_default_ids(tmp_path: Path, clock: Clock) -> None:
     # Cloud images share host names (« ubuntu », « debian »): the default id tells folders apart.
     ids = []

@@ -192,9 +192,23 @@ def silverbullet(
         return
     from ocmem.silverbullet.client import SilverBullet
 
+    from ocmem.silverbullet.push import claim_of
+
     try:
         config = load_sync_config(settings, env)
         with SilverBullet(config, transport=transport, attempts=1) as client:
-            client.list()
+            listed = {f.name for f in client.list()}
+            home = identity.read(settings.paths)
+            for rule in config.push if home is not None else []:
+                page = rule.page(home.id)
+                read = client.read(page) if page in listed else None
+                holder = claim_of(read.body.decode("utf-8", "replace") if read else None)
+                if holder is not None and holder != home.key:
+                    yield Problem(
+                        ERROR,
+                        f"{page} est tenue par un autre dossier ocmem (clé {holder}) sous le même "
+                        f"identifiant « {home.id} » : push refusé",
+                        "donne à ce dossier un identifiant à lui : `ocmem init --home-id NOM`",
+                    )
     except OcmemError as exc:
         yield Problem(ERROR, f"SilverBullet : {exc.message}", exc.fix or "vérifie la configuration")
