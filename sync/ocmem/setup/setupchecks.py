@@ -191,7 +191,6 @@ def silverbullet(
     if not is_configured(settings, env):
         return
     from ocmem.silverbullet.client import SilverBullet
-
     from ocmem.silverbullet.push import claim_of
 
     try:
@@ -199,7 +198,9 @@ def silverbullet(
         with SilverBullet(config, transport=transport, attempts=1) as client:
             listed = {f.name for f in client.list()}
             home = identity.read(settings.paths)
-            for rule in config.push if home is not None else []:
+            if home is None:
+                return
+            for rule in config.push:
                 page = rule.page(home.id)
                 read = client.read(page) if page in listed else None
                 holder = claim_of(read.body.decode("utf-8", "replace") if read else None)
