@@ -77,11 +77,13 @@ def test_archive_is_idempotent_and_merges_into_existing_archives(
     memory: Memory, clock: Clock, home: Path
 ) -> None:
     fill_journal(memory, clock, [(2026, 7)])
+    clock.value = datetime(2026, 9, 1, 9, 0)  # a cutoff in the future is refused
     memory.archive_journal(date(2026, 9, 1))
     assert "Rien à archiver" in memory.archive_journal(date(2026, 9, 1)).render()
     fill_journal(memory, clock, [(2026, 7)])
     clock.value = datetime(2026, 7, 1, 8, 0)
     memory.add_journal(journal_fields(titre="Plus ancienne"))
+    clock.value = datetime(2026, 9, 1, 9, 0)
     memory.archive_journal(date(2026, 9, 1))
     july = journal.blocks((home / "memory/journal-2026-07.md").read_text())
     assert [b.when for b in july] == sorted(b.when for b in july) and len(july) == 3
@@ -182,18 +184,30 @@ def test_the_curation_helpers_never_write_skills_or_memory(
     assert protected(home) == before
 
 
-def test_curate_print_schedules_nothing(run_cli: Callable[..., Any], home: Path) -> None:
+def test_curate_print_schedules_nothing(
+    run_cli: Callable[..., Any], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It shows the commands as `ocmem cron install --job curation --job review` schedules them
+    (absolute opencode, the home's copy of the prompt), and writes nothing."""
+    import os
+
+    from ocmem.home.shipped import data_root
+
+    opencode = tmp_path / "outils" / "opencode"
+    opencode.parent.mkdir()
+    opencode.write_text("#!/bin/sh\n")
+    opencode.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{opencode.parent}:{os.environ['PATH']}")
     out = run_cli("curate", "--print").out
-    assert "opencode run < " in out and "curation-hebdomadaire.md" in out
-    cron_lines = [
-        line
-        for line in out.splitlines()
-        if (re.match(r"#? ?\S+ \S+ \S+ \S+ \S+ ", line) and "opencode" in line)
-        or ("review" in line and line.startswith("#"))
+    assert f"{opencode} run < " in out  # absolute: cron's PATH is /usr/bin:/bin
+    copy = home / ".ocmem/prompts/curation-hebdomadaire.md"
+    assert f"< {copy} " in out and str(data_root() / "prompts") not in out  # pip moves it
+    assert not copy.exists()  # copied by `cron install --job curation` only
+    assert "cron install --job curation --job review" in out
+    assert not [
+        line for line in out.splitlines() if re.match(r"#? ?\S+ \S+ \S+ \S+ \S+ \S+/", line)
     ]
-    assert cron_lines and all(line.startswith("# ") for line in cron_lines)
-    prompt = Path(re.search(r"< (\S+curation-hebdomadaire\.md)", out).group(1))  # type: ignore[union-attr]
-    text = prompt.read_text()
+    text = (data_root() / "prompts/curation-hebdomadaire.md").read_text()
     assert text.startswith("<!-- ocmem:maintenance -->")
     for needle in [
         "ocmem pending duplicates",
@@ -208,3 +222,54 @@ def test_curate_print_schedules_nothing(run_cli: Callable[..., Any], home: Path)
 def test_journal_archive_cli_needs_one_bound(home: Path, run_cli: Callable[..., Any]) -> None:
     assert run_cli("journal", "archive").code == 2
     assert run_cli("journal", "archive", "--before", "2026-01-01").code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "example"),
+    [
+        (["--older-than", "-1"], "--older-than -1 : il faut au moins 1 jour", "--older-than 90"),
+        (["--older-than", "0"], "--older-than 0 : il faut au moins 1 jour", "--older-than 90"),
+        (["--before", "2099-01-01"], "2099-01-01 est dans le futur", "--before 2026-08-31"),
+        # tomorrow by the command's clock (2026-11-29), whatever day the machine says it is
+        (["--before", "2026-11-30"], "2026-11-30 est dans le futur", "--before 2026-08-31"),
+    ],
+)
+def test_journal_archive_refuses_bounds_that_would_archive_today(
+    memory: Memory,
+    clock: Clock,
+    home: Path,
+    run_cli: Callable[..., Any],
+    args: list[str],
+    said: str,
+    example: str,
+) -> None:
+    fill_journal(memory, clock, [(2026, 11)])
+    clock.value = datetime(2026, 11, 29, 10, 0)
+    memory.add_journal(journal_fields(titre="Tâche du jour"))
+    files = {p.name: p.read_bytes() for p in (home / "memory").iterdir() if p.is_file()}
+    result = run_cli("journal", "archive", *args)
+    assert result.code == 2, result
+    first, fix = result.err.splitlines()
+    assert first.startswith(f"ocmem : {said}") and first.endswith("rien n'a été modifié")
+    assert fix.startswith("Correction : ") and example in fix
+    assert {p.name: p.read_bytes() for p in (home / "memory").iterdir() if p.is_file()} == files
+
+
+def test_journal_archive_before_today_keeps_today(
+    memory: Memory, clock: Clock, home: Path, run_cli: Callable[..., Any]
+) -> None:
+    fill_journal(memory, clock, [(2026, 11)])
+    clock.value = datetime(2026, 11, 29, 10, 0)
+    memory.add_journal(journal_fields(titre="Tâche du jour"))
+    assert run_cli("journal", "archive", "--before", "2026-11-29").code == 0
+    titles = [b.title for b in journal.blocks((home / "memory/journal.md").read_text())]
+    assert titles == ["Tâche du jour"]
+
+
+@pytest.mark.parametrize("threshold", ["-1", "1.5", "nan"])
+def test_pending_duplicates_refuses_a_similarity_outside_0_to_1(
+    home: Path, run_cli: Callable[..., Any], threshold: str
+) -> None:
+    result = run_cli("pending", "duplicates", "--threshold", threshold)
+    assert result.code == 2, result
+    assert "de 0 à 1" in result.err and "--threshold 0.35" in result.err

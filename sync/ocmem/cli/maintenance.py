@@ -35,7 +35,7 @@ from ocmem.outcome import Outcome
 @click.option(
     "--home-id",
     metavar="NOM",
-    help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine).",
+    help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine et 4 caractères propres à ce dossier, ex. vps-prod-3fa9).",
 )
 @click.option(
     "--replace-old",
@@ -101,7 +101,10 @@ def context_size(obj: Context, as_json: bool) -> Outcome:
 
 @cli.group(subcommand_metavar="COMMANDE [ARGUMENTS]...")
 def cron() -> None:
-    """Synchronisation régulière (crontab ou timer systemd) : ocmem sync."""
+    """Tâches planifiées (crontab ou timer systemd) : ocmem sync, curation, revue."""
+
+
+JOB_CHOICE = click.Choice(["sync", "curation", "review"])
 
 
 @cron.command(name="print")
@@ -111,11 +114,11 @@ def cron() -> None:
 )
 @pass_context
 def cron_print(obj: Context, every: int, systemd: bool) -> Outcome:
-    """Affiche la ligne crontab (ou les unités systemd), sans rien installer."""
+    """Affiche la ligne crontab (ou les unités systemd) de la synchronisation, sans rien installer."""
     from ocmem.setup import schedule
 
     settings = obj.workspace().settings
-    for warning in schedule.warnings():
+    for warning in schedule.warnings(settings):
         click.echo(warning, err=True)
     return text_outcome(
         schedule.systemd_units(settings, every) if systemd else schedule.cron_line(settings, every)
@@ -124,22 +127,44 @@ def cron_print(obj: Context, every: int, systemd: bool) -> Outcome:
 
 @cron.command(name="install")
 @click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
+@click.option(
+    "--job",
+    "jobs",
+    type=JOB_CHOICE,
+    multiple=True,
+    help="Tâche à planifier, répétable (défaut : sync ; curation : lundi 7 h ; review : chaque "
+    "trimestre). Les autres tâches de ce dossier restent en place.",
+)
+@click.option(
+    "--opencode",
+    metavar="CHEMIN",
+    help="Le programme opencode de la curation (défaut : celui du PATH, en chemin absolu).",
+)
 @pass_context
-def cron_install(obj: Context, every: int) -> Outcome:
-    """Ajoute (ou met à jour) la ligne ocmem de la crontab ; idempotent."""
+def cron_install(obj: Context, every: int, jobs: tuple[str, ...], opencode: str | None) -> Outcome:
+    """Ajoute (ou met à jour) les lignes de ce dossier dans la crontab ; idempotent."""
     from ocmem.setup import schedule
 
-    return text_outcome(schedule.install(obj.human_workspace("cron install").settings, every))
+    workspace = obj.human_workspace("cron install")
+    return text_outcome(schedule.install(workspace, jobs or ("sync",), every, opencode))
 
 
 @cron.command(name="remove")
+@click.option(
+    "--job",
+    "jobs",
+    type=JOB_CHOICE,
+    multiple=True,
+    help="Tâche à retirer, répétable (défaut : toutes celles de ce dossier).",
+)
 @pass_context
-def cron_remove(obj: Context) -> Outcome:
-    """Retire la ligne ocmem de la crontab."""
+def cron_remove(obj: Context, jobs: tuple[str, ...]) -> Outcome:
+    """Retire les lignes de ce dossier de la crontab (celles des autres dossiers restent)."""
     from ocmem.setup import schedule
 
-    obj.human_workspace("cron remove")
-    return text_outcome(schedule.remove())
+    # creating: a deleted home's lines can still go (nothing is written in the home).
+    workspace = obj.human_workspace("cron remove", creating=True)
+    return text_outcome(schedule.remove(workspace.settings, jobs or schedule.JOBS))
 
 
 @cli.command()

@@ -178,6 +178,12 @@ class Paths(NamedTuple):
     def curation_log(self) -> Path:
         return self.state_dir / "curation.log"
 
+    @property
+    def curation_prompt(self) -> Path:
+        """The weekly curation's prompt as ``ocmem cron install --job curation`` copied it: the
+        crontab line reads it here, not inside the Python install (an upgrade moves that)."""
+        return self.state_dir / "prompts" / "curation-hebdomadaire.md"
+
     def rel(self, path: Path) -> str:
         """Path relative to the home, for messages, logs and backups."""
         try:
