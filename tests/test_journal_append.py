@@ -267,6 +267,7 @@ def test_entries_of_one_minute_are_archived_both(memory: Memory, home: Path, clo
     clock.value = datetime(2026, 7, 1, 8, 0)
     for title in ("Une", "Deux"):
         memory.add_journal(journal_fields(titre=title))
+    clock.value = datetime(2026, 9, 1, 9, 0)  # a cutoff in the future is refused
     memory.archive_journal(date(2026, 9, 1))
     archived = journal.blocks((home / "memory/journal-2026-07.md").read_text())
     assert [(str(b.key), b.title) for b in archived] == [

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import CliResult, journal_fields
 from ocmem.formats import journal
 from ocmem.home import journalindex
 from ocmem.home.fsio import atomic_write
 from ocmem.home.journalindex import recent_headers, search
 from ocmem.home.paths import Paths
 from ocmem.text.searchterms import query_terms, stem, terms
+from support.faultenv import CAN_MOUNT, IS_ROOT, WHY_NOT, read_only
 
 # --- terms -----------------------------------------------------------------------------------
 
@@ -328,6 +334,66 @@ def test_an_unusable_state_folder_writes_nothing(tmp_path: Path) -> None:
     found = search(Paths(tmp_path).journal_index, [path], "certbot")
     assert titles(found) == ["Certificat expiré, renouvellement en échec"]
     assert sorted(p.name for p in tmp_path.rglob("*")) == [".ocmem", "journal.md", "memory"]
+
+
+def _sqlite_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every index file opened read-only by SQLite (what a read-only home gives a non-root
+    user), whoever runs the test: root writes through ``chmod a-w``."""
+    connect = sqlite3.connect
+
+    def read_only_connect(database: object, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if str(database) == ":memory:":
+            opened: sqlite3.Connection = connect(":memory:", *args, **kwargs)
+        else:
+            opened = connect(f"file:{database}?mode=ro", *args, uri=True, **kwargs)
+        return opened
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_connect)
+
+
+@pytest.mark.parametrize("how", ["read-only home", "read-only index"])
+def test_a_stale_index_that_cannot_be_written_is_rebuilt_in_memory(
+    memory_dir: Path, index: Path, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/robustness.md: reads keep working on a read-only home, even once the journal has
+    changed since the index was built (the refresh would have to write it)."""
+    path = memory_dir / "journal.md"
+    text = write(path, ROUTINE[:3])
+    search(index, [path], "nginx")
+    write(path, [EPISODE], text)  # the journal changed after the index was built
+    before = index.read_bytes()
+    with contextlib.ExitStack() as broken:
+        if how == "read-only home":
+            if IS_ROOT and not CAN_MOUNT:
+                pytest.skip(WHY_NOT)
+            broken.enter_context(read_only(memory_dir.parent))
+        else:
+            _sqlite_read_only(broken.enter_context(monkeypatch.context()))
+        found = search(index, [path], "certbot nginx")
+    assert titles(found)[0] == "Certificat expiré, renouvellement en échec"
+    assert found.total == 4 and not found.saved
+    assert index.read_bytes() == before  # left as it was: the next writable run refreshes it
+    assert search(index, [path], "certbot").saved and len(indexed_ids(index)) == 4
+
+
+def test_journal_search_on_a_read_only_home_says_one_calm_line(
+    home: Path, run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for titre in ("Ports docker", "Certificat nginx"):
+        assert run_cli("journal", "add", stdin=json.dumps(journal_fields(titre=titre))).code == 0
+        assert run_cli("journal", "search", "docker").code == 0  # the index, as of this entry
+    index = Paths(home).journal_index
+    before = index.read_bytes()
+    assert run_cli("journal", "add", stdin=json.dumps(journal_fields(titre="Proxy"))).code == 0
+    _sqlite_read_only(monkeypatch)
+    result = run_cli("journal", "search", "proxy")
+    assert result.code == 0, result.err
+    assert "· Proxy ·" in result.out and "1 entrée(s)" in result.out
+    assert result.err.splitlines() == [
+        f"ocmem : index de recherche non enregistré ({index.parent} en lecture seule ou disque "
+        "plein) : reconstruit en mémoire pour cette recherche"
+    ]
+    assert index.read_bytes() == before
 
 
 def test_the_index_stays_in_the_state_folder_and_private(memory_dir: Path, index: Path) -> None:

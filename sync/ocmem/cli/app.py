@@ -5,6 +5,7 @@ the commands themselves are in ``ocmem.cli.memory``, ``ocmem.cli.space``,
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,10 +14,14 @@ from ocmem.clock import Clock
 from ocmem.home.workspace import Workspace, open_workspace
 from ocmem.outcome import Outcome
 
+if TYPE_CHECKING:
+    from ocmem.progress import Progress
+
 
 class Context:
-    def __init__(self, clock: Clock):
+    def __init__(self, clock: Clock, progress: Progress | None = None):
         self.clock = clock
+        self.progress = progress  # on a terminal only (ocmem.cli.entry)
         self.home: Path | None = None
         self.wait: float | None = None
 
@@ -27,7 +32,8 @@ class Context:
             self.home,
             wait_seconds=DEFAULT_WAIT_SECONDS if self.wait is None else self.wait,
             clock=self.clock,
-            notify=notify,
+            notify=notify if self.progress is None else self.progress.say,
+            waiting=None if self.progress is None else self.progress.waiting,
             creating=creating,
         )
 

@@ -17,15 +17,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError
 from ocmem.execution import EXIT_ERROR, EXIT_USAGE, Passthrough, execute
 from ocmem.outcome import Outcome, terminal_safe
 
+if TYPE_CHECKING:
+    from ocmem.progress import Progress
 
-def _fast_path(args: list[str], clock: Clock) -> Outcome | None:
+
+def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outcome | None:
     """Run ``[--home H] [--wait S] (journal add | tool NAME) [--wait S]``; None for anything
     else (click then parses it, and explains any usage error)."""
     home: Path | None = None
@@ -52,7 +55,10 @@ def _fast_path(args: list[str], clock: Clock) -> Outcome | None:
         home,
         wait_seconds=DEFAULT_WAIT_SECONDS if wait is None else wait,
         clock=clock,
-        notify=lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
+        notify=progress.say
+        if progress is not None
+        else lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
+        waiting=progress.waiting if progress is not None else None,
     )
     refuse_agent(workspace.paths, " ".join(rest))
     if rest[0] == "journal":
@@ -72,13 +78,15 @@ def _seconds(value: str) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def _run_cli(args: list[str], clock: Clock) -> Outcome:
+def _run_cli(args: list[str], clock: Clock, progress: Progress | None) -> Outcome:
     import click
 
     from ocmem.cli.commands import Context, cli
 
     try:
-        result = cli.main(args=args, prog_name="ocmem", standalone_mode=False, obj=Context(clock))
+        result = cli.main(
+            args=args, prog_name="ocmem", standalone_mode=False, obj=Context(clock, progress)
+        )
     except click.exceptions.Abort:
         raise OcmemError("interrompu", fix="relance la commande") from None
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -114,6 +122,21 @@ def _emit(stream: TextIO, text: str) -> None:
         stream.write(safe.encode(encoding, "backslashreplace").decode(encoding))
 
 
+def _progress(clock: Clock) -> Progress | None:
+    """The progress line of long waits, when stderr is a terminal (ocmem.progress); None for
+    cron, scripts and tests, which parse what ocmem prints."""
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return None
+    import shutil
+
+    from ocmem.progress import Progress
+
+    return Progress(sys.stderr, clock, columns=shutil.get_terminal_size().columns)
+
+
 def _undecodable(args: list[str]) -> str | None:
     """An argument that was not valid UTF-8 on the command line (Python keeps it as surrogates)."""
     return next((a for a in args if any("\udc80" <= c <= "\udcff" for c in a)), None)
@@ -126,6 +149,7 @@ def main(argv: list[str] | None = None, clock: Clock | None = None) -> NoReturn:
     debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
     if args[:1] == ["--debug"]:
         debug, args = True, args[1:]
+    progress = _progress(clock)
 
     def run() -> Outcome:
         bad = _undecodable(args)
@@ -134,11 +158,15 @@ def main(argv: list[str] | None = None, clock: Clock | None = None) -> NoReturn:
                 f"argument non UTF-8 : {bad.encode('utf-8', 'replace').decode('utf-8')!r}",
                 fix="passe le texte en UTF-8 (ou en JSON sur l'entrée standard)",
             )
-        outcome = _fast_path(args, clock)
-        return _run_cli(args, clock) if outcome is None else outcome
+        outcome = _fast_path(args, clock, progress)
+        return _run_cli(args, clock, progress) if outcome is None else outcome
 
     try:
-        code, out, err = execute(run, debug)
+        try:
+            code, out, err = execute(run, debug)
+        finally:
+            if progress is not None:
+                progress.close()  # its line erased before what the command says
         _emit(sys.stdout, out)
         _emit(sys.stderr, err)
     except _Handled as handled:

@@ -11,7 +11,7 @@ import click
 
 from ocmem.cli.app import Context, cli, pass_context
 from ocmem.cli.stdin import read_json
-from ocmem.errors import Refused
+from ocmem.errors import InputError, Refused
 from ocmem.formats import operations
 from ocmem.outcome import Outcome
 from ocmem.text.words import fold
@@ -168,10 +168,16 @@ def journal_archive(obj: Context, before: datetime | None, older_than: int | Non
     """Déplace les vieilles entrées dans journal-AAAA-MM.md (rien n'est perdu ni supprimé)."""
     from datetime import timedelta
 
-    from ocmem.services.memory import Memory
+    from ocmem.services.memory import ARCHIVE_EXAMPLE_DAYS, Memory
 
     if (before is None) == (older_than is None):
         raise click.UsageError("donne --before AAAA-MM-JJ ou --older-than JOURS")
+    if older_than is not None and older_than < 1:
+        raise InputError(
+            f"--older-than {older_than} : il faut au moins 1 jour (les entrées d'aujourd'hui "
+            "restent au journal) ; rien n'a été modifié",
+            fix=f"par ex. --older-than {ARCHIVE_EXAMPLE_DAYS}",
+        )
     workspace = obj.workspace()
     cutoff: date = (
         before.date() if before is not None else workspace.today() - timedelta(days=older_than or 0)

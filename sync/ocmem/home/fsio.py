@@ -19,11 +19,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ocmem.clock import Clock
 from ocmem.errors import DENIED, Busy, OcmemError, StorageError, from_os_error
 from ocmem.home.paths import Paths
+
+if TYPE_CHECKING:
+    from ocmem.progress import Waiting
 
 TEMP_SUFFIX = ".ocmem-tmp"
 WRITES_KEEP_BYTES = 256 * 1024
@@ -425,9 +428,12 @@ def run_lock(
     clock: Clock,
     wait_seconds: float = 0.0,
     notify: Callable[[str], None] | None = None,
+    waiting: Waiting | None = None,
 ) -> Iterator[None]:
     """Hold ocmem's single lock for a whole run; Busy (exit 75) when another run keeps it
-    beyond ``wait_seconds``. ``notify`` hears once, after WAIT_NOTICE_SECONDS, that we wait.
+    beyond ``wait_seconds``. ``waiting`` (ocmem.progress: a terminal's progress line) is
+    entered for as long as we wait; without it, ``notify`` hears once, after
+    WAIT_NOTICE_SECONDS, that we wait.
 
     An flock on a dedicated file (never on a data file, which os.replace swaps): the kernel
     releases it when the process dies, so a crashed run never leaves a stale lock behind.
@@ -450,25 +456,36 @@ def run_lock(
         started = clock.monotonic()
         deadline = started + max(wait_seconds, 0.0)
         told = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                now = clock.monotonic()
-                if now >= deadline:
-                    waited = f" (attendu {now - started:.0f} s)" if wait_seconds >= 1 else ""
-                    raise Busy(
-                        f"une autre exécution d'ocmem tient le verrou{waited} : rien n'a été modifié",
-                        fix="relance dans un moment, ou attends plus longtemps avec --wait SECONDES",
-                    ) from None
-                if notify and not told and now - started >= WAIT_NOTICE_SECONDS:
-                    notify(
-                        f"une autre exécution d'ocmem tient le verrou : j'attends "
-                        f"(jusqu'à {wait_seconds:.0f} s)…"
-                    )
-                    told = True
-                clock.sleep(0.05)
+        with contextlib.ExitStack() as said:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if waiting is not None and wait_seconds > 0:
+                        # entered at the first refusal only: an uncontended run says nothing;
+                        # the progress line says we wait, so the notice is not needed
+                        said.enter_context(
+                            waiting(
+                                "en attente d'une autre exécution d'ocmem "
+                                f"(verrou, au plus {wait_seconds:.0f} s)"
+                            )
+                        )
+                        waiting, told = None, True
+                    now = clock.monotonic()
+                    if now >= deadline:
+                        waited = f" (attendu {now - started:.0f} s)" if wait_seconds >= 1 else ""
+                        raise Busy(
+                            f"une autre exécution d'ocmem tient le verrou{waited} : rien n'a été modifié",
+                            fix="relance dans un moment, ou attends plus longtemps avec --wait SECONDES",
+                        ) from None
+                    if notify and not told and now - started >= WAIT_NOTICE_SECONDS:
+                        notify(
+                            f"une autre exécution d'ocmem tient le verrou : j'attends "
+                            f"(jusqu'à {wait_seconds:.0f} s)…"
+                        )
+                        told = True
+                    clock.sleep(0.05)
         _trim_writes(paths)
         try:
             yield

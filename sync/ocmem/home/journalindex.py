@@ -74,6 +74,9 @@ class Hit(NamedTuple):
 class Found(NamedTuple):
     hits: list[Hit]
     total: int  # entries matching, of which ``hits`` are the best
+    # False when the index file could not be written (read-only, disk full): this search ran
+    # on an index built in memory, and the next one will rebuild it again.
+    saved: bool = True
 
 
 class _Stale(Exception):
@@ -102,23 +105,31 @@ def search(
 def _search_once(
     index: Path, files: Sequence[Path], words: Sequence[str], tags: Sequence[str], limit: int
 ) -> Found:
+    saved = True
     for attempt in range(2):
-        db = _connect_file(index)
+        try:
+            db = _connect_file(index)
+        except _NoFile as exc:
+            saved = not exc.unwritable
+            break
         try:
             _refresh(db, files)
             return _query(db, words, tags, limit)
         except sqlite3.DatabaseError as exc:
-            damaged = not _busy(exc)  # a table missing, a bad page, disk full…
+            if _busy(exc):
+                break  # locked beyond the busy timeout: this run gets an index in memory
+            if _unwritable(exc):
+                saved = False  # read-only, disk full: the file stays as it is, unused
+                break
+            # a table missing, a bad page…: removed once and rebuilt
         finally:
             db.close()
-        if not damaged:
-            break  # locked beyond the busy timeout: this run gets an index in memory
         if attempt == 0:
             _remove(index)
     db = _memory_connection()
     try:
         _refresh(db, files)
-        return _query(db, words, tags, limit)
+        return _query(db, words, tags, limit)._replace(saved=saved)
     finally:
         db.close()
 
@@ -126,8 +137,17 @@ def _search_once(
 # --- the index file --------------------------------------------------------------------------
 
 
+class _NoFile(Exception):
+    """The index file cannot serve this run: in use beyond the busy timeout, or not writable
+    (``unwritable``: a read-only folder or file, a full disk, a path of the wrong kind)."""
+
+    def __init__(self, unwritable: bool):
+        super().__init__()
+        self.unwritable = unwritable
+
+
 def _connect_file(index: Path) -> sqlite3.Connection:
-    """The index at ``index``, of this version; an index in memory when that file cannot serve."""
+    """The index at ``index``, of this version (a damaged or foreign one replaced once)."""
     for attempt in range(2):
         db: sqlite3.Connection | None = None
         try:
@@ -139,26 +159,50 @@ def _connect_file(index: Path) -> sqlite3.Connection:
             if _ensure_schema(db):
                 return db
         except sqlite3.OperationalError as exc:
-            if _busy(exc):
-                break  # in use beyond the timeout: not ours to remove
+            if _busy(exc) or _unwritable(exc):
+                if db is not None:
+                    db.close()
+                # in use (not ours to remove) or not writable (it cannot be rebuilt here)
+                raise _NoFile(unwritable=not _busy(exc)) from exc
         except sqlite3.DatabaseError:
             pass  # not a database, or a damaged one
-        except OSError:
-            break
+        except OSError as exc:
+            raise _NoFile(unwritable=True) from exc
         if db is not None:
             db.close()
         if attempt == 0:
             _remove(index)  # a cache of another version, or unreadable: rebuilt from the journal
-    return _memory_connection()
+    raise _NoFile(unwritable=True)  # still not an index of ours: it could not be replaced
 
 
 def _busy(exc: sqlite3.Error) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
+# SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN (sqlite3.h), and
+# their messages for Python 3.10, whose exceptions do not carry the code
+_UNWRITABLE_CODES = {3, 8, 10, 13, 14}
+_UNWRITABLE_MESSAGES = (
+    "readonly",
+    "read-only",
+    "disk i/o",
+    "is full",
+    "unable to open",
+    "permission",
+)
+
+
+def _unwritable(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` says the index file cannot be written (rather than that it is damaged)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _UNWRITABLE_CODES
+    return any(m in str(exc).lower() for m in _UNWRITABLE_MESSAGES)
+
+
 def _remove(index: Path) -> None:
     for path in (index, index.with_name(index.name + "-journal")):
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # gone already, or a read-only folder
             path.unlink()
 
 

@@ -36,6 +36,7 @@ from ocmem.home.settings import Limits, Settings, load_settings
 
 if TYPE_CHECKING:
     from ocmem.formats import pending, skills
+    from ocmem.progress import Waiting
 
 # What each memory file holds when ocmem creates it (install and doctor's repair).
 SHORT_TERM_TEMPLATE = ""
@@ -381,6 +382,7 @@ class Workspace:
         known_secrets: Iterable[str] = (),
         sync_mode: bool = False,
         notify: Callable[[str], None] | None = None,
+        waiting: Waiting | None = None,
     ):
         self.settings = settings
         self.paths: Paths = settings.paths
@@ -389,7 +391,12 @@ class Workspace:
         self.wait_seconds = wait_seconds
         self.known_secrets = tuple(known_secrets)
         self.sync_mode = sync_mode
-        self.notify = notify  # hears that the run waits for the lock (the CLI prints it)
+        # hears what the run says on the side: it waits for the lock, the search index could
+        # not be saved (the CLI prints it on stderr)
+        self.notify = notify
+        # entered around each long wait (the lock, SilverBullet): a terminal shows it
+        # (ocmem.progress); None when nobody watches
+        self.waiting = waiting
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -409,7 +416,7 @@ class Workspace:
     def transaction(self, command: str) -> Iterator[Transaction]:
         """The run lock and a Transaction; if the body fails, its writes are undone, and a file
         system error becomes a StorageError that names the file and says what changed."""
-        with run_lock(self.paths, self.clock, self.wait_seconds, self.notify):
+        with run_lock(self.paths, self.clock, self.wait_seconds, self.notify, self.waiting):
             run = Transaction(self.paths, command, self.clock)
             try:
                 yield run
@@ -463,6 +470,7 @@ def open_workspace(
     env: Mapping[str, str] | None = None,
     clock: Clock,
     notify: Callable[[str], None] | None = None,
+    waiting: Waiting | None = None,
     creating: bool = False,
 ) -> Workspace:
     """The workspace of a home, knowing the sync mode and the token to keep out of memory.
@@ -495,6 +503,7 @@ def open_workspace(
         known_secrets=secrets,
         sync_mode=sync_mode,
         notify=notify,
+        waiting=waiting,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -294,6 +294,11 @@ class Memory:
         found = journalindex.search(
             self.paths.journal_index, self.ws.journal_files(), query, tags, limit
         )
+        if not found.saved and self.ws.notify is not None:
+            self.ws.notify(
+                f"index de recherche non enregistré ({self.paths.journal_index.parent} en lecture "
+                "seule ou disque plein) : reconstruit en mémoire pour cette recherche"
+            )
         held = [hit.ref for hit in found.hits if journal.is_quarantined(hit.text)]
         masked = self.agent and on_quarantined is None
         lines = []
@@ -343,6 +348,15 @@ class Memory:
         journal loses anything, so a crash can at worst leave an entry in both places — which a
         rerun resolves, since archives hold each minute once.
         """
+        today = self.ws.today()
+        if before > today:
+            example = (today - timedelta(days=ARCHIVE_EXAMPLE_DAYS)).isoformat()
+            raise InputError(
+                f"{before.isoformat()} est dans le futur (aujourd'hui : {today.isoformat()}) : "
+                "les entrées d'aujourd'hui seraient archivées aussi ; rien n'a été modifié",
+                fix=f"une date passée, par ex. --before {example}, ou --older-than "
+                f"{ARCHIVE_EXAMPLE_DAYS}",
+            )
         cutoff = datetime.combine(before, datetime.min.time())
         with self.ws.transaction("journal archive") as run:
             kept, moved = journal.split_for_archive(read_text(self.paths.journal), cutoff)
@@ -372,6 +386,7 @@ class Memory:
 
 
 MAX_QUERY_CHARS = 1000
+ARCHIVE_EXAMPLE_DAYS = 90  # the example of --older-than a refusal gives
 MASKED_ENTRY = (
     "(entrée en quarantaine, écrite par une session exposée : titre et texte masqués ; "
     "l'humain la lit avec `ocmem journal search` dans son terminal)"

@@ -25,7 +25,10 @@ def _session(
     env: Mapping[str, str] | None,
 ) -> Iterator[tuple[SyncConfig, SilverBullet, SyncState, Transaction]]:
     config = load_sync_config(ws.settings, env)
-    with ws.transaction(command) as txn, SilverBullet(config, transport=transport) as client:
+    with (
+        ws.transaction(command) as txn,
+        SilverBullet(config, transport=transport, waiting=ws.waiting) as client,
+    ):
         yield config, client, SyncState.load(ws.paths, config.url), txn
 
 

@@ -9,6 +9,11 @@ conditional write. So this client:
 - validates every read (body length = ``X-Content-Length``) and retries torn reads;
 - retries reads on transport errors and 5xx, and a PUT only when it provably never left
   (connection not established); any other PUT failure is an unknown outcome for the caller;
+- bounds a dead server: a request answered by nothing within ``timeout_seconds`` (a server that
+  accepts connections and never answers) is not tried again, and retries stop once
+  ``timeout_seconds`` have gone by, so a run fails in about that long, naming the URL;
+- says each request (retries included) to the ``waiting`` it is given (ocmem.progress: the
+  command line shows it on a terminal after a second of silence);
 - never follows redirects, and names the two classic set-up errors: a rejected token
   (401 / ``Location: /.auth``) and a wrong URL (SilverBullet's 200 HTML fallback).
 """
@@ -27,15 +32,20 @@ from tenacity import (
     Retrying,
     retry_if_exception,
     stop_after_attempt,
+    stop_after_delay,
     wait_exponential,
     wait_random,
 )
 
 from ocmem.errors import OcmemError, Refused
 from ocmem.home.space import ENV_TOKEN, ENV_TOKEN_FILE, SyncConfig
+from ocmem.progress import Waiting, not_said
 
 _CONFLICT_COPY = re.compile(r"\.conflicted:\d+((?:\.[^/]*)?)$")
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# Sent, and nothing came back in time: the server is there but stuck; asking again would only
+# double the wait.
+_NO_ANSWER = (httpx.ReadTimeout, httpx.WriteTimeout)
 _TRANSIENT_STATUS = {500, 502, 503, 504}
 
 
@@ -136,8 +146,11 @@ class SilverBullet:
         *,
         transport: httpx.BaseTransport | None = None,
         attempts: int = 4,
+        waiting: Waiting | None = None,
     ):
         self.config = config
+        self._waiting = waiting or not_said
+        self._what = f"en attente de SilverBullet ({config.url})"
         base = httpx.URL(config.url)
         # Requests carry the whole path (prefix included), so the client's base is the origin
         # alone: httpx would otherwise add the prefix twice (/sb/sb/.fs).
@@ -183,7 +196,8 @@ class SilverBullet:
     def _retrying(self, retry_on: Callable[[BaseException], bool]) -> Retrying:
         return Retrying(
             retry=retry_if_exception(retry_on),
-            stop=stop_after_attempt(self._attempts),
+            # retries stop at the attempts' count or once the timeout has gone by, whichever first
+            stop=stop_after_attempt(self._attempts) | stop_after_delay(self.config.timeout_seconds),
             wait=wait_exponential(multiplier=self._retry_wait, max=8)
             + wait_random(0, self._retry_wait),
             reraise=True,
@@ -191,26 +205,48 @@ class SilverBullet:
 
     def _read_request(self, url: str, headers: dict[str, str] | None = None) -> httpx.Response:
         def retry_on(exc: BaseException) -> bool:
-            return isinstance(exc, (httpx.TransportError, _Transient))
+            return isinstance(exc, (httpx.TransportError, _Transient)) and not isinstance(
+                exc, _NO_ANSWER
+            )
 
         try:
-            for attempt in self._retrying(retry_on):
-                with attempt:
-                    response = self._client.get(url, headers=headers)
-                    if response.status_code in _TRANSIENT_STATUS:
-                        raise _Transient(f"HTTP {response.status_code}")
-                    self._check(response)
-                    return response
+            with self._waiting(self._what):
+                for attempt in self._retrying(retry_on):
+                    with attempt:
+                        response = self._client.get(url, headers=headers)
+                        if response.status_code in _TRANSIENT_STATUS:
+                            raise _Transient(f"HTTP {response.status_code}")
+                        self._check(response)
+                        return response
         except _Transient as exc:
             raise SilverBulletError(
-                f"SilverBullet ne répond pas correctement ({exc})", fix="réessaie plus tard"
+                f"SilverBullet ({self.config.url}) ne répond pas correctement ({exc})",
+                fix="réessaie plus tard",
             ) from exc
         except httpx.TransportError as exc:
-            raise SilverBulletError(
-                f"SilverBullet injoignable : {type(exc).__name__}",
-                fix=f"vérifie l'URL {self.config.url} et le réseau",
-            ) from exc
+            raise self._unreachable(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _unreachable(self, exc: httpx.TransportError) -> SilverBulletError:
+        url, seconds = self.config.url, f"{self.config.timeout_seconds:g}"
+        if isinstance(exc, _NO_ANSWER):
+            return SilverBulletError(
+                f"SilverBullet ({url}) n'a pas répondu en {seconds} s : la connexion est "
+                "acceptée, mais aucune réponse ne vient",
+                fix=f"vérifie que SilverBullet tourne et répond à {url} (ouvre-la dans un "
+                "navigateur) et qu'aucun proxy ne bloque ; s'il est seulement lent, augmente "
+                f"`silverbullet.timeout_seconds` dans ocmem.yaml (actuellement {seconds})",
+            )
+        if isinstance(exc, httpx.ConnectTimeout):
+            why = f"pas de connexion en {self._client.timeout.connect or 0:g} s"
+        elif isinstance(exc, httpx.ConnectError):
+            why = "connexion refusée, ou adresse introuvable"
+        else:
+            why = "échange interrompu"
+        return SilverBulletError(
+            f"SilverBullet injoignable à {url} : {why} ({type(exc).__name__})",
+            fix=f"vérifie que SilverBullet tourne, l'URL {url} et le réseau",
+        )
 
     def _check(self, response: httpx.Response) -> None:
         status = response.status_code
@@ -295,14 +331,21 @@ class SilverBullet:
             return isinstance(exc, _NOT_SENT)
 
         try:
-            for attempt in self._retrying(retry_on):
-                with attempt:
-                    response = self._client.put(
-                        self._url(name), content=body, headers={"Content-Type": "text/markdown"}
-                    )
+            with self._waiting(self._what):
+                for attempt in self._retrying(retry_on):
+                    with attempt:
+                        response = self._client.put(
+                            self._url(name),
+                            content=body,
+                            headers={"Content-Type": "text/markdown"},
+                        )
         except _NOT_SENT as exc:
-            raise SilverBulletError(
-                f"SilverBullet injoignable : {type(exc).__name__}", fix="réessaie plus tard"
+            raise self._unreachable(exc) from exc
+        except _NO_ANSWER as exc:
+            raise UnknownOutcome(
+                f"écriture de {name} sans réponse de SilverBullet ({self.config.url}) en "
+                f"{self.config.timeout_seconds:g} s : appliquée ou non",
+                fix="relance quand SilverBullet répond : ocmem relit la page avant de réécrire",
             ) from exc
         except httpx.TransportError as exc:
             raise UnknownOutcome(
