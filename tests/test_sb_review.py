@@ -543,7 +543,7 @@ def test_fact_text_stays_data_even_if_edited_by_hand(oc: Any, space: Space) -> N
     memory = space.pages[MEMORY]
     assert inert.active_constructs(memory) == []
     assert (
-        "Lancer \\$\\{os.execute('x')\\} &lt;img src\\=x onerror\\=y\\> \\[\\[Lien\\]\\] \\#space-lua ("
+        "Lancer \\$\\{os.execute('x')\\} &lt;img `src=x` `onerror=y>` \\[\\[Lien\\]\\] \\#space-lua ("
         in memory
     )
 

@@ -437,7 +437,7 @@ def test_entries_written_by_an_older_ocmem_are_rendered_inert_before_leaving(
     (synced / "memory/journal.md").write_text(legacy)
     push(synced)
     page = sb.read(JOURNAL)
-    assert "&lt;img src\\=x onerror\\=alert(1)\\>" in page
+    assert "&lt;img `src=x` `onerror=alert(1)>`" in page
     assert "\\$\\{space.writePage('Agents/Memory/MEMORY', 'x')\\}" in page
     assert inert.active_constructs(page) == []
 

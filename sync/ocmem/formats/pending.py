@@ -24,13 +24,15 @@ entry, says so right after its status, where the human reads it first (here, in 
 
 Every value written by the agent (title, content, contradiction, what it replaces, the skill
 description) is rendered by ``ocmem.text.inert``: inert in SilverBullet, and still inert once a human
-copies the proposed content into MEMORY.md or a SKILL.md (a fact is escaped text, a skill draft
-keeps only inert Markdown). ``Proposal`` holds the values as written; ``parse`` reads them back.
+copies the proposed content into MEMORY.md or a SKILL.md (a fact is escaped text, its technical
+tokens in code spans; a skill draft keeps only inert Markdown). ``Proposal`` holds the values as
+written; ``parse`` reads them back, and ``Proposal.shown`` is what a terminal shows of them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import NamedTuple
@@ -101,7 +103,23 @@ class Proposal:
         return int(self.id.split("-")[1])
 
     def render(self) -> str:
-        lines = [f"## {SEPARATOR.join((self.id, self.kind, inert.inline(self.title)))}"]
+        return self._layout(inert.inline, self.rendered_content())
+
+    def shown(self) -> str:
+        """The block as a person reads it outside SilverBullet (``ocmem pending show``): the
+        layout of pending.md, every value as written (no escape, no token span), the content
+        fenced as it is."""
+
+        def plain(value: str) -> str:
+            return inert.clean(value).strip()
+
+        content = inert.clean(self.content, keep_tabs=True)
+        return self._layout(
+            plain, inert.fence(content, "markdown" if self.kind == "skill" else "text")
+        )
+
+    def _layout(self, value_of: Callable[[str], str], content: str) -> str:
+        lines = [f"## {SEPARATOR.join((self.id, self.kind, value_of(self.title)))}"]
         values: dict[str, str | None] = {
             "status": self.status,
             "exposure": self.exposure,
@@ -116,9 +134,9 @@ class Proposal:
             "description": self.description,
         }
         lines.extend(
-            f"- {LABELS[key]} : {inert.inline(value)}" for key, value in values.items() if value
+            f"- {LABELS[key]} : {value_of(value)}" for key, value in values.items() if value
         )
-        lines += [f"- {CONTENT_LABEL} :", "", self.rendered_content()]
+        lines += [f"- {CONTENT_LABEL} :", "", content]
         return "\n".join(lines) + "\n"
 
     def rendered_content(self) -> str:

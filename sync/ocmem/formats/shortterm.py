@@ -34,16 +34,18 @@ class Note(NamedTuple):
     text: str
     mark: str = ""  # an exposed session's write: "quarantaine : source" (ocmem.guards.exposure)
 
-    def _dates(self) -> str:
-        mark = f" · {self.mark}" if self.mark else ""
-        return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}{mark}]"
+    def _dates(self, mark: str | None = None) -> str:
+        mark = self.mark if mark is None else mark
+        shown = f" · {mark}" if mark else ""
+        return f"[{self.created.isoformat()} → expire {self.expires.isoformat()}{shown}]"
 
     def render(self) -> str:
         return f"{self._dates()} {self.text}"
 
     def shown(self) -> str:
-        """The line as a person reads it (the text is stored escaped, see ocmem.text.inert)."""
-        return f"{inert.unescape(self._dates())} {inert.unescape(self.text)}"
+        """The line as a person reads it (the text is stored escaped, see ocmem.text.inert; the
+        mark is read back on its own, so a token span ending it is seen as ocmem's)."""
+        return f"{self._dates(inert.unescape(self.mark))} {inert.unescape(self.text)}"
 
     def expired(self, today: date) -> bool:
         return self.expires <= today

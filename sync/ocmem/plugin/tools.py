@@ -121,7 +121,9 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
     """The system-prompt blocks: validated facts as facts, short-term notes fenced as data."""
     paths = ws.paths
     system = []
-    memory = read_text(paths.memory_md).strip()
+    # As written: the escapes and token spans that keep MEMORY.md inert in SilverBullet are
+    # undone (ocmem.text.inert.readable), so the model reads `fastcgi_pass`, not `fastcgi\_pass`.
+    memory = inert.readable(read_text(paths.memory_md)).strip()
     if memory:
         system.append(
             "## Mémoire validée (memory/MEMORY.md)\n"

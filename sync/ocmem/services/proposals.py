@@ -29,6 +29,7 @@ from ocmem.services.drafts import (
     origin_of,
     says_lesson,
 )
+from ocmem.text import inert
 from ocmem.text.similarity import Match, closest, fold, similarity
 
 
@@ -60,6 +61,11 @@ class Proposals:
 
     def pending_duplicates(self, threshold: float = 0.35) -> Outcome:
         """Pairs of waiting proposals that look like the same lesson (most similar first)."""
+        if not 0 <= threshold <= 1:
+            raise InputError(
+                f"--threshold {threshold:g} : une similarité va de 0 à 1",
+                fix="par ex. --threshold 0.35 (plus haut : moins de paires, plus sûres)",
+            )
         doc = self.ws.pending_document()
         waiting = [p for p in doc.proposals if p.state == pending.STATE_PENDING]
         shown = {p.id: self._readable(p) for p in waiting}
@@ -324,12 +330,12 @@ class Proposals:
 
     def show_pending(self, pid: str) -> Outcome:
         proposal = self._readable(self._get(self.ws.pending_document(), pid))
-        lines = [proposal.render()]
+        lines = [proposal.shown()]  # as written: pending.md's escapes are for SilverBullet
         before = self.replaced(proposal)
         if before is not None:
             lines[:0] = [
                 "Remplacement, côte à côte :",
-                f"  avant (MEMORY.md) : {before}",
+                f"  avant (MEMORY.md) : {inert.unescape(before)}",
                 f"  après ({proposal.id})  : {proposal.content}",
                 "",
             ]
@@ -360,7 +366,7 @@ class Proposals:
             "kind": proposal.kind,
             "title": proposal.title,
             "exposure": proposal.exposure or "",
-            "replaces": self.replaced(proposal) or "",
+            "replaces": inert.unescape(self.replaced(proposal) or ""),
         }
 
     def _get(self, doc: pending.Document, pid: str) -> pending.Proposal:

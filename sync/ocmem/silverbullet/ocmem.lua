@@ -228,6 +228,13 @@ local PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 local PLAIN = set("\\`*_[]<>#${}|~=^&")
 local DRAFT = set("\\`[]<>#${}~=^&")
 local NOT_IN_SPAN = set("<[]#{}")
+-- Technical tokens (ocmem.inert._token_wraps): a core with a letter or digit and one of TRIGGER
+-- goes in a code span; a span of the agent's that stands alone with such a core gets one
+-- backtick more, which unescape takes off again.
+local BLANK = set(" \t\n")
+local TOKEN_OPEN = set("(\"'")
+local TOKEN_CLOSE = set(")\"'.,;:!?")
+local TRIGGER = set("\\*_|~=^&$>")
 
 local function isDigit(c)
   return c ~= nil and c >= 48 and c <= 57
@@ -304,9 +311,86 @@ local function orderedMarker(line, from)
   return nil
 end
 
+-- ocmem.inert._token_like: s[from..to] (inclusive) may be put in a code span.
+local function tokenLike(s, from, to)
+  if to < from then
+    return false
+  end
+  local trigger, alnum = false, false
+  for p = from, to do
+    local c = byte(s, p)
+    if BLANK[c] or c == 96 or NOT_IN_SPAN[c] then
+      return false
+    end
+    trigger = trigger or TRIGGER[c] == true
+    alnum = alnum or isAlpha(c) or isDigit(c)
+  end
+  return trigger and alnum
+end
+
+-- ocmem.inert._stands_alone: s[start..stop - 1] is bounded as a token's core is.
+local function standsAlone(s, start, stop)
+  local before, after = start > 1 and byte(s, start - 1), stop <= #s and byte(s, stop)
+  return (not before or BLANK[before] == true or TOKEN_OPEN[before] == true)
+    and (not after or BLANK[after] == true or TOKEN_CLOSE[after] == true)
+end
+
+-- ocmem.inert._laddered: the code span s[start..stop - 1] with `step` backticks more (or fewer)
+-- on each side if it stands alone and holds a token's core; as written otherwise.
+local function laddered(s, start, stop, step)
+  local len = 1
+  while byte(s, start + len) == 96 do
+    len = len + 1
+  end
+  if tokenLike(s, start + len, stop - len - 1) and standsAlone(s, start, stop) then
+    local ticks = string.rep("`", len + step)
+    return ticks .. sub(s, start + len, stop - len - 1) .. ticks
+  end
+  return sub(s, start, stop - 1)
+end
+
+-- ocmem.inert._token_wraps: the cores put in a code span, as {start = end + 1}.
+local function tokenWraps(line, spans, escaped)
+  local wraps, i, n = {}, 1, #line
+  while i <= n do
+    if BLANK[byte(line, i)] then
+      i = i + 1
+    else
+      local start, ticked = i, false
+      while i <= n and not BLANK[byte(line, i)] do
+        if spans[i] then
+          i, ticked = spans[i], true
+        else
+          ticked = ticked or byte(line, i) == 96
+          i = i + 1
+        end
+      end
+      if not ticked then
+        local first, last = start, i - 1
+        while first <= last and TOKEN_OPEN[byte(line, first)] do
+          first = first + 1
+        end
+        while last >= first and TOKEN_CLOSE[byte(line, last)] do
+          last = last - 1
+        end
+        local escapes = false
+        for p = first, last do
+          escapes = escapes or escaped[byte(line, p)] == true
+        end
+        if escapes and tokenLike(line, first, last) then
+          wraps[first] = last + 1
+        end
+      end
+    end
+  end
+  return wraps
+end
+
 local function escapeLine(line, escaped, lineStart)
-  local out, spans, i, n = {}, codeSpans(line), 1, #line
-  if lineStart then
+  local spans = codeSpans(line)
+  local wraps = tokenWraps(line, spans, escaped)
+  local out, i, n = {}, 1, #line
+  if lineStart and not wraps[1] then
     local marker = orderedMarker(line, 1)
     local first = byte(line, 1)
     if marker then
@@ -320,8 +404,16 @@ local function escapeLine(line, escaped, lineStart)
   local plainFrom = i
   while i <= n do
     local c = byte(line, i)
-    if spans[i] then
-      i = spans[i]
+    if spans[i] or wraps[i] then
+      out[#out + 1] = sub(line, plainFrom, i - 1)
+      if spans[i] then
+        out[#out + 1] = laddered(line, i, spans[i], 1)
+        i = spans[i]
+      else
+        out[#out + 1] = "`" .. sub(line, i, wraps[i] - 1) .. "`"
+        i = wraps[i]
+      end
+      plainFrom = i
     elseif escaped[c] then
       out[#out + 1] = sub(line, plainFrom, i - 1)
       out[#out + 1] = (c == 60) and "&lt;" or ("\\" .. sub(line, i, i))
@@ -381,7 +473,8 @@ local function entityAt(text, i)
   return k + 1, NAMED[sub(text, j, k - 1)] or sub(text, i, k)
 end
 
---- ocmem.inert.unescape: rendered text back to what a reader sees (code spans as written).
+--- ocmem.inert.unescape: rendered text back to what the agent wrote (the spans ocmem put around
+--- tokens taken off, the agent's as written).
 function M.unescape(text)
   local out, i, n = {}, 1, #text
   while i <= n do
@@ -394,15 +487,20 @@ function M.unescape(text)
       while j <= n and byte(text, j) == 96 do
         j = j + 1
       end
-      local len, stop = j - i, j
+      local len, stop = j - i, nil
       for _, run in ipairs(backtickRuns(text, j)) do
         if run[2] == len then
           stop = run[1] + len
           break
         end
       end
-      out[#out + 1] = sub(text, i, stop - 1)
-      i = stop
+      if stop then
+        out[#out + 1] = laddered(text, i, stop, -1)
+        i = stop
+      else
+        out[#out + 1] = sub(text, i, j - 1)
+        i = j
+      end
     else
       local after, value
       if c == 38 then
@@ -1033,12 +1131,17 @@ function M.replacedStatement(replaces)
   return nil
 end
 
---- The MEMORY.md line (as factLines gives it) whose statement is `statement`, or nil.
+--- The MEMORY.md line (as factLines gives it) whose statement is `statement`, or nil. ocmem
+--- names the statement as MEMORY.md holds it (ocmem.services.promotion compares it so); one
+--- read back (unescaped) is looked for next.
 function M.factLineOf(memory, statement)
   local wanted = M.squash(statement)
-  for _, line in ipairs(M.factLines(memory)) do
-    if M.squash(M.unescape(M.factStatement(line))) == wanted then
-      return line
+  for _, readBack in ipairs({ false, true }) do
+    for _, line in ipairs(M.factLines(memory)) do
+      local held = M.factStatement(line)
+      if M.squash(readBack and M.unescape(held) or held) == wanted then
+        return line
+      end
     end
   end
   return nil

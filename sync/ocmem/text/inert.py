@@ -10,7 +10,9 @@ SilverBullet's parser, so this module does the opposite: its output can only be
   backslash escape, ``<`` as ``&lt;``), so no HTML, link, wiki link, attribute, hashtag,
   directive, anchor, emphasis or block can form — except
 - inline code spans whose content holds none of ``< [ ] # { }`` (inert even if a parser
-  disagreed about where the span is), and
+  disagreed about where the span is): the agent's own, and the ones ocmem puts around a
+  technical token (``fastcgi_pass``, ``~/.config``, ``--level=3``, ``18:44~6``) instead of
+  backslashes, so that the token reads, and greps, as it was written (see :func:`_token_wraps`), and
 - fences that ocmem writes itself, at column 0, longer than any run of their character inside,
   with an info string from a fixed list of plain languages.
 
@@ -68,6 +70,19 @@ _PLAIN = frozenset("\\`*_[]<>#${}|~=^&")
 # A draft keeps emphasis and tables (harmless formatting) and escapes the rest.
 _DRAFT = frozenset("\\`[]<>#${}~=^&")
 _NOT_IN_SPAN = frozenset("<[]#{}")
+# Technical tokens. A token is a run of characters between blanks; its core is the token
+# without the punctuation that opens or closes it in prose (`(` … `),` `.` …). A core gets a
+# code span when it has a letter or digit, something plain text escapes but a span shows as
+# it is (``_TRIGGER``), and nothing a span may not hold. A span stands alone when it is
+# bounded like a core: by a blank, the line's ends, an opening mark before or a closing one
+# after. A span of the agent's that stands alone and holds such a core gets one backtick more
+# on each side, so :func:`unescape` can take one off every such span: the spans ocmem added go,
+# the agent's come back as written.
+_BLANK = frozenset(" \t\n")
+_TOKEN_OPEN = frozenset("(\"'")
+_TOKEN_CLOSE = frozenset(")\"'.,;:!?")
+_TRIGGER = frozenset("\\*_|~=^&$>")
+_NOT_IN_TOKEN = _NOT_IN_SPAN | _BLANK | {"`"}
 # ASCII digits only, as CommonMark (and the Lua port in silverbullet/ocmem.lua) reads them.
 _ORDERED_MARKER = re.compile(r"[0-9]{1,9}[.)]")
 # Patterns only some commands need are compiled at their first use (re caches them):
@@ -113,16 +128,76 @@ def _code_spans(line: str) -> dict[int, int]:
     return spans
 
 
+def _token_like(content: str) -> bool:
+    """Whether ``content`` is a core a code span may be put around (see ``_TRIGGER``)."""
+    return (
+        not _NOT_IN_TOKEN.intersection(content)
+        and not _TRIGGER.isdisjoint(content)
+        and any(c.isascii() and c.isalnum() for c in content)
+    )
+
+
+def _stands_alone(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is bounded as a token's core is."""
+    return (start == 0 or text[start - 1] in _BLANK or text[start - 1] in _TOKEN_OPEN) and (
+        end == len(text) or text[end] in _BLANK or text[end] in _TOKEN_CLOSE
+    )
+
+
+def _laddered(text: str, start: int, end: int, step: int) -> str:
+    """The code span ``text[start:end]``, with ``step`` backticks more (or fewer) on each side
+    if it stands alone and holds a token's core; as written otherwise."""
+    length = 1
+    while text[start + length] == "`":  # the closing run follows: never out of range
+        length += 1
+    content = text[start + length : end - length]
+    if _token_like(content) and _stands_alone(text, start, end):
+        ticks = "`" * (length + step)
+        return ticks + content + ticks
+    return text[start:end]
+
+
+def _token_wraps(line: str, spans: dict[int, int], escaped: frozenset[str]) -> dict[int, int]:
+    """The cores of ``line`` ocmem puts in a code span, as {start: end}: tokens that hold no
+    backtick (so no code span either) and something ``escaped`` would escape."""
+    wraps: dict[int, int] = {}
+    i, n = 0, len(line)
+    while i < n:
+        if line[i] in _BLANK:
+            i += 1
+            continue
+        start, ticked = i, False
+        while i < n and line[i] not in _BLANK:
+            if i in spans:
+                i, ticked = spans[i], True
+            else:
+                ticked = ticked or line[i] == "`"
+                i += 1
+        if ticked:
+            continue
+        first, last = start, i
+        while first < last and line[first] in _TOKEN_OPEN:
+            first += 1
+        while last > first and line[last - 1] in _TOKEN_CLOSE:
+            last -= 1
+        core = line[first:last]
+        if _token_like(core) and not escaped.isdisjoint(core):
+            wraps[first] = last
+    return wraps
+
+
 def _escape_line(line: str, escaped: frozenset[str], *, line_start: bool) -> str:
-    """One line of text with every active character escaped, code spans kept.
+    """One line of text with every active character escaped, code spans kept, technical
+    tokens in code spans.
 
     ``line_start``: the line begins a Markdown line (a continuation line), so a leading
-    ``-``/``+`` or ``1.`` would open a list: escape it too.
+    ``-``/``+`` or ``1.`` would open a list: escape it too (a token in a span opens nothing).
     """
     out: list[str] = []
     spans = _code_spans(line)
+    wraps = _token_wraps(line, spans, escaped)
     i = 0
-    if line_start:
+    if line_start and 0 not in wraps:
         marker = _ORDERED_MARKER.match(line)
         if marker:
             out.append(line[: marker.end() - 1] + "\\" + line[marker.end() - 1])
@@ -132,8 +207,12 @@ def _escape_line(line: str, escaped: frozenset[str], *, line_start: bool) -> str
             i = 1
     while i < len(line):
         if i in spans:
-            out.append(line[i : spans[i]])
+            out.append(_laddered(line, i, spans[i], 1))
             i = spans[i]
+            continue
+        if i in wraps:
+            out.append(f"`{line[i : wraps[i]]}`")
+            i = wraps[i]
             continue
         char = line[i]
         out.append(_escape_char(char) if char in escaped else char)
@@ -162,8 +241,9 @@ def lines(text: str, indent: str = "  ") -> str:
 
 
 def unescape(text: str) -> str:
-    """Rendered text back to what a reader sees: escapes and entities undone, code spans
-    left as written (CommonMark's order of precedence, for one line)."""
+    """Rendered text back to what the agent wrote: escapes and entities undone, the code
+    spans ocmem put around tokens removed, the agent's own left as written (CommonMark's order
+    of precedence, for one line)."""
     out: list[str] = []
     i = 0
     n = len(text)
@@ -177,9 +257,13 @@ def unescape(text: str) -> str:
             while j < n and text[j] == "`":
                 j += 1
             closing = next((s for s, length in _backtick_runs(text, j) if length == j - i), None)
-            end = closing + (j - i) if closing is not None else j
-            out.append(text[i:end])
-            i = end
+            if closing is None:
+                out.append(text[i:j])
+                i = j
+            else:
+                end = closing + (j - i)
+                out.append(_laddered(text, i, end, -1))
+                i = end
         elif char == "&" and (entity := re.compile(_ENTITY).match(text, i)):
             import html  # lazy: only reading entities back needs it
 
@@ -305,6 +389,27 @@ def undraft(rendered: str) -> str:
             continue
         out.append(unescape(lines_[i]))
         i += 1
+    return "\n".join(out)
+
+
+def readable(markdown: str) -> str:
+    """A Markdown page (MEMORY.md) as a reader should get it outside SilverBullet (the
+    model's prompt): every line unescaped, but in fenced code, which is shown as it is."""
+    out: list[str] = []
+    marker = ""
+    for line in markdown.split("\n"):
+        if marker:
+            stripped = line.strip().lstrip("> ").strip()
+            if len(stripped) >= len(marker) and set(stripped) == {marker[0]}:
+                marker = ""
+            out.append(line)
+            continue
+        opening = re.compile(_FENCE_OPEN).match(line)
+        if opening and not (opening.group(2)[0] == "`" and "`" in opening.group(3)):
+            marker = opening.group(2)
+            out.append(line)
+            continue
+        out.append(unescape(line))
     return "\n".join(out)
 
 
