@@ -62,6 +62,10 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     opencode = fake_bin / "opencode"
     opencode.write_text(FAKE_OPENCODE)
     opencode.chmod(0o755)
+    # And a crontab that is a file of the test's (ocmem doctor reads it): never the user's.
+    (fake_bin / "crontab").write_text(FAKE_CRONTAB)
+    (fake_bin / "crontab").chmod(0o755)
+    monkeypatch.setenv("CRONTAB_FILE", str(tmp_path / "crontab-empty.txt"))
     monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
     for var in list(os.environ):
         if var.startswith(("OCMEM_SILVERBULLET", "OCMEM_SESSION")):

@@ -8,6 +8,7 @@ import json
 import os
 import socket
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,47 @@ def test_an_unexpected_space_is_an_error(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url, expect_space_path="Agents/Memory/MEMORY.md")
     status, text = doctor(home)
     assert status is Status.FAILED and "Agents/Memory/MEMORY.md" in text
+
+
+def cron_installed(home: Path, run_cli: Any) -> None:
+    done = run_cli("--home", str(home), "cron", "install")
+    assert done.code == 0, done.err
+
+
+def stamp(clock: Clock, minutes_ago: int) -> str:
+    return f"{clock.utc() - timedelta(minutes=minutes_ago):%Y-%m-%dT%H:%M:%SZ}"
+
+
+def test_a_scheduled_sync_failing_at_every_run_is_an_error(
+    synced: Path, crontab: Path, run_cli: Any, clock: Clock
+) -> None:
+    cron_installed(synced, run_cli)
+    (synced / ".ocmem/cron.log").write_text(
+        f"Push : rien de nouveau\nocmem:fin sync 0 {stamp(clock, 50)}\n"
+        f"ocmem : SilverBullet a refusé le jeton (401)\nocmem:fin sync 1 {stamp(clock, 35)}\n"
+        f"ocmem : SilverBullet a refusé le jeton (401)\nocmem:fin sync 1 {stamp(clock, 20)}\n"
+    )
+    result = run_cli("doctor")
+    assert result.code == 1
+    assert "la synchronisation planifiée échoue : code 1" in result.out
+    assert "2 échec(s) de suite — ocmem : SilverBullet a refusé le jeton (401)" in result.out
+    assert "--wait 60 sync" in result.out  # the command to run by hand
+
+
+def test_a_scheduled_sync_that_stopped_running_is_a_warning(
+    synced: Path, crontab: Path, run_cli: Any, clock: Clock
+) -> None:
+    cron_installed(synced, run_cli)
+    (synced / ".ocmem/cron.log").write_text(f"ocmem:fin sync 0 {stamp(clock, 24 * 60)}\n")
+    result = run_cli("doctor")
+    assert "cron ne la lance plus ?" in result.out, result.out
+    (synced / ".ocmem/cron.log").write_text(f"ocmem:fin sync 0 {stamp(clock, 5)}\n")
+    result = run_cli("doctor")
+    assert "planifiée" not in result.out, result.out
+
+
+def test_a_scheduled_sync_without_any_run_yet_is_a_warning(
+    synced: Path, crontab: Path, run_cli: Any
+) -> None:
+    cron_installed(synced, run_cli)
+    assert "n'a encore rien laissé" in run_cli("doctor").out

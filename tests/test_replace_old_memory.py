@@ -174,7 +174,7 @@ def test_the_undo_commands_restore_the_old_memory(
 ) -> None:
     before = tree(old_home, user)
     result = run_cli("init", "--replace-old")
-    undo = result.out.split("Pour annuler :\n", 1)[1].strip().splitlines()
+    undo = result.out.split("Pour annuler :\n", 1)[1].split("\n\n", 1)[0].strip().splitlines()
     assert any(line.strip().startswith("mv ") for line in undo)
     for line in reversed(undo):
         subprocess.run(["sh", "-c", line.strip()], check=True)

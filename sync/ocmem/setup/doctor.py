@@ -35,17 +35,18 @@ from ocmem.home.space import (
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup import setupchecks
+from ocmem.setup import setupchecks, todo
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem, Repair
 
 LOW_DISK_BYTES = 1 << 20
 
 
-def _render(problems: list[Problem], repaired: list[str]) -> Outcome:
+def _render(problems: list[Problem], repaired: list[str], left: list[str]) -> Outcome:
     lines = [f"✓ réparé : {r}" for r in repaired]
     for problem in problems:
         mark = "✗" if problem.level == ERROR else "⚠"
         lines += [f"{mark} {problem.level} : {problem.what}", f"  → {problem.fix}"]
+    lines += left
     errors = sum(p.level == ERROR for p in problems)
     lines.append(
         f"Bilan : {errors} erreur(s), {len(problems) - errors} avertissement(s)"
@@ -62,6 +63,7 @@ class Doctor:
         transport: httpx.BaseTransport | None = None,
     ):
         self.transport = transport  # to SilverBullet (tests: a loopback server's)
+        self.space = setupchecks.SpaceSeen()  # what the SilverBullet check saw
         self.ws = workspace
         self.settings = workspace.settings
         self.paths: Paths = workspace.paths
@@ -459,7 +461,8 @@ class Doctor:
             setupchecks.plugin_config_call(self.settings, self.env),
             setupchecks.opencode_install(self.env),
             setupchecks.offline_start(self.paths),
-            setupchecks.silverbullet(self.settings, self.env, self.transport),
+            setupchecks.scheduled_runs(self.settings, self.ws.clock.utc()),
+            setupchecks.silverbullet(self.settings, self.env, self.transport, self.space),
         ):
             self.found += list(found)
 
@@ -567,11 +570,14 @@ def diagnose(
     """Every problem with its fix; with ``fix``, the safe repairs first (after a backup)."""
     env = os.environ if env is None else env
     repaired: list[str] = []
-    problems = Doctor(workspace, env, transport).run()
+    doctor = Doctor(workspace, env, transport)
+    problems = doctor.run()
     if fix and any(p.repair for p in problems):
         with workspace.transaction("doctor --fix") as txn:
             for problem in problems:
                 if problem.repair:
                     repaired.append(problem.repair(txn))
-        problems = Doctor(workspace, env, transport).run()
-    return _render(problems, repaired)
+        doctor = Doctor(workspace, env, transport)
+        problems = doctor.run()
+    left = todo.remaining(workspace.settings, env, doctor.space)
+    return _render(problems, repaired, todo.render(left) if left else [])

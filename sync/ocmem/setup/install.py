@@ -35,7 +35,7 @@ from ocmem.home.shipped import (
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup import memorysignals, oldmemory, opencodedir
+from ocmem.setup import memorysignals, oldmemory, opencodedir, todo
 from ocmem.text import inert
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ class _Report:
     done: list[str] = field(default_factory=list)
     undo: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    todo: list[str] = field(default_factory=list)  # « ce qu'il te reste à faire »
     needs_human: bool = False
 
     def outcome(self) -> Outcome:
@@ -60,6 +61,8 @@ class _Report:
         if self.undo:
             undo = list(dict.fromkeys(self.undo))
             lines += ["", "Pour annuler :", *[f"  {line}" for line in undo]]
+        if self.todo:
+            lines += ["", *self.todo]
         return Outcome(lines, Status.NEEDS_HUMAN if self.needs_human else Status.OK)
 
 
@@ -145,12 +148,7 @@ class Installer:
                 self.paths.skills_dir / "retrospective" / "SKILL.md",
                 root / "skills" / "retrospective" / "SKILL.md",
             )
-            if self.ws.sync_mode:
-                self.report.notes.append(
-                    "AGENTS.md est tiré de SilverBullet : ajoute la section « Mémoire et apprentissage » "
-                    "à la page Agents/AGENTS.md (`ocmem init --show-section` l'affiche), puis `ocmem pull`"
-                )
-            else:
+            if not self.ws.sync_mode:  # else pulled, ocmem's section composed in (todo says)
                 self._agents_section(old.cuts())
             if (root / "plugin" / "ocmem.ts").is_file():
                 for source, target in plugin_files(root, self.paths):
@@ -162,6 +160,7 @@ class Installer:
         self._report_old(old)
         if self.txn.backups.saved:
             self.report.notes.append(f"Sauvegardes : {self.txn.backups.folder}")
+        self.report.todo = todo.render(todo.remaining(self.ws.settings, self.env))
         self.ws.log("init", actions=self.report.done)
         return self.report.outcome()
 

@@ -29,6 +29,7 @@ spaces, quotes, ``$``, ``%``. cron turns an unescaped ``%`` into a newline, so e
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -194,11 +195,23 @@ def _crontab_line(when: str, shell: str, home: Path, job: str) -> str:
     return f"{when} {cron_escape(_one_line(shell) + ' ' + marker(home, job))}"
 
 
+# The line each cron run ends with in its log: which job, its exit code, when (UTC) — read back
+# by `ocmem doctor` (a job that fails at every run, or no longer runs, is said there).
+RUN_END = re.compile(r"^ocmem:fin (\S+) (\d+) (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)$")
+
+
+def _recorded(shell: str, job: str, log: str) -> str:
+    """``shell`` followed by the record of its end in ``log`` (even when it could not start)."""
+    return (
+        f'{shell} >> {log} 2>&1; echo "ocmem:fin {job} $? $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> {log}'
+    )
+
+
 def cron_line(settings: Settings, every_minutes: int) -> str:
     """The sync's crontab line."""
     settings = absolute(settings)
     log = _q(settings.paths.cron_log)
-    shell = _checked(every_minutes, f"{command(settings, 'sync')} >> {log} 2>&1")
+    shell = _checked(every_minutes, _recorded(command(settings, "sync"), "sync", log))
     return _crontab_line(f"*/{every_minutes} * * * *", shell, settings.paths.home, "sync")
 
 
@@ -308,6 +321,22 @@ def job_of(line: str, home: Path) -> str | None:
     if line.endswith(" " + LEGACY_MARKER) and _legacy_home(line) == home:
         return "sync"
     return None
+
+
+def scheduled_jobs(home: Path) -> dict[str, str]:
+    """This home's lines in the crontab, by job (none when this machine has no crontab)."""
+    try:
+        current = _crontab()
+    except OcmemError:
+        return {}
+    home = Path(os.path.abspath(home))
+    return {job: line for line in current if (job := job_of(line, home)) is not None}
+
+
+def last_runs(log_text: str, job: str) -> list[tuple[int, str]]:
+    """(exit code, UTC stamp) of each recorded end of ``job``, oldest first."""
+    found = (RUN_END.match(line) for line in log_text.splitlines())
+    return [(int(m.group(2)), m.group(3)) for m in found if m and m.group(1) == job]
 
 
 def _others(lines: list[str], home: Path) -> list[str]:

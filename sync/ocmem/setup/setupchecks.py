@@ -12,12 +12,14 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
 
 from ocmem.errors import OcmemError
 from ocmem.home import identity
+from ocmem.home.fsio import read_text
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings
 from ocmem.home.space import is_configured, load_sync_config
@@ -183,20 +185,94 @@ def offline_start(paths: Paths) -> Iterator[Problem]:
     )
 
 
+def scheduled_runs(settings: Settings, now: datetime) -> Iterator[Problem]:
+    """The scheduled sync, from what its runs left in cron.log: failing at every run (the token
+    changed, ocmem moved…) or no longer running at all is said here, not discovered weeks later."""
+    from ocmem.setup import schedule
+
+    paths = settings.paths
+    line = schedule.scheduled_jobs(paths.home).get("sync")
+    if line is None:
+        return
+    log = read_text(paths.cron_log)
+    runs = schedule.last_runs(log, "sync")
+    every = re.match(r"\*/(\d+) ", line)
+    minutes = int(every.group(1)) if every else 15
+    if not runs:
+        yield Problem(
+            WARNING,
+            f"la synchronisation planifiée n'a encore rien laissé dans {paths.rel(paths.cron_log)}",
+            "attends son premier passage, ou vérifie que cron tourne (`systemctl status cron`)",
+        )
+        return
+    code, stamp = runs[-1]
+    if code != 0:
+        failures = len(runs) - max((i + 1 for i, (c, _) in enumerate(runs) if c == 0), default=0)
+        said = _last_message(log)
+        yield Problem(
+            ERROR,
+            f"la synchronisation planifiée échoue : code {code} le {stamp}, {failures} échec(s) "
+            f"de suite{' — ' + said if said else ''}",
+            f"lance-la à la main pour voir la cause : `{schedule.command(settings, 'sync')}` "
+            f"(détails : {paths.cron_log})",
+        )
+        return
+    when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    if now - when > timedelta(minutes=3 * minutes):
+        yield Problem(
+            WARNING,
+            f"dernière synchronisation planifiée le {stamp}, prévue toutes les {minutes} min : "
+            "cron ne la lance plus ?",
+            "vérifie que cron tourne (`systemctl status cron`) et la ligne (`crontab -l`)",
+        )
+
+
+def _last_message(log: str) -> str:
+    """ocmem's last error line before the last run's end (what the user would have read)."""
+    lines = log.splitlines()[:-1]
+    for line in reversed(lines):
+        if line.startswith("ocmem:fin "):
+            break
+        if line.strip():
+            return line.strip()[:200]
+    return ""
+
+
+@dataclass
+class SpaceSeen:
+    """What the SilverBullet check saw of the human's pages (None: not looked at)."""
+
+    library_page: bool | None = None
+    rules_with_section: bool | None = None
+
+
 def silverbullet(
-    settings: Settings, env: Mapping[str, str], transport: httpx.BaseTransport | None = None
+    settings: Settings,
+    env: Mapping[str, str],
+    transport: httpx.BaseTransport | None = None,
+    seen: SpaceSeen | None = None,
 ) -> Iterator[Problem]:
     """The configured instance, asked once for its listing: reachable, the token accepted, the
-    expected space (the client names each of these failures with its fix)."""
+    expected space (the client names each of these failures with its fix); and, in ``seen``,
+    whether the human's pages the loop needs are there."""
     if not is_configured(settings, env):
         return
+    from ocmem.home.shipped import has_section
     from ocmem.silverbullet.client import SilverBullet
+    from ocmem.silverbullet.library import PAGE_NAME
     from ocmem.silverbullet.push import claim_of
 
+    seen = SpaceSeen() if seen is None else seen
     try:
         config = load_sync_config(settings, env)
         with SilverBullet(config, transport=transport, attempts=1) as client:
             listed = {f.name for f in client.list()}
+            seen.library_page = f"{PAGE_NAME}.md" in listed
+            rules = next((r.remote for r in config.pull if r.local == "AGENTS.md"), None)
+            found = client.read(rules) if rules in listed else None
+            seen.rules_with_section = found is not None and has_section(
+                found.body.decode("utf-8", "replace")
+            )
             home = identity.read(settings.paths)
             if home is None:
                 return
