@@ -103,8 +103,10 @@ export class Monitor {
     return !within(rel, state) || rel === this.rel(this.settings.plugin_command_file)
   }
 
+  /** Packages inside node_modules are watched by metadata only (there may be thousands); the
+   * folder's own top-level files (ocmem init's seed note, npm's lock) are kept like any other. */
   light(rel: string): boolean {
-    return rel === "node_modules" || rel.startsWith("node_modules" + sep) // watched by metadata only
+    return rel === "node_modules" || (rel.startsWith("node_modules" + sep) && rel.split(sep).length > 2)
   }
 
   start(): void {
