@@ -35,6 +35,7 @@ BENCHMARKS: tuple[str, ...] = (
     "plugin_hook",
     "plugin_run",
     "session_start",
+    "offline_start",
 )
 
 
