@@ -499,6 +499,7 @@ def test_fault_matrix(
                     **json.loads(identity.read_text()),
                     "folder": str(folder),
                     "id": home_identity.default_id(folder),
+                    "pages": home_identity.OWN_FOLDER,
                 }
             )
         )

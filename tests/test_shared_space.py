@@ -509,3 +509,47 @@ def test_the_state_file_of_an_older_ocmem_still_loads(
     entry(memory, "Un")
     push(synced)
     assert "· Un ·" in sb.read(JOURNAL)
+
+
+def test_a_never_quiet_page_is_waited_for_as_long_as_the_patience_says(
+    synced: Path, sb: Any, memory: Memory
+) -> None:
+    # Issue 26: against the real server a push gave up after 12 tries (~3.8 s), not after
+    # `patience_seconds`. A writer that saves every 20 ms, for real, during the whole push.
+    import threading
+    import time
+
+    import yaml
+
+    config = yaml.safe_load((synced / "ocmem.yaml").read_text())
+    patience = 3.0
+    config["silverbullet"].update(quiet_seconds=0.1, patience_seconds=patience)
+    (synced / "ocmem.yaml").write_text(yaml.safe_dump(config))
+    entry(memory, "Un")
+    sb.write(JOURNAL, "# Journal\n")
+    stop = threading.Event()
+
+    def human() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            sb.clock.advance(1)
+            sb.write(JOURNAL, f"# Journal\n\nfrappe {n}\n")
+            time.sleep(0.02)
+
+    writer = threading.Thread(target=human, daemon=True)
+    writer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(Busy, match="change sans cesse"):
+            push(synced)
+    finally:
+        waited = time.monotonic() - started
+        stop.set()
+        writer.join()
+    assert sb.requests_matching("PUT") == []
+    # At least the patience, at most one more try (a quiet wait and a probe) plus a loaded
+    # machine's slack.
+    assert patience <= waited <= patience + 2.0, waited
+    push(synced)
+    assert "· Un ·" in sb.read(JOURNAL)

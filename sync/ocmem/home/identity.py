@@ -18,6 +18,8 @@ from typing import NamedTuple
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home.paths import Paths
 
+SHARED_PAGES = "spec"  # home.json's "pages": the spec's Agents/Inbox/journal.md and pending.md
+OWN_FOLDER = "dossier"  # Agents/Inbox/<id>/… (and every home.json written before this field)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,23}$")
 
 
@@ -25,12 +27,21 @@ class HomeId(NamedTuple):
     id: str
     machine: str
     folder: str
+    # The spec's pages (Agents/Inbox/journal.md, …/pending.md) rather than a folder of its own
+    # (Agents/Inbox/<id>/…): a home made with the default id, for the one-VPS user; the claim on
+    # the page keeps a second home out (it is asked for an id, hence a folder, of its own).
+    shared_pages: bool = False
 
     @property
     def key(self) -> str:
         """This home's claim on its SilverBullet pages (written on their receipt line): two homes
         under one id have two keys, so neither takes the other's page for the human's."""
         return home_key(self.machine, self.folder)
+
+
+def pages_folder(home: HomeId, inbox: str = "Agents/Inbox/") -> str:
+    """Where this home's journal.md and pending.md are, with the default push rules."""
+    return inbox if home.shared_pages else f"{inbox}{home.id}/"
 
 
 def home_key(machine_id: str, folder: str) -> str:
@@ -69,7 +80,12 @@ def default_id(folder: Path) -> str:
 def read(paths: Paths) -> HomeId | None:
     try:
         raw = json.loads(paths.home_id.read_text(encoding="utf-8"))
-        found = HomeId(str(raw["id"]), str(raw["machine"]), str(raw["folder"]))
+        found = HomeId(
+            str(raw["id"]),
+            str(raw["machine"]),
+            str(raw["folder"]),
+            raw.get("pages") == SHARED_PAGES,
+        )
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -86,18 +102,21 @@ def read(paths: Paths) -> HomeId | None:
 
 
 def create(paths: Paths, value: str | None) -> HomeId:
-    """The identity for this home on this machine (``value``, else the default id)."""
+    """The identity for this home on this machine: ``value`` (its pages in a folder of that
+    name), else the default id (the spec's pages)."""
     chosen = default_id(paths.home.resolve()) if value is None else value
     problem = id_problem(chosen)
     if problem:
         raise InputError(
             f"identifiant de dossier invalide : {chosen!r} ({problem})", fix="--home-id vps-prod"
         )
-    return HomeId(chosen, machine(), str(paths.home.resolve()))
+    return HomeId(chosen, machine(), str(paths.home.resolve()), shared_pages=value is None)
 
 
 def render(identity: HomeId) -> str:
-    return json.dumps(identity._asdict(), ensure_ascii=False, indent=1) + "\n"
+    record = {"id": identity.id, "machine": identity.machine, "folder": identity.folder}
+    record["pages"] = SHARED_PAGES if identity.shared_pages else OWN_FOLDER
+    return json.dumps(record, ensure_ascii=False, indent=1) + "\n"
 
 
 def require(paths: Paths) -> HomeId:

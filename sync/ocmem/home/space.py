@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ocmem.errors import InputError, Refused
+from ocmem.formats import decisionspage
 from ocmem.home.settings import SECTIONS, Settings, setting
 from ocmem.home.settings import section as config_section
 
@@ -36,6 +37,9 @@ DEFAULT_PUSH = (
     ("memory/journal.md", "Agents/Inbox/{home}/journal.md"),
     ("memory/pending.md", "Agents/Inbox/{home}/pending.md"),
 )
+# The human's decisions page beside each home's pending page (ocmem.formats.decisionspage):
+# written by the review page and by hand, read by the pull, never pushed.
+DECISIONS_PAGE = decisionspage.PAGE_NAME
 # Files the pull may never write, whatever the mapping says.
 LOCAL_ONLY = frozenset({"memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md"})
 
@@ -62,7 +66,13 @@ class PushRule(NamedTuple):
     local: str
     remote: str  # may hold {home}, the home's id
 
-    def page(self, home_id: str) -> str:
+    def page(self, home_id: str, *, shared: bool = False) -> str:
+        """The page for this home: ``{home}`` is its id, or, for a home on the spec's shared
+        pages, the ``{home}/`` folder is dropped (``Agents/Inbox/journal.md``)."""
+        if shared:
+            return self.remote.replace(HOME_PLACEHOLDER + "/", "").replace(
+                HOME_PLACEHOLDER, home_id
+            )
         return self.remote.replace(HOME_PLACEHOLDER, home_id)
 
 
@@ -232,6 +242,12 @@ def _push_rule(item: object, inbox: str) -> PushRule:
     if not sample.startswith(inbox) or not sample.endswith(".md") or "{" in sample:
         raise InputError(
             f"le push n'écrit que des pages .md sous {inbox!r}, pas {remote!r}",
+            fix="corrige ocmem.yaml",
+        )
+    if sample.rpartition("/")[2] == DECISIONS_PAGE:
+        # One writer per page: the human's decisions page is never ocmem's (docs/sync.md).
+        raise InputError(
+            f"le push n'écrit jamais {DECISIONS_PAGE} (la page des décisions de l'humain), pas {remote!r}",
             fix="corrige ocmem.yaml",
         )
     return PushRule(local, remote)

@@ -54,12 +54,17 @@ def status(ws: Workspace) -> Outcome:
 def _sync_status(ws: Workspace) -> list[str]:
     if not ws.sync_mode:
         return ["SilverBullet    non configuré (mémoire locale seulement)"]
+    from ocmem.home import identity
     from ocmem.home.space import load_sync_config
     from ocmem.silverbullet.state import SyncState
 
     config = load_sync_config(ws.settings)
     state = SyncState.load(ws.paths, config.url)
     lines = [f"SilverBullet    {config.url} — {len(state.pulled)} fichier(s) tiré(s)"]
+    home = identity.read(ws.paths)
+    if home is not None:
+        pages = ", ".join(rule.page(home.id, shared=home.shared_pages) for rule in config.push)
+        lines.append(f"  pages de ce dossier : {pages}")
     for page, pushed in sorted(state.pushed.items()):
         open_conflicts = (
             f", ⚠ {len(pushed.conflicts)} bloc(s) dans une copie de conflit"

@@ -172,15 +172,27 @@ class Installer:
         if current == chosen:
             return
         self.txn.write(self.paths.home_id, identity.render(chosen), mode=0o600, backup=False)
+        pages = identity.pages_folder(chosen)
         if current is None:
-            self.report.done.append(f"identifiant de ce dossier : {chosen.id}")
+            self.report.done.append(
+                f"identifiant de ce dossier : {chosen.id} (ses pages dans SilverBullet : "
+                f"{pages}journal.md et {pages}pending.md)"
+            )
             self.report.undo.append(f"rm {self.paths.home_id}")
+            if chosen.shared_pages:
+                self.report.notes.append(
+                    f"Ce dossier écrit les pages de la spécification ({pages}journal.md, "
+                    f"{pages}pending.md). Un second dossier ocmem sur le même espace sera refusé "
+                    "au push et invité à prendre un identifiant, donc un dossier, à lui "
+                    "(`ocmem init --home-id NOM` : Agents/Inbox/NOM/)."
+                )
         else:
             self.report.done.append(f"identifiant de ce dossier : {current.id} → {chosen.id}")
-            if current.id != chosen.id:
+            before = identity.pages_folder(current)
+            if before != pages:
                 self.report.notes.append(
-                    f"Les prochains envois iront dans Agents/Inbox/{chosen.id}/ ; "
-                    f"les pages de Agents/Inbox/{current.id}/ restent telles quelles dans SilverBullet."
+                    f"Les prochains envois iront dans {pages} ; les pages de {before} restent "
+                    "telles quelles dans SilverBullet."
                 )
 
     def _create(self, path: Path, text: str) -> None:

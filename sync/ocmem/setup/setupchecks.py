@@ -277,7 +277,16 @@ def silverbullet(
             if home is None:
                 return
             for rule in config.push:
-                page = rule.page(home.id)
+                page = rule.page(home.id, shared=home.shared_pages)
+                spec = rule.page(home.id, shared=True)
+                if spec != page and spec in listed:
+                    yield Problem(
+                        WARNING,
+                        f"{spec} existe (la page de la spécification) mais ce dossier écrit {page} : "
+                        "ocmem n'y touche pas",
+                        "laisse-la à l'humain, ou fais aller les envois de ce dossier là (règles "
+                        "`push` d'ocmem.yaml, docs/sync.md)",
+                    )
                 read = client.read(page) if page in listed else None
                 holder = claim_of(read.body.decode("utf-8", "replace") if read else None)
                 if holder is not None and holder != home.key:

@@ -56,7 +56,6 @@ from ocmem.silverbullet.client import (
 from ocmem.silverbullet.state import PushedPage, SyncState
 from ocmem.text import inert
 
-MAX_ROUNDS = 12
 RECEIPT = re.compile(r"^Envoi ocmem n° (\d+) \(([a-z0-9-]+), [^)]*\)[^\n]*$", re.MULTILINE)
 # The claim of the home that writes the page, inside its receipt line (older lines have none).
 CLAIM = re.compile(r"^Envoi ocmem n° \d+ \([a-z0-9-]+, [^)]*clé ([0-9a-f]{8})\)", re.MULTILINE)
@@ -247,8 +246,12 @@ class Pusher:
         self.home = identity.require(self.paths)
         home_id = self.home.id
         report = Outcome()
+        first = not self.state.pushed  # this home's first push to this space
         for rule in self.config.push:
-            self._push_page(rule, rule.page(home_id), home_id, report, dry_run)
+            page = rule.page(home_id, shared=self.home.shared_pages)
+            self._push_page(rule, page, home_id, report, dry_run)
+        if first and report.lines:
+            self._spec_pages_left(report)
         if self.backups.saved:
             report.lines.append(
                 f"Versions distantes remplacées, gardées dans : {self.backups.folder}"
@@ -261,6 +264,31 @@ class Pusher:
             gaps_us=[round(g, 1) for g in self.gaps_us],
         )
         return report
+
+    def _spec_pages_left(self, report: Outcome) -> None:
+        """The spec's pages (``Agents/Inbox/journal.md``…) when this home writes a folder of its
+        own: never written by it, never passed over in silence either (said at the first push;
+        ``doctor`` says it every time)."""
+        for rule in self.config.push:
+            spec = rule.page(self.home.id, shared=True)
+            if spec == rule.page(self.home.id, shared=self.home.shared_pages):
+                continue
+            if self.client.meta(spec) is not None:
+                report.lines.append(
+                    f"ℹ {spec} existe (la page de la spécification) ; ce dossier écrit "
+                    f"{rule.page(self.home.id)} et n'y touche pas : laisse-la à l'humain, ou fais "
+                    "aller les envois de ce dossier là (règles `push` d'ocmem.yaml, docs/sync.md)"
+                )
+
+    def _adopted(self, name: str, text: str | None, report: Outcome) -> None:
+        """A page at this home's path that ocmem never wrote (the spec's page, kept by hand
+        before ocmem): its lines stay as they are, ocmem's blocks are added, and it is said."""
+        if name in self.state.pushed or not (text or "").strip() or receipt_of(text) is not None:
+            return
+        report.lines.append(
+            f"ℹ {name} existait déjà sans ocmem : tout ce qu'elle contient est gardé tel quel, "
+            "les entrées d'ocmem s'y ajoutent"
+        )
 
     def _check_claim(self, name: str, text: str | None) -> None:
         """A page another home writes (same id: two users, two homes, one cloud image's host
@@ -319,7 +347,9 @@ class Pusher:
         sent = _Sent()
         deadline = self.ws.clock.monotonic() + self.config.patience_seconds
         ours: str | None = None  # the last body we PUT, to recognise an overlapping write
-        for _round in range(MAX_ROUNDS):
+        attempt = 0
+        while True:  # until it is written, or postponed once the patience is spent
+            attempt += 1
             read, text, read_at = reads.trusted_read(
                 self.ws.clock,
                 self.client,
@@ -330,6 +360,8 @@ class Pusher:
                 lambda: self._postponed(name),
             )
             self._check_claim(name, text)
+            if attempt == 1:
+                self._adopted(name, text, report)
             actual = text
             sent.regressed |= (receipt_of(text) or 0) < page.receipt
             page.receipt = max(page.receipt, receipt_of(text) or 0)
@@ -374,7 +406,6 @@ class Pusher:
             sent.updated += [i for i in result.updated if i not in sent.updated]
             sent.conflicts += [i for i in result.conflicts if i not in sent.conflicts]
             sent.writes += 1
-        raise self._postponed(name)
 
     def _write_ahead(
         self,
