@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import NamedTuple
 
 
@@ -754,3 +755,104 @@ def build(entries: int, seed: int = 14) -> tuple[str, list[Query]]:
             }
         parts.append(journal.entry_from_fields(fields, when, 10).render())
     return parts[0].rstrip("\n") + "\n\n" + "\n".join(parts[1:]), queries
+
+
+# --- the evaluation: labelled set, held-out part --------------------------------------------
+
+LIMIT = 5
+HOLDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "retrieval_holdout.txt"
+"""The held-out queries (written before any tuning, frozen): parts, query => episode title."""
+
+
+class Part(NamedTuple):
+    """One part of the evaluation: its queries, each with its relevant ref (None: nothing is)."""
+
+    name: str
+    queries: list[tuple[str, str | None]]
+
+
+class Scores(NamedTuple):
+    """A part's figures: ranks of the relevant entry (None: absent from the top 5), and for the
+    « nothing relevant » queries whether the search answered nothing."""
+
+    part: str
+    ranks: list[int | None]
+    nothing: list[bool]
+
+    @property
+    def recall(self) -> float:
+        return _rate(self.ranks) if self.ranks else 1.0
+
+    @property
+    def first(self) -> float:
+        return _rate(self.ranks, 1) if self.ranks else 1.0
+
+    @property
+    def mrr(self) -> float:
+        return _mrr(self.ranks) if self.ranks else 1.0
+
+    @property
+    def nothing_precision(self) -> float:
+        return sum(self.nothing) / len(self.nothing) if self.nothing else 1.0
+
+    def line(self) -> str:
+        found = sum(1 for r in self.ranks if r is not None)
+        figures = []
+        if self.ranks:
+            figures.append(
+                f"recall@5 {self.recall:.1%} ({found}/{len(self.ranks)}),"
+                f" first {self.first:.1%}, MRR {self.mrr:.2f}"
+            )
+        if self.nothing:
+            figures.append(
+                f"rien de pertinent {self.nothing_precision:.1%}"
+                f" ({sum(self.nothing)}/{len(self.nothing)})"
+            )
+        return f"{self.part}: " + ", ".join(figures)
+
+
+def parts(entries: int = 2_000) -> tuple[str, list[Part]]:
+    """The evaluation journal and its parts: the labelled set of ``bench.journal_corpus`` then
+    each part of the held-out file, titles resolved to the episodes' refs."""
+    from ocmem.formats import journal
+
+    text, labelled = build(entries)
+    by_title = {b.title: b.ref for b in journal.blocks(text)}
+    found = [Part("labelled", [(q.text, q.ref) for q in labelled])]
+    for line in HOLDOUT.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            found.append(Part(f"held-out {line[1:-1]}", []))
+        elif line and not line.startswith("#"):
+            query, _, title = line.rpartition(" => ")
+            found[-1].queries.append((query, None if title == "-" else by_title[title]))
+    return text, found
+
+
+def evaluate(root: Path, text: str, evaluated: list[Part]) -> list[Scores]:
+    """Every part's figures, for the ranked search over ``text`` (a journal in ``root``)."""
+    from ocmem.home import journalindex
+
+    path = root / "journal.md"
+    path.write_text(text, encoding="utf-8")
+    index = root / "journal-index.sqlite3"
+    scores = []
+    for part in evaluated:
+        ranks: list[int | None] = []
+        nothing: list[bool] = []
+        for query, ref in part.queries:
+            found = [h.ref for h in journalindex.search(index, [path], query, (), LIMIT).hits]
+            if ref is None:
+                nothing.append(not found)
+            else:
+                ranks.append(found.index(ref) + 1 if ref in found else None)
+        scores.append(Scores(part.name, ranks, nothing))
+    return scores
+
+
+def _rate(ranks: list[int | None], within: int = LIMIT) -> float:
+    return sum(1 for r in ranks if r is not None and r <= within) / len(ranks)
+
+
+def _mrr(ranks: list[int | None]) -> float:
+    return sum(1 / r for r in ranks if r is not None) / len(ranks)

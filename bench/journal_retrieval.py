@@ -33,13 +33,12 @@ from bench.common import (
     verdict,
     workdir,
 )
-from bench.journal_corpus import Query, build
+from bench.journal_corpus import LIMIT, Query, _mrr, _rate, build, evaluate, parts
 
 NAME = "journal_retrieval"
 TITLE = "ranked `ocmem journal search`: top-5 hit rate (2 000 entries), wall time (10 000)"
 TARGET_RATE = 0.90
 TARGET_MS = 150.0
-LIMIT = 5
 
 
 def newest_first(blocks: list[Any], query: str, limit: int) -> list[Any]:
@@ -60,44 +59,30 @@ def newest_first(blocks: list[Any], query: str, limit: int) -> list[Any]:
     return found
 
 
-def _ranks(
-    home: Path, text: str, queries: list[Query]
-) -> tuple[list[int | None], list[int | None]]:
-    """Rank (1-based) of the relevant entry in each top 5, new search then anchor; None: absent."""
+def _anchor_ranks(text: str, queries: list[Query]) -> list[int | None]:
+    """Rank (1-based) of the relevant entry in the anchor's top 5; None: absent."""
     from ocmem.formats import journal
-    from ocmem.home import journalindex
-    from ocmem.home.paths import Paths
 
-    path = home / "memory" / "journal.md"
-    path.write_text(text, encoding="utf-8")
-    index = Paths(home).journal_index
-    new: list[int | None] = []
-    old: list[int | None] = []
+    blocks = journal.blocks(text)
+    ranks: list[int | None] = []
     for query in queries:
-        found = [h.ref for h in journalindex.search(index, [path], query.text, (), LIMIT).hits]
-        anchor = [b.ref for b in newest_first(journal.blocks(text), query.text, LIMIT)]
-        new.append(found.index(query.ref) + 1 if query.ref in found else None)
-        old.append(anchor.index(query.ref) + 1 if query.ref in anchor else None)
-    return new, old
-
-
-def _rate(ranks: list[int | None], within: int = LIMIT) -> float:
-    return sum(1 for r in ranks if r is not None and r <= within) / len(ranks)
-
-
-def _mrr(ranks: list[int | None]) -> float:
-    return sum(1 / r for r in ranks if r is not None) / len(ranks)
+        anchor = [b.ref for b in newest_first(blocks, query.text, LIMIT)]
+        ranks.append(anchor.index(query.ref) + 1 if query.ref in anchor else None)
+    return ranks
 
 
 def _quality(result: BenchResult, root: Path) -> None:
-    text, queries = build(2_000)
-    home = init_home(root / "quality")
-    progress(f"quality: 2 000 entries, {len(queries)} labelled queries")
-    new, old = _ranks(home, text, queries)
+    text, evaluated = parts(2_000)
+    _, queries = build(2_000)
+    progress(f"quality: 2 000 entries, {sum(len(p.queries) for p in evaluated)} queries")
+    quality = root / "quality"
+    quality.mkdir()
+    scores = evaluate(quality, text, evaluated)
+    new, old = scores[0].ranks, _anchor_ranks(text, queries)
     rate, anchor_rate = _rate(new), _rate(old)
     result.add(
         Row(
-            f"relevant entry in the top 5 ({len(queries)} queries)",
+            f"labelled: relevant entry in the top 5 ({len(queries)} queries)",
             f"{rate:.1%} ({sum(r is not None for r in new)}/{len(queries)})",
             f"newest-first, every word: {anchor_rate:.1%} ({sum(r is not None for r in old)}/{len(queries)})",
             f"{rate / anchor_rate:.1f}×" if anchor_rate else "—",
@@ -105,18 +90,20 @@ def _quality(result: BenchResult, root: Path) -> None:
             verdict(rate >= TARGET_RATE),
         ),
         Row(
-            "relevant entry first",
+            "labelled: relevant entry first",
             f"{_rate(new, 1):.1%}",
             f"{_rate(old, 1):.1%}",
             target="reported",
         ),
         Row(
-            "mean reciprocal rank (top 5)",
+            "labelled: mean reciprocal rank (top 5)",
             f"{_mrr(new):.2f}",
             f"{_mrr(old):.2f}",
             target="reported",
         ),
     )
+    for score in scores[1:]:
+        result.add(Row(score.part, score.line().split(": ", 1)[1], target="reported"))
     misses = [q.text for q, r in zip(queries, new, strict=True) if r is None]
     if misses:
         result.note("Not in the top 5: " + " | ".join(misses))

@@ -19,12 +19,17 @@ title > tags > lesson = pitfall > the rest (request, what was done); query words
 a question in natural words ranks the entries sharing the most (and the rarest) of its words
 first, and a word of 3 letters or more also matches as a prefix (« certif » finds
 « certificat »), exact matches counting more. Ties go to the newest entry. Tags filter exactly.
+When the best entry lacks part of the query, terms the journal itself relates to the query's
+stems (``ocmem.text.searchterms.related``: « espace » → « disque ») add their BM25 at a lower
+weight. When no entry shown carries enough of the query's weight (IDF), the answer is « rien de
+pertinent » (``Found.nothing_relevant``), not a match made of one common word.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import os
 import re
 import sqlite3
@@ -34,11 +39,12 @@ from typing import NamedTuple
 
 from ocmem.errors import OcmemError
 from ocmem.formats import journal
+from ocmem.text import searchterms as ranking
 from ocmem.text.searchterms import fold, query_terms, terms
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "2"  # 2: ocmem.text.words (one fold, one list of stop-words)
+INDEX_VERSION = "3"  # 3: Snowball stems (PyStemmer)
 MAX_RECENT = 20
 
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
@@ -77,6 +83,9 @@ class Found(NamedTuple):
     # False when the index file could not be written (read-only, disk full): this search ran
     # on an index built in memory, and the next one will rebuild it again.
     saved: bool = True
+    # True when entries share words with the query but none carries enough of it: « rien de
+    # pertinent » rather than a match invented from one common word.
+    nothing_relevant: bool = False
 
 
 class _Stale(Exception):
@@ -409,25 +418,122 @@ def _query(db: sqlite3.Connection, words: Sequence[str], tags: Sequence[str], li
     tag_filter = "".join(" AND instr(e.tags, ?) > 0" for _ in tags)
     tag_args = [f" {t} " for t in tags]
     if words:
-        source = "terms JOIN entries e ON e.id = terms.rowid WHERE terms MATCH ?"
-        args: list[object] = [_match_expression(words), *tag_args]
-        weights = ", ".join(str(w) for w in WEIGHTS)
-        order = f"bm25(terms, {weights}), e.at DESC"
-    else:
-        source, args, order = "entries e WHERE 1", list(tag_args), "e.at DESC"
-    total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}{tag_filter}", args).fetchone()
+        return _ranked(db, words, tag_filter, tag_args, limit)
+    source = f"entries e WHERE 1{tag_filter}"
+    total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", tag_args).fetchone()
     rows = db.execute(
-        f"SELECT e.file, e.start, e.stop, e.at FROM {source}{tag_filter} ORDER BY {order} LIMIT ?",
-        [*args, limit * 2],  # an entry may sit in the journal and an archive after a crash
+        f"SELECT e.file, e.start, e.stop, e.at FROM {source} ORDER BY e.at DESC LIMIT ?",
+        [*tag_args, limit * 2],  # an entry may sit in the journal and an archive after a crash
     ).fetchall()
+    return Found(_hits(rows, limit), int(total[0]))
+
+
+def _hits(rows: Iterable[Sequence[object]], limit: int) -> list[Hit]:
     hits: list[Hit] = []
     for name, start, stop, at in rows:
         if any(h.ref == f"journal {at}" for h in hits):
             continue
-        hits.append(_hit(Path(name), start, stop, at))
+        hits.append(_hit(Path(str(name)), int(str(start)), int(str(stop)), str(at)))
         if len(hits) == limit:
             break
-    return Found(hits, int(total[0]))
+    return hits
+
+
+def _ranked(
+    db: sqlite3.Connection, words: Sequence[str], tag_filter: str, tag_args: list[str], limit: int
+) -> Found:
+    """BM25 of the query's stems; when the best entry lacks part of the query, plus a lower
+    weight of BM25 over their related terms; nothing when no entry shown carries enough of the
+    query (``ocmem.text.searchterms.relevant``)."""
+    size = int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
+    frequency = {w: _frequency(db, w) for w in words}
+    source = f"terms JOIN entries e ON e.id = terms.rowid WHERE terms MATCH ?{tag_filter}"
+    expressions = [_match_expression(words)]
+    total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", [expressions[0], *tag_args])
+    own_scores = _scored(db, source, expressions[0], tag_args)
+    candidates = heapq.nlargest(ranking.CANDIDATES, own_scores, key=own_scores.__getitem__)
+    rows = _locations(db, candidates)
+    best = max(rows, key=lambda r: (own_scores[r], rows[r][3]), default=None)
+    related: dict[str, tuple[str, float]] = {}
+    own = 0.0 if best is None else ranking.coverage(words, frequency, size, {}, _terms_of(db, best))
+    if own < ranking.EXPAND_BELOW:
+        related = ranking.related(words, frequency, size, lambda w: _neighbours(db, w))
+    expansion_scores: dict[int, float] = {}
+    if related:
+        expressions.append(_match_expression(list(related)))
+        expansion_scores = _scored(db, source, expressions[1], tag_args)
+        more = heapq.nlargest(
+            ranking.CANDIDATES, expansion_scores, key=expansion_scores.__getitem__
+        )
+        rows.update(_locations(db, [r for r in more if r not in rows]))
+
+    def score(rowid: int) -> tuple[float, str]:
+        pair = own_scores.get(rowid, 0.0), expansion_scores.get(rowid, 0.0)
+        return ranking.combined(*pair), rows[rowid][3]
+
+    order = sorted(rows, key=score, reverse=True)
+    hits = _hits((rows[r] for r in order), limit)
+    refs = {h.ref for h in hits}
+    shown = [r for r in order if f"journal {rows[r][3]}" in refs]
+    if hits and not any(
+        ranking.relevant(words, frequency, size, related, _terms_of(db, r)) for r in shown
+    ):
+        return Found([], int(total.fetchone()[0]), nothing_relevant=True)
+    return Found(hits, int(total.fetchone()[0]))
+
+
+def _scored(
+    db: sqlite3.Connection, source: str, expression: str, tag_args: list[str]
+) -> dict[int, float]:
+    """Every entry matching ``expression`` (and the tags), with its BM25 (higher is better)."""
+    return dict(
+        db.execute(f"SELECT e.id, -bm25(terms, {_WEIGHTS}) FROM {source}", [expression, *tag_args])
+    )
+
+
+def _locations(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[str, int, int, str]]:
+    """Where each entry of ``ids`` is: its file, its byte range, its minute."""
+    marks = ", ".join("?" for _ in ids)
+    return {
+        rowid: (name, start, stop, at)
+        for rowid, name, start, stop, at in db.execute(
+            f"SELECT id, file, start, stop, at FROM entries WHERE id IN ({marks})", list(ids)
+        )
+    }
+
+
+_WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
+
+
+def _frequency(db: sqlite3.Connection, word: str, prefix: bool = True) -> int:
+    """How many entries hold ``word`` (as a word, or as a prefix too when ``prefix``)."""
+    expression = _match_expression([word]) if prefix else f'"{word}"'
+    row = db.execute("SELECT count(*) FROM terms WHERE terms MATCH ?", (expression,))
+    return int(row.fetchone()[0])
+
+
+def _neighbours(db: sqlite3.Connection, word: str) -> tuple[int, dict[str, tuple[int, int]]]:
+    """The entries holding ``word`` exactly (a sample of them), and for each other term of those
+    entries: in how many of the sample, in how many entries of the journal."""
+    sample = [
+        set(" ".join(row).split())
+        for row in db.execute(
+            "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE terms MATCH ? LIMIT ?",
+            (f'"{word}"', ranking.SAMPLE),
+        )
+    ]
+    together = ranking.cooccurring(word, sample)
+    if not together:
+        return len(sample), {}
+    everywhere = {t: _frequency(db, t, prefix=False) for t in together}
+    return len(sample), {u: (c, everywhere[u]) for u, c in together.items()}
+
+
+def _terms_of(db: sqlite3.Connection, rowid: int) -> set[str]:
+    row = db.execute(
+        "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE rowid = ?", (rowid,)
+    ).fetchone()
+    return set(" ".join(row).split()) if row else set()
 
 
 def _hit(path: Path, start: int, stop: int, at: str) -> Hit:

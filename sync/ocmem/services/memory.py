@@ -313,7 +313,12 @@ class Memory:
         if held and on_quarantined is not None:
             on_quarantined(held)
         order = "les plus pertinentes" if searchterms.query_terms(query) else "les plus récentes"
-        if not found.hits:
+        if not found.hits and found.nothing_relevant:
+            lines.append(
+                f"rien de pertinent : {found.total} entrée(s) partagent un mot de la recherche, "
+                "aucune n'en porte assez"
+            )
+        elif not found.hits:
             lines.append("0 entrée trouvée")
         elif found.total > len(found.hits):
             lines.append(f"{len(found.hits)} sur {found.total} entrées, {order} d'abord")
