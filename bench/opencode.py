@@ -79,22 +79,35 @@ class RunTiming:
     first_model_call: float  # launch → first main request reaches the fake model (s)
     spawns: list[Spawn]  # ocmem processes the plugin started during the run
     tool_calls: int
-    # What the plugin asked its gate during the run: (operation, seconds), from ocmem's log.
-    gate: list[tuple[str, float]] = dataclasses.field(default_factory=list)
+    # What the plugin asked its gate during the run: (operation, seconds, end), from ocmem's log.
+    gate: list[tuple[str, float, float]] = dataclasses.field(default_factory=list)
 
     def blocked_by(self, command: str) -> float | None:
-        """How long ``command`` (``pull``) held the session (s): the plugin awaits the gate's
-        answer, which comes when the pull ends or is killed at its timeout."""
-        return self.seconds_of(command)
+        """How long ``command`` (``pull``) held the session start (s): what the session start's
+        prompt-context waited for it (:meth:`waited_for`). The plugin once awaited the pull
+        before asking for its memory blocks (held = the pull's duration); it now runs the pull in
+        the background (held ≈ 0)."""
+        return self.waited_for(command)
 
     def seconds_of(self, command: str) -> float | None:
         """Duration of the first ``command`` the gate ran (s)."""
-        return next((seconds for op, seconds in self.gate if op == command), None)
+        return next((seconds for op, seconds, _ in self.gate if op == command), None)
+
+    def waited_for(self, command: str, by: str = "prompt-context") -> float | None:
+        """How long the first ``by`` (the session start's memory blocks) waited for the first
+        ``command`` (``pull``), in s: from the pull's start to ``by``'s start, or to the pull's end
+        if that came first; 0 when ``by`` started first. From the gate's log (ms precision)."""
+        pull = next(((end - took, end) for op, took, end in self.gate if op == command), None)
+        then = next((end - took for op, took, end in self.gate if op == by), None)
+        if pull is None or then is None:
+            return None
+        return max(0.0, min(then, pull[1]) - pull[0])
 
 
-def gate_events(log: Path, since: float) -> list[tuple[str, float]]:
-    """The gate's timed operations logged after ``since`` (seconds since the epoch)."""
-    found: list[tuple[str, float]] = []
+def gate_events(log: Path, since: float) -> list[tuple[str, float, float]]:
+    """The gate's timed operations logged after ``since`` (seconds since the epoch): operation,
+    duration (s), and when it ended (the log's time stamp, seconds since the epoch)."""
+    found: list[tuple[str, float, float]] = []
     if not log.exists():
         return found
     for line in log.read_text(encoding="utf-8").splitlines():
@@ -103,7 +116,7 @@ def gate_events(log: Path, since: float) -> list[tuple[str, float]]:
             continue
         when = datetime.fromisoformat(str(event["ts"])).timestamp()
         if when >= since:
-            found.append((str(event["op"]), float(event["ms"]) / 1000))
+            found.append((str(event["op"]), float(event["ms"]) / 1000, when))
     return found
 
 

@@ -1,6 +1,7 @@
 """Session start inside the real OpenCode: what the plugin adds before the first model call, and
-proof that a slow or unreachable SilverBullet cannot hold the session longer than the pull's
-timeout (``plugin.pull_timeout_seconds`` in ocmem.yaml).
+proof that a slow or unreachable SilverBullet does not hold the session start (issue 24: the
+pull runs in the background, bounded by ``plugin.pull_timeout_seconds`` in ocmem.yaml; the
+prompt uses the local copy at once).
 
 Figure: launch of ``opencode run`` → first request of the main model reaching the fake model
 (the plugin awaits its session start in ``chat.message``, before that request). Variants, each in
@@ -13,7 +14,10 @@ its own OpenCode environment, runs alternating:
 - slow: SilverBullet accepts the connection and never answers; ``pull_timeout_seconds: T``;
 - unreachable: nothing listens on the configured port (default retry waits); same T.
 
-The bound holds if slow/unreachable minus "plugin" stays within T plus a small margin.
+Held = how long the session start's memory blocks (the gate's prompt-context) waited for the
+pull, from the gate's own log: the pull's start to prompt-context's start (or the pull's end).
+Target: ≤ 50 ms whatever the space (it was the pull's whole duration, up to T, before issue
+24). The pull's own duration, now in the background, is reported next to it.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from bench.opencode import Scene, install, scene_env
 NAME = "session_start"
 TITLE = "Session start: added latency, and the pull bounded by its timeout"
 MARGIN_S = 0.5
+HELD_TARGET_S = 0.05
 EMPTY_PLUGIN = "export const Empty = async () => ({})\n"
 
 
@@ -103,6 +108,7 @@ def run(quick: bool = False) -> BenchResult:
         progress(f"{reps} runs of each of {', '.join(variants)} (pull timeout {timeout_s} s)")
         firsts: dict[str, list[float]] = {k: [] for k in variants}
         blocked: dict[str, list[float]] = {k: [] for k in variants}
+        pulls: dict[str, list[float]] = {k: [] for k in variants}
         own: dict[str, list[float]] = {"plugin-config": [], "prompt-context": []}
         sb_requests: list[int] = []
         for rep in range(reps):
@@ -116,6 +122,9 @@ def run(quick: bool = False) -> BenchResult:
                 pull_held = timing.blocked_by("pull")
                 if pull_held is not None:
                     blocked[name].append(pull_held)
+                pull_took = timing.seconds_of("pull")
+                if pull_took is not None:
+                    pulls[name].append(pull_took)
                 if name == "no-op pull":
                     sb_requests.append(len(sb.requests))
                 if name == "plugin":
@@ -125,6 +134,7 @@ def run(quick: bool = False) -> BenchResult:
                             values.append(took)
         s = {k: Sample.of(v) for k, v in firsts.items()}
         held_s = {k: Sample.of(v) for k, v in blocked.items() if v}
+        pull_s = {k: Sample.of(v) for k, v in pulls.items() if v}
         base = s.get("none")
         plugin = s.get("plugin")  # None with --quick: only the timeout bound is exercised
 
@@ -179,10 +189,11 @@ def run(quick: bool = False) -> BenchResult:
                 Row(
                     "session start held by the no-op pull (the gate's timing)",
                     ms(held_s["no-op pull"]),
+                    f"the pull itself, in the background: {ms(pull_s['no-op pull'])}; "
                     f"SilverBullet requests per session start: {sorted(set(sb_requests))}",
                     "",
-                    "1 request; reported",
-                    verdict(set(sb_requests) == {1}),
+                    f"≤ {HELD_TARGET_S * 1e3:.0f} ms; 1 request",
+                    verdict(held_s["no-op pull"].high <= HELD_TARGET_S and set(sb_requests) == {1}),
                 ),
             )
         for name in ("slow", "unreachable"):
@@ -193,10 +204,14 @@ def run(quick: bool = False) -> BenchResult:
                 Row(
                     f"session start held by the pull, {name} SilverBullet",
                     ms(held),
-                    f"pull_timeout_seconds: {timeout_s:g} s",
-                    f"worst {held.high / timeout_s:.2f}× the timeout",
-                    f"≤ timeout + {MARGIN_S:g} s",
-                    verdict(held.high <= timeout_s + MARGIN_S),
+                    f"the pull itself, in the background: {ms(pull_s[name])} "
+                    f"(pull_timeout_seconds: {timeout_s:g} s)",
+                    f"worst {held.high * 1e3:.0f} ms; pull worst {pull_s[name].high / timeout_s:.2f}× "
+                    "the timeout",
+                    f"≤ {HELD_TARGET_S * 1e3:.0f} ms; pull ≤ timeout + {MARGIN_S:g} s",
+                    verdict(
+                        held.high <= HELD_TARGET_S and pull_s[name].high <= timeout_s + MARGIN_S
+                    ),
                 ),
                 Row(
                     f"launch → first model call, {name} SilverBullet",
@@ -207,9 +222,10 @@ def run(quick: bool = False) -> BenchResult:
                 ),
             )
         result.note(
-            "Held = the gate's own timing of the pull it ran for the plugin (ocmem's log): the "
-            "plugin's session start awaits its answer, which comes when the pull ends or is "
-            "killed at the timeout. Slow: the server never answers (1 h delay) "
+            "Held = what the session start's prompt-context waited for the pull (the gate's own "
+            "log, ms precision): the plugin starts the pull in the background and asks for its "
+            "memory blocks at once; the pull ends or is killed at the timeout on its own, and "
+            "its result reaches the next model call. Slow: the server never answers (1 h delay) "
             "(without the plugin's kill, the pull would wait timeout_seconds, 30 s, "
             "per attempt). Unreachable: connection refused, default retry waits."
         )

@@ -25,7 +25,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conftest import journal_fields
-from ocmem.formats import archive, memorymd, pending, skills
+from ocmem.formats import archive, decisionspage, memorymd, pending, skills
 from ocmem.formats.fill import Fill
 from ocmem.home.settings import Limits
 from ocmem.services import supersession
@@ -311,8 +311,23 @@ def refuse(oc: Any, space: Space, gid: str, reason: str) -> Any:
     return oc.refuse(space.store(), gid, reason, TODAY)
 
 
+def decisions_of(page: str) -> str:
+    return page.removesuffix("pending") + "decisions"
+
+
+HOME_DECISIONS = decisions_of(HOME_PAGE)
+LEGACY_DECISIONS = decisions_of(LEGACY_PAGE)
+
+
 def statuses(space: Space, page: str = HOME_PAGE) -> dict[str, str]:
-    return {p.id: p.status for p in pending.parse(space.pages[page])}
+    """Each proposal's status as ocmem's pull reads it: its pending page, then the decisions
+    page beside it (read by the Python reader: the Lua writes it, Python reads it)."""
+    found = {p.id: p.status for p in pending.parse(space.pages[page])}
+    decided = decisionspage.parse(space.pages.get(decisions_of(page), ""))
+    return {
+        pid: decided.get(pid, status) if status == pending.STATE_PENDING else status
+        for pid, status in found.items()
+    }
 
 
 def refused(result: Any, *fragments: str) -> str:
@@ -413,7 +428,12 @@ def test_a_fact_is_appended_with_its_date_and_source_and_marked_promoted(
         "journal 2026-11-29 14:32 ; vps-prod/P-0001)\n"
     )
     assert statuses(space) == {"P-0001": "promu (2026-12-01)", "P-0002": "en attente"}
-    assert space.writes == [MEMORY, HOME_PAGE]
+    # One writer per page: the decision goes to the human's decisions page, never to the
+    # pending page ocmem pushes.
+    assert space.writes == [MEMORY, HOME_DECISIONS]
+    assert space.pages[HOME_DECISIONS] == (
+        decisionspage.HEADER + "\n- P-0001 : promu (2026-12-01)\n"
+    )
     assert "2 000" in result.message
 
 
@@ -474,7 +494,7 @@ def test_a_promotion_interrupted_before_the_status_only_marks_it_the_second_time
     seed(space, fact())
     assert promote(oc, space, "vps-prod/P-0001").ok is True
     memory_after = space.pages[MEMORY]
-    seed(space, fact())  # the status write was lost
+    del space.pages[HOME_DECISIONS]  # the decision's write was lost
     result = promote(oc, space, "vps-prod/P-0001")
     assert result.ok is True and "déjà dans MEMORY.md" in result.message
     assert space.pages[MEMORY] == memory_after
@@ -670,7 +690,7 @@ def test_a_skill_promotion_interrupted_before_the_status_only_marks_it(
     seed(space, skill())
     assert promote(oc, space, "vps-prod/P-0002").ok is True
     written = space.pages[skill_page()]
-    seed(space, skill())
+    del space.pages[HOME_DECISIONS]  # the decision's write was lost
     result = promote(oc, space, "vps-prod/P-0002")
     assert result.ok is True and "déjà dans" in result.message
     assert space.pages[skill_page()] == written
@@ -701,14 +721,13 @@ def test_a_refusal_writes_the_reason_inert_and_touches_nothing_else(oc: Any, spa
         statuses(space)["P-0002"]
         == "refusé (2026-12-01) : déjà couvert par ${x} <b>deploy</b> #tag"
     )
-    assert (
-        "- Statut : refusé (2026-12-01) : déjà couvert par \\$\\{x\\} &lt;b\\>deploy&lt;/b\\> \\#tag\n"
-        in after
+    assert after == before  # the pending page is ocmem's: the decision is written beside it
+    decided = space.pages[HOME_DECISIONS]
+    assert decided.endswith(
+        "\n- P-0002 : refusé (2026-12-01) : déjà couvert par \\$\\{x\\} &lt;b\\>deploy&lt;/b\\> \\#tag\n"
     )
-    changed = [(a, b) for a, b in zip(before.split("\n"), after.split("\n"), strict=True) if a != b]
-    assert len(changed) == 1
-    assert inert.active_constructs(after) == []
-    assert space.writes == [HOME_PAGE]
+    assert inert.active_constructs(decided) == []
+    assert space.writes == [HOME_DECISIONS]
 
 
 @pytest.mark.parametrize("reason", ["", "   ", "ligne une\nligne deux"])
@@ -722,7 +741,7 @@ def test_a_broken_block_can_still_be_refused(oc: Any, space: Space) -> None:
     seed(space, fact())
     space.pages[HOME_PAGE] = space.pages[HOME_PAGE].replace("~~~text\n", "")
     assert refuse(oc, space, "vps-prod/P-0001", "illisible").ok is True
-    assert "refusé (2026-12-01) : illisible" in space.pages[HOME_PAGE]
+    assert "- P-0001 : refusé (2026-12-01) : illisible\n" in space.pages[HOME_DECISIONS]
 
 
 @given(reason=st.text(max_size=80))
@@ -844,7 +863,9 @@ def test_the_commands_promote_and_refuse_the_picked_proposal(sbui: Any) -> None:
     assert flashes[0][1] == "info" and flashes[0][0].startswith("vps-prod/P-0002 promue")
     assert flashes[1] == ("vps-prod/P-0003 refusée", "info")
     parsed = {p.id: p.status for p in pending.parse(sbui.PAGES[HOME_PAGE])}
-    assert parsed == {
+    decided = decisionspage.parse(sbui.PAGES[HOME_DECISIONS])
+    assert set(parsed.values()) == {"en attente"}  # ocmem's page: untouched
+    assert {pid: decided.get(pid, status) for pid, status in parsed.items()} == {
         "P-0001": "en attente",
         "P-0002": f"promu ({date.today().isoformat()})",
         "P-0003": f"refusé ({date.today().isoformat()}) : doublon de P-0001",
@@ -1083,7 +1104,7 @@ def test_a_promotion_in_silverbullet_keeps_the_exposure_on_the_page(oc: Any, spa
     seed(space, fact(exposure=EXPOSED))
     assert promote(oc, space, "vps-prod/P-0001").ok is True
     (done,) = pending.parse(space.pages[HOME_PAGE])
-    assert done.status.startswith("promu (") and done.exposure == EXPOSED
+    assert done.exposure == EXPOSED and statuses(space)["P-0001"].startswith("promu (")
 
 
 def test_round_trip_an_exposed_proposal_is_marked_in_silverbullet_and_back(
@@ -1150,7 +1171,7 @@ def test_a_replacement_takes_the_old_facts_place_and_archives_it_as_ocmem_does(
         ),
     )
     assert space.pages[ARCHIVE] == expected
-    assert space.writes == [ARCHIVE, MEMORY, HOME_PAGE]
+    assert space.writes == [ARCHIVE, MEMORY, HOME_DECISIONS]
     assert archive.entries(space.pages[ARCHIVE])[0].old == OLD_LINE
 
 
@@ -1233,3 +1254,115 @@ def test_a_fact_line_is_replaced_or_removed_as_ocmem_does(
     assert oc.replacedFact(text, old, "nouveau") == memorymd.replaced_fact(text, old, "nouveau")
     assert oc.withoutFact(text, old) == memorymd.without_fact(text, old)
     assert oc.squash(old) == " ".join(old.split())
+
+
+# --- the decisions page: one writer per page (issue 24) ---------------------------------------
+
+DECISION_PIECE = st.one_of(
+    st.sampled_from(
+        [
+            "- P-0001 : ",
+            "- P-0002 : ",
+            "- P-00003 : ",
+            "- P-001 : ",
+            "- P-0001~agent-ab12 : ",
+            "- P-0001~ : ",
+            "-  P-0001 : ",
+            "- P-0001: ",
+            "promu (2026-12-01)",
+            "refusé (2026-12-01) : ",
+            "fusionné",
+            "en attente",
+            "promue",
+            " ",
+            "\t",
+            "\r",
+            "\n",
+            "\\#",
+            "&lt;",
+            "`x`",
+            "١",
+        ]
+    ),
+    st.text(max_size=12),
+)
+
+
+@given(st.lists(DECISION_PIECE, max_size=30).map("".join))
+@example("- P-0001 : promu (2026-12-01)")  # no newline: not yet a decision
+@example("- P-0001 : promu (x) \r\n- P-0001 : refusé (y) : non\n")  # the last line wins
+def test_decisions_are_read_as_ocmem_reads_them(oc: Any, text: str) -> None:
+    text = unicodedata.normalize("NFC", text)
+    # Statuses as a human or the Lua writes them (inert); raw entities are the escapers' case.
+    assume(all(_lua_decodes_like_python(m.group(0)) for m in _ENTITY.finditer(text)))
+    lua_found = {k: v for k, v in oc.parseDecisions(text).items()}
+    assert lua_found == decisionspage.parse(text)
+
+
+@given(reason=PROPOSAL_TEXT)
+def test_a_decision_the_lua_writes_is_the_one_python_reads(oc: Any, reason: str) -> None:
+    line = nfc_line(reason).strip()
+    assume(line)
+    status = oc.refusedStatus(TODAY, line)
+    text = oc.withDecision("", "P-0007", status)
+    assert text.startswith(decisionspage.HEADER)
+    assert decisionspage.parse(text) == {
+        "P-0007": f"refusé ({TODAY}) : {inert.unescape(inert.inline(line))}"
+    }
+    again = oc.withDecision(text, "P-0008", f"promu ({TODAY})")
+    assert again.startswith(text)
+    assert decisionspage.parse(again)["P-0008"] == f"promu ({TODAY})"
+    assert oc.withDecision(again, "P-0007", f"promu ({TODAY})")[0] is None  # decided once
+
+
+def test_the_decisions_page_is_beside_each_pending_page(oc: Any) -> None:
+    assert oc.decisionsPage(HOME_PAGE) == HOME_DECISIONS == "Agents/Inbox/vps-prod/decisions"
+    assert oc.decisionsPage(LEGACY_PAGE) == LEGACY_DECISIONS == "Agents/Inbox/decisions"
+    assert decisionspage.page_beside(HOME_PAGE + ".md") == HOME_DECISIONS + ".md"
+    assert decisionspage.page_beside(LEGACY_PAGE + ".md") == LEGACY_DECISIONS + ".md"
+
+
+def test_a_proposal_decided_on_the_decisions_page_is_no_longer_waiting(
+    oc: Any, space: Space
+) -> None:
+    seed(space, fact(), skill())
+    space.pages[HOME_DECISIONS] = "Notes de l'humain.\n- P-0002 : refusé (2026-11-30) : non\n"
+    review = oc.review(space.store())
+    assert [p.id for p in review.entries.values()] == ["P-0001"] and review.decided == 1
+    refused(refuse(oc, space, "vps-prod/P-0002", "encore"), "n'est plus en attente")
+    assert space.writes == []
+
+
+def test_a_status_line_left_in_the_pending_page_is_still_read(oc: Any, space: Space) -> None:
+    """Migration: what the review page wrote into pending.md before the decisions page."""
+    seed(space, fact(status="refusé (2026-11-30) : ancien"), skill())
+    refused(promote(oc, space, "vps-prod/P-0001"), "n'est plus en attente")
+    assert promote(oc, space, "vps-prod/P-0002").ok is True
+    assert statuses(space) == {
+        "P-0001": "refusé (2026-11-30) : ancien",
+        "P-0002": "promu (2026-12-01)",
+    }
+
+
+def test_a_decision_lands_even_if_a_push_rewrote_the_pending_page_meanwhile(
+    oc: Any, space: Space
+) -> None:
+    seed(space, fact())
+    plan = oc.planRefuse(oc.snapshot(space.store()), "vps-prod/P-0001", "non", TODAY)
+    space.pages[HOME_PAGE] = pending.render([fact(), fact("P-0003", "Un autre fait.")])
+    assert oc.apply(space.store(), plan).ok is True
+    assert space.writes == [HOME_DECISIONS]
+    assert statuses(space) == {"P-0001": "refusé (2026-12-01) : non", "P-0003": "en attente"}
+
+
+def test_another_fact_under_the_same_id_is_not_this_proposal(oc: Any, space: Space) -> None:
+    # Found by hand in the real web client: a reinstalled home numbers from P-0001 again; the
+    # review page took the old fact's « ; vps-prod/P-0001) » for this proposal already promoted
+    # and marked it « promu » without writing it.
+    seed(space, fact(), skill())
+    old = "- Un autre fait, d'avant. (2026-01-01, Source : journal 2026-01-01 09:00 ; vps-prod/P-0001)\n"
+    space.pages[MEMORY] = memorymd.MEMORY_HEADER + "\n" + old
+    result = promote(oc, space, "vps-prod/P-0001")
+    assert result.ok is True, result.message
+    assert "Le VPS tourne sous Debian 12." in space.pages[MEMORY]
+    assert old in space.pages[MEMORY]

@@ -110,7 +110,7 @@ _PLUGIN = {
         NUMBER,
         0.1,
         600,
-        help="attente maximale du pull au démarrage d'une session (s)",
+        help="durée maximale du pull lancé en arrière-plan au démarrage d'une session (s)",
         default=20.0,
     ),
     "trusted_tools": Option(

@@ -1,12 +1,14 @@
 """The human's decisions on this home's proposals, read back from SilverBullet at every pull.
 
-The human decides in SilverBullet (docs/guide.md §2): edits the « Statut » line of a proposal in
-``Agents/Inbox/<home>/pending.md`` (« promu (date) », « refusé (date) : raison »), or uses the
-review page's commands that do exactly that, or promotes by copying a fact into MEMORY.md / a
-draft into a skill, or deletes the proposal. :func:`reconcile` (pure) turns what the pulled page,
-MEMORY.md and skills show into local statuses, so ``pending list``, ``status`` and ``propose`` see
-the truth, and into push bases, so the next push leaves the human's block as the human wrote it
-(no agent copy, nothing re-sent).
+The human decides in SilverBullet (docs/guide.md §2): uses the review page's commands, which
+add a line to the home's decisions page ``Agents/Inbox/<home>/decisions.md`` (a page ocmem never
+writes: ``ocmem.formats.decisionspage``), or types such a line by hand, or edits the « Statut »
+line of a proposal in ``Agents/Inbox/<home>/pending.md`` (how the review page decided before the
+decisions page: such lines are still read), or promotes by copying a fact into MEMORY.md / a
+draft into a skill, or deletes the proposal. :func:`reconcile` (pure) turns what the pulled
+pages, MEMORY.md and skills show into local statuses, so ``pending list``, ``status`` and
+``propose`` see the truth, and into push bases, so the next push leaves the human's block as the
+human wrote it (no agent copy, nothing re-sent).
 """
 
 from __future__ import annotations
@@ -62,9 +64,12 @@ def reconcile(
     skill_texts: list[str],
     home_id: str,
     today: date,
+    decided: dict[str, str] | None = None,
 ) -> Reconciled:
     """The local proposals after the human's decisions. ``page_text`` is a trusted read of this
-    home's pending page (None: not read)."""
+    home's pending page (None: not read); ``decided`` is its decisions page, parsed (id →
+    status)."""
+    decided = decided or {}
     remote = (
         {s.id: s.text for s in merge.split(page_text, merge.PENDING_BLOCK) if s.id}
         if page_text is not None
@@ -77,7 +82,10 @@ def reconcile(
         pushed_digest = pushed.blocks.get(pid)
         block = remote.get(pid)
         if page_text is not None and pushed_digest and block is None:
-            if proposal.state == pending.STATE_PENDING and pid not in pushed.conflicts:
+            if proposal.state == pending.STATE_PENDING and pid in decided:
+                document = document.replace(proposal.with_status(decided[pid]))
+                lines.append(_decided_line(pid, decided[pid]))
+            elif proposal.state == pending.STATE_PENDING and pid not in pushed.conflicts:
                 refused = proposal.with_status(
                     f"{pending.STATE_REFUSED} ({today.isoformat()}) : {DELETED_REASON}"
                 )
@@ -89,6 +97,10 @@ def reconcile(
             if line:
                 lines.append(line)
             proposal = next(p for p in document.proposals if p.id == pid)
+        if proposal.state == pending.STATE_PENDING and pid in decided:
+            proposal = proposal.with_status(decided[pid])
+            document = document.replace(proposal)
+            lines.append(_decided_line(pid, decided[pid]))
         if proposal.state == pending.STATE_PENDING and _promoted_by_copy(
             proposal, home_id, memory_text, skill_texts
         ):
@@ -96,6 +108,12 @@ def reconcile(
             document = document.replace(promoted)
             lines.append(f"{pid} promue (trouvée dans MEMORY.md ou un skill)")
     return Reconciled(document, bases, lines)
+
+
+def _decided_line(pid: str, status: str) -> str:
+    if status.startswith(pending.STATE_REFUSED):
+        return f"{pid} refusée dans SilverBullet : {status}"
+    return f"{pid} : {status} (décidé dans SilverBullet)"
 
 
 def _adopt(

@@ -71,7 +71,7 @@ def _lua(value: object) -> str:
 def lua_constants() -> str:
     """The constants ocmem.lua shares with ocmem (caps, pages, the MEMORY.md header, the
     proposals' states, labels and separator), written from ocmem's own values."""
-    from ocmem.formats import archive, memorymd, pending, skills
+    from ocmem.formats import archive, decisionspage, memorymd, pending, skills
     from ocmem.home import space
     from ocmem.home.settings import Limits
 
@@ -101,6 +101,8 @@ def lua_constants() -> str:
         ),
         f"M.MEMORY_HEADER = {_lua(memorymd.MEMORY_HEADER)}",
         f"M.ARCHIVE_HEADER = {_lua(archive.ARCHIVE_HEADER)}",
+        f"M.DECISIONS_HEADER = {_lua(decisionspage.HEADER)}",
+        f"local DECISIONS_PAGE = {_lua(decisionspage.PAGE_NAME.removesuffix('.md'))}",
         f"local SEP = {_lua(pending.SEPARATOR)}",
         f"local CONTENT_LABEL = {_lua(pending.CONTENT_LABEL)}",
         "local PENDING, PROMOTED, REFUSED, MERGED = " + ", ".join(_lua(s) for s in pending.STATES),

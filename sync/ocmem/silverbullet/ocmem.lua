@@ -29,7 +29,9 @@ M.pages = M.pages or {
   skills = "Agents/Skills/",
 }
 M.MEMORY_HEADER = "# Mémoire\n\nFaits stables validés par l'humain (2000 caractères au plus).\n"
-M.ARCHIVE_HEADER = "# Archive de la mémoire\n\nFaits et skills remplacés ou retirés par l'humain : ocmem ne les charge plus. Pour en rétablir un, recopiez-le (un fait dans MEMORY.md, un skill dans skills/<nom>/SKILL.md) ou laissez l'agent le proposer à nouveau.\n"
+M.ARCHIVE_HEADER = "# Archive de la mémoire\n\nFaits et skills remplacés ou retirés par l'humain : ocmem ne les charge plus. Pour en rétablir un, recopiez-le (un fait dans MEMORY.md, un skill dans son dossier de Agents/Skills/) ou laissez l'agent le proposer à nouveau.\n"
+M.DECISIONS_HEADER = "# Décisions sur les propositions\n\nÉcrite par la page de revue d'ocmem (Promouvoir, Refuser) ou à la main, une ligne par décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison ». ocmem la lit à chaque pull et ne l'écrit jamais.\n"
+local DECISIONS_PAGE = "decisions"
 local SEP = " · "
 local CONTENT_LABEL = "Contenu proposé"
 local PENDING, PROMOTED, REFUSED, MERGED = "en attente", "promu", "refusé", "fusionné"
@@ -1414,16 +1416,92 @@ function M.markStatus(text, id, status)
   return nil, "proposition " .. id .. " introuvable"
 end
 
+--- The decisions page beside a pending page ("…/pending" → "…/decisions"): the human's
+--- gestures are written there, never into the pending page ocmem pushes (one writer per page).
+function M.decisionsPage(pendingPage)
+  return sub(pendingPage, 1, #pendingPage - #"pending") .. DECISIONS_PAGE
+end
+
+local function isDecided(status)
+  local state = stateOf(status)
+  return state ~= nil and state ~= PENDING
+end
+
+--- Proposal id → its decided status (unescaped), from a decisions page: « - P-0003 : promu
+--- (date) », only lines ending in a newline, only decided states, the last line for an id wins
+--- (as ocmem.formats.decisionspage.parse).
+function M.parseDecisions(text)
+  local found, lines = {}, splitLines(text)
+  for index = 1, #lines - 1 do -- the last piece has no newline after it
+    local line = lines[index]
+    if sub(line, 1, 4) == "- P-" then
+      local i = 5
+      while isDigit(byte(line, i)) do
+        i = i + 1
+      end
+      local ok = i - 5 >= 4
+      if ok and byte(line, i) == 126 then
+        local j = i + 1
+        while isWordDash(byte(line, j)) do
+          j = j + 1
+        end
+        ok, i = j > i + 1, j
+      end
+      if ok and sub(line, i, i + 2) == " : " then
+        local id, rest = sub(line, 3, i - 1), sub(line, i + 3)
+        if byte(rest, #rest) == 13 then
+          rest = sub(rest, 1, #rest - 1)
+        end
+        while #rest > 0 and (byte(rest, #rest) == 32 or byte(rest, #rest) == 9) do
+          rest = sub(rest, 1, #rest - 1)
+        end
+        local status = M.unescape(rest)
+        if isDecided(status) then
+          found[id] = status
+        end
+      end
+    end
+  end
+  return found
+end
+
+--- The decisions page with `status` (as written: already inert) recorded for `id`, or nil and
+--- why (already decided there).
+function M.withDecision(text, id, status)
+  local already = M.parseDecisions(text)[id]
+  if already then
+    return nil, id .. " n'est plus en attente (" .. already .. ")"
+  end
+  local base = text
+  if M.strip(base) == "" then
+    base = M.DECISIONS_HEADER .. "\n"
+  elseif byte(base, #base) ~= 10 then
+    base = base .. "\n"
+  end
+  return base .. "- " .. id .. " : " .. status .. "\n"
+end
+
 --- Everything a decision reads, from a store {list(), read(name)} (SilverBullet's space, or a
 --- stand-in): page names, the pending pages parsed, MEMORY.md, the skills.
 function M.snapshot(store)
   local names = store.list()
   local snap = { names = names, pages = {}, proposals = {}, byId = {}, read = store.read }
+  local present = {}
+  for _, name in ipairs(names) do
+    present[name] = true
+  end
   for _, page in ipairs(M.pendingPages(names)) do
     page.text = store.read(page.name) or ""
+    page.decisionsPage = M.decisionsPage(page.name)
+    page.decisions = present[page.decisionsPage] and M.parseDecisions(store.read(page.decisionsPage) or "") or {}
     snap.pages[#snap.pages + 1] = page
     for _, p in ipairs(M.parsePending(page.text)) do
-      p.page, p.home = page.name, page.home
+      p.page, p.home, p.decisionsPage = page.name, page.home, page.decisionsPage
+      local decided = page.decisions[p.id]
+      if decided and p.state == PENDING then
+        -- decided on the decisions page, not yet pulled (the pending page is ocmem's)
+        p.status, p.state = decided, stateOf(decided)
+      end
       p.gid = page.home and (page.home .. "/" .. p.id) or p.id
       snap.proposals[#snap.proposals + 1] = p
       if snap.byId[p.gid] == nil then
@@ -1475,7 +1553,7 @@ local function lookup(snap, gid, readable)
 end
 
 local function markWrite(p, today)
-  return { page = p.page, id = p.id, status = PROMOTED .. " (" .. today .. ")" }
+  return { page = p.decisionsPage, id = p.id, status = PROMOTED .. " (" .. today .. ")" }
 end
 
 local function planFact(snap, p, today)
@@ -1489,8 +1567,9 @@ local function planFact(snap, p, today)
   local oldStatement, why = M.replacedStatement(p.field[LABELS.replaces])
   local oldLine = oldStatement and M.factLineOf(snap.memory, oldStatement)
   for _, existing in ipairs(M.factLines(snap.memory)) do
-    if sub(existing, -#tail) == tail then
-      -- promoted before, but the status was not marked (interrupted): only mark it now
+    if sub(existing, -#tail) == tail and M.unescape(M.factStatement(existing)) == wanted then
+      -- promoted before, but the status was not marked (interrupted): only mark it now; another
+      -- fact under this id (a reinstalled home numbers from P-0001 again) is not this proposal
       return { ok = true, writes = { markWrite(p, today) }, message = p.gid .. " était déjà dans MEMORY.md : marquée « promu »" }
     end
     if existing ~= oldLine and M.unescape(M.factStatement(existing)) == wanted then
@@ -1612,7 +1691,7 @@ function M.planRefuse(snap, gid, reason, today)
   if not status then
     return refusal(why, "relance la commande avec une raison sur une ligne")
   end
-  return { ok = true, writes = { { page = p.page, id = p.id, status = status } }, message = gid .. " refusée" }
+  return { ok = true, writes = { { page = p.decisionsPage, id = p.id, status = status } }, message = gid .. " refusée" }
 end
 
 --- What retiring a validated fact (`target`: its text, whole or the statement) or a skill
@@ -1654,17 +1733,18 @@ function M.planRetire(snap, target, reason, today)
 end
 
 --- Carries out a plan on a store {read(name), write(name, text)}: target pages first, the
---- status last, set on the page as read just before writing it (a push may have added blocks).
+--- decision last, added to the decisions page as read just before writing it. ocmem never
+--- writes that page, so this write races no push; the pending page is ocmem's alone.
 function M.apply(store, plan)
   if not plan.ok then
     return plan
   end
   for _, write in ipairs(plan.writes) do
     if write.status then
-      local text, why = M.markStatus(store.read(write.page) or "", write.id, write.status)
+      local text, why = M.withDecision(store.read(write.page) or "", write.id, write.status)
       if not text then
-        return { ok = false, message = plan.message .. ", mais le statut n'a pas pu être marqué : " .. why
-          .. ". Correction : écris « - " .. LABELS.status .. " : " .. write.status .. " » dans " .. write.page }
+        return { ok = false, message = plan.message .. ", mais la décision n'a pas pu être notée : " .. why
+          .. ". Correction : écris « - " .. write.id .. " : " .. write.status .. " » dans " .. write.page }
       end
       store.write(write.page, text)
     elseif write.delete then

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocmem.errors import Busy, OcmemError, Refused
+from ocmem.formats import decisionspage
 from ocmem.formats.fill import Fill
 from ocmem.home import identity, shipped
 from ocmem.home.fsio import file_sha256, sha256
@@ -336,12 +337,13 @@ class Puller:
         return entry.local
 
     def _decisions(self) -> list[str]:
-        """The human's decisions on this home's proposals, from its pending page (read only)."""
+        """The human's decisions on this home's proposals, from its decisions page and its
+        pending page (both read only)."""
         home = identity.read(self.paths)
         rule = next((r for r in self.config.push if r.local == "memory/pending.md"), None)
         if home is None or rule is None:
             return []
-        name = rule.page(home.id)
+        name = rule.page(home.id, shared=home.shared_pages)
         pushed = self.state.pushed.get(name)
         if pushed is None or not pushed.blocks:
             return []
@@ -364,6 +366,10 @@ class Puller:
             )
         except Busy:
             return [f"⚠ {name} change sans cesse : décisions de l'humain lues au prochain pull"]
+        # The human's page beside it, never written by ocmem. A read torn by a save can only
+        # miss decisions (a line counts once it ends in a newline): they are read next pull.
+        beside = decisionspage.page_beside(name)
+        decided = decisionspage.parse(reads.text_of(beside, self.client.read(beside)) or "")
         document = self.ws.pending_document()
         done = decisions.reconcile(
             document,
@@ -373,6 +379,7 @@ class Puller:
             decisions.skill_texts(self.ws.skills()),
             home.id,
             self.ws.today(),
+            decided,
         )
         if done.document.render() != document.render():
             self.txn.write(self.paths.pending, done.document.render())
