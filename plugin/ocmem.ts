@@ -2,7 +2,8 @@
  * ocmem plugin for OpenCode (plugin API V1, OpenCode 1.18.33): the wiring of OpenCode's hooks to
  * the plugin's parts (plugin/ocmem/) and, through one long-lived process, the gate, to ocmem.
  *
- * It counts tool calls per root session, pulls memory before a root session's first model call,
+ * It counts tool calls per root session, pulls memory in the background when a root session starts
+ * (the prompt uses the local copy at once; what the pull brings reaches the next model call),
  * puts validated memory and fenced short-term notes in the main agent's system prompt, asks once
  * per session for the `retrospective` skill (after 5 tool calls, « retiens ça » or a correction),
  * pushes after turns that changed the journal or the proposals, and guards the home. For each
@@ -31,6 +32,7 @@ import { fileURLToPath } from "node:url"
 import { AGENT_ENV, MAX_EXPOSURES, SHAPES, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type ToolEnvelope } from "./ocmem/contract.ts"
 import { gateCommand, lockProcess, startGate, type Gate, type Run } from "./ocmem/gate.ts"
 import { Guard, WRITE_TOOLS, writeTargets } from "./ocmem/guards.ts"
+import { SilverBulletMcp } from "./ocmem/mcp.ts"
 import { Monitor, projectConfig } from "./ocmem/monitor.ts"
 import { canonical, within } from "./ocmem/paths.ts"
 import { Sessions, type SessionState } from "./ocmem/sessions.ts"
@@ -86,6 +88,8 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
   const projects = [...new Set([directory, ...(worktree && worktree !== "/" ? [worktree] : [])].map(canonical))]
   const taint = new Taint(projects, sessions.states, homedir())
   const guard = new Guard()
+  const silverbullet = new SilverBulletMcp() // SilverBullet MCP servers: their writes contained
+  let toldServers = false
   let settings = coldStart(HOME)
   let home = HOME
   let retiens = /$^/
@@ -97,6 +101,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     corrections = new RegExp(next.corrections)
     taint.apply(next)
     guard.apply(next)
+    silverbullet.apply(next)
   }
   apply(settings) // the defaults already guard the home, before ocmem has answered
   let monitor: Monitor | undefined
@@ -178,17 +183,22 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     return context.warnings
   }
 
-  /** Pull, then the memory blocks. Not cached when it fails: the next message tries again. */
+  /** The memory blocks from the local copy at once, and a pull in the background: the session
+   * never waits for SilverBullet. What the pull brings reaches the next model call of every
+   * started session (their blocks are read again when it lands), so the first call of a session
+   * may still see the copy as it was before. Not cached when prompt-context fails: the next
+   * message tries again. */
   async function startSession(root: string, s: SessionState): Promise<void> {
-    if (settings.sync) {
-      const started = Date.now()
-      const timeout = settings.pull_timeout_seconds
-      const r = await ocmem({ op: "pull", wait: 5, timeout }, timeout * 1000 + 5_000)
-      if (r.code !== 0) {
-        const why = (r.err || r.out).trim().split("\n")[0]
-        await log("warn", `pull au démarrage impossible (${r.code}, ${Date.now() - started} ms) : ${why}`)
-        await toast(`Mémoire non synchronisée : ${why}`, "warning")
-      }
+    pullInBackground()
+    const servers = silverbullet.servers()
+    if (servers.length && !toldServers) {
+      toldServers = true
+      const names = servers.map((n) => `« ${n} »`).join(", ")
+      const message =
+        `serveur(s) MCP SilverBullet ${names} : ses écritures hors de ${settings.silverbullet_inbox || "la boîte de dépôt"} ` +
+        "sont refusées par ocmem ; retire-le de la configuration d'OpenCode (ocmem doctor)"
+      await log("warn", message)
+      await toast(message, "warning")
     }
     const warnings = await refreshSystem(root, s)
     if (warnings === undefined) return
@@ -197,6 +207,30 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       await log("warn", warning)
       await toast(warning, "warning")
     }
+  }
+
+  let pulling: Promise<unknown> | undefined
+  /** One pull at a time per OpenCode (a session starting while one runs gets its result too),
+   * bounded by pull_timeout_seconds, kept in `pending` (dispose waits for it). When it fails,
+   * the user is told the local copy is used and may be stale. */
+  function pullInBackground(): void {
+    if (!settings.sync || pulling) return
+    const job = async () => {
+      const started = Date.now()
+      const timeout = settings.pull_timeout_seconds
+      const r = await ocmem({ op: "pull", wait: 5, timeout }, timeout * 1000 + 5_000)
+      if (r.code !== 0) {
+        const why = (r.err || r.out).trim().split("\n")[0]
+        await log("warn", `pull au démarrage impossible (${r.code}, ${Date.now() - started} ms) : ${why} ; la session utilise la copie locale, peut-être en retard`)
+        await toast(`Mémoire peut-être en retard sur SilverBullet (copie locale utilisée) : ${why}`, "warning")
+        return
+      }
+      for (const [root, s] of sessions.states) {
+        if (s.start) await s.start.catch(() => undefined) // its blocks may predate the pull
+        if (s.started) await refreshSystem(root, s)
+      }
+    }
+    pulling = track(job().finally(() => (pulling = undefined)))
   }
 
   /** Tamper check: put back what moved, tell the user now and the model with `tell`. */
@@ -281,6 +315,7 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       const current = cfg.permission
       const rules = typeof current === "string" ? { "*": current } : typeof current === "object" ? current : {}
       cfg.permission = { ...rules, memory_accept: "ask" }
+      silverbullet.learn(cfg.mcp) // every MCP server OpenCode starts, project ones included
     },
 
     event: async ({ event }) => {
@@ -384,12 +419,14 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
         : input.tool === "read" && typeof output.args?.filePath === "string"
           ? [canonical(resolve(cwd, output.args.filePath))]
           : []
-      const refusal = guard.refusal(input.tool, output.args, cwd, targets)
+      const refusal = guard.refusal(input.tool, output.args, cwd, targets) ?? silverbullet.refusal(input.tool, output.args)
       if (refusal) throw new Error(`ocmem : ${refusal}`)
       // Exposed from the call on (erring on the side of exposure: even if the tool then fails).
       if (s.exposures.length < MAX_EXPOSURES) {
         const read = input.tool === "read" ? targets[0] : undefined
         const found = taint.exposuresOf(input.tool, output.args, cwd, read, root)
+        const server = silverbullet.exposure(input.tool, output.args) // even if ocmem.yaml trusts it
+        if (server) found.push(server)
         if (found.length) await expose(root, s, found)
       }
       if (s.exposedAt !== undefined) {

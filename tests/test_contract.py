@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from conftest import CliResult
+from conftest import HOME_ID, CliResult
 from ocmem.home.settings import load_settings
 from ocmem.plugin import contract
 from ocmem.plugin.tools import absolute, plugin_config
@@ -32,9 +33,13 @@ def test_the_plugin_declares_no_second_copy_of_the_settings() -> None:
 
 
 def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: Path) -> None:
-    assert plugin_config(load_settings(home), env={}) == absolute(
-        contract.cold_start_settings(), home
-    )
+    answer: dict[str, Any] = dict(plugin_config(load_settings(home), env={}))
+    # The home's own SilverBullet folder: nowhere until its id is known (ocmem.plugin.mcpservers).
+    inbox, reserved = answer.pop("silverbullet_inbox"), answer.pop("silverbullet_reserved")
+    cold: dict[str, Any] = dict(absolute(contract.cold_start_settings(), home))
+    assert (cold.pop("silverbullet_inbox"), cold.pop("silverbullet_reserved")) == ("", [])
+    assert answer == cold
+    assert inbox == f"Agents/Inbox/{HOME_ID}/" and f"{inbox}pending" in reserved
 
 
 def test_absolute_resolves_exactly_the_path_fields(tmp_path: Path) -> None:

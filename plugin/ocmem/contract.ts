@@ -39,6 +39,10 @@ export type Settings = {
   trust_project: boolean
   exposure_windows: Window[]
   windows_file: string
+  silverbullet_mcp: string[]
+  silverbullet_mcp_pattern: string
+  silverbullet_inbox: string
+  silverbullet_reserved: string[]
 }
 export type PromptContext = {
   system: string[]
@@ -98,7 +102,11 @@ export const SHAPES = {
     "system_paths": "string[]",
     "trust_project": "boolean",
     "exposure_windows": "Window[]",
-    "windows_file": "string"
+    "windows_file": "string",
+    "silverbullet_mcp": "string[]",
+    "silverbullet_mcp_pattern": "string",
+    "silverbullet_inbox": "string",
+    "silverbullet_reserved": "string[]"
   },
   "PromptContext": {
     "system": "string[]",
@@ -212,7 +220,11 @@ export const COLD_START: Settings = {
   ],
   "trust_project": true,
   "exposure_windows": [],
-  "windows_file": ".ocmem/windows.json"
+  "windows_file": ".ocmem/windows.json",
+  "silverbullet_mcp": [],
+  "silverbullet_mcp_pattern": "(?:silver[-_ .]?bullet)|(?:(?:^|[^A-Za-z0-9])sb[-_]?mcp)|(?:mcp[-_]?sb(?:$|[^A-Za-z0-9]))|(?:(?:^|[^A-Za-z0-9])(?:SB|SILVERBULLET|SILVER_BULLET)_[A-Z0-9_]*(?:$|[^A-Za-z0-9_]))|(?:\\{env:(?:OCMEM_SILVERBULLET_URL|OCMEM_SILVERBULLET_TOKEN|OCMEM_SILVERBULLET_TOKEN_FILE)\\})|(?:\\{file:[^}]*(?:silverbullet\\.token|\\.ocmem/)[^}]*\\})",
+  "silverbullet_inbox": "",
+  "silverbullet_reserved": []
 }
 /** The memory tools (sync/ocmem/formats/operations.py). */
 export const TOOLS = {
@@ -409,7 +421,7 @@ export const TOOLS = {
 } as const
 export type ToolName = keyof typeof TOOLS
 /** What the agent's shell may not run (ocmem.plugin.agentproc refuses them too). */
-export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --fix"] as const
+export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix"] as const
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"

@@ -35,6 +35,7 @@ from ocmem.home import sessions
 from ocmem.home.paths import Paths
 from ocmem.home.settings import SECTIONS, Settings
 from ocmem.home.space import ENV_TOKEN
+from ocmem.plugin import mcpservers
 from ocmem.plugin.agentproc import AGENT_ENV
 from ocmem.text.words import LIGATURES
 
@@ -96,6 +97,14 @@ class PluginSettings(TypedDict):
     # the file they are kept in (read again when a file changed after the plugin last read it).
     exposure_windows: list[Window]
     windows_file: str
+    # SilverBullet MCP servers (ocmem.plugin.mcpservers): the names ocmem found in the configs
+    # it reads, the pattern that tells one in the merged config OpenCode hands the plugin, the
+    # only folder their tools may write to ("" when the home has no id: nowhere) and the pages
+    # of it ocmem pushes itself (without .md).
+    silverbullet_mcp: list[str]
+    silverbullet_mcp_pattern: str
+    silverbullet_inbox: str
+    silverbullet_reserved: list[str]
 
 
 class PromptContext(TypedDict):
@@ -194,6 +203,10 @@ def cold_start_settings() -> PluginSettings:
         "trust_project": plugin["trust_project"].default,
         "exposure_windows": [],
         "windows_file": paths.rel(paths.windows_index),
+        "silverbullet_mcp": [],
+        "silverbullet_mcp_pattern": mcpservers.marker_pattern(),
+        "silverbullet_inbox": "",
+        "silverbullet_reserved": [],
     }
 
 

@@ -23,9 +23,16 @@ from ocmem.home.fsio import read_text
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings, setting
 from ocmem.home.shipped import loop_problems
-from ocmem.home.space import is_configured, secret_values, sync_section, token_file_path
+from ocmem.home.space import (
+    configured_url,
+    is_configured,
+    secret_values,
+    sync_section,
+    token_file_path,
+)
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
+from ocmem.plugin import mcpservers
 from ocmem.plugin.contract import (
     PATH_FIELDS,
     PluginSettings,
@@ -56,6 +63,11 @@ def plugin_config(settings: Settings, env: Mapping[str, str] | None = None) -> P
     config["trust_project"] = bool(setting(settings, "plugin", "trust_project"))
     config["exposure_windows"] = exposure_windows(settings.paths)
     config["hardened"] = hardened(settings.paths)
+    servers, _ = mcpservers.find(settings, env)
+    config["silverbullet_mcp"] = [server.name for server in servers]
+    config["silverbullet_mcp_pattern"] = mcpservers.marker_pattern(configured_url(settings, env))
+    config["silverbullet_inbox"] = mcpservers.home_inbox(settings)
+    config["silverbullet_reserved"] = mcpservers.reserved_pages(settings)
     if not config["hardened"]:
         config["redact"] = redactions(secret_values(settings, env))
     return absolute(config, settings.paths.home)

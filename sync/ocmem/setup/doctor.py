@@ -36,6 +36,7 @@ from ocmem.home.space import (
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import setupchecks, todo
+from ocmem.setup.mcpservers import mcp_problems
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem, Repair
 
 LOW_DISK_BYTES = 1 << 20
@@ -463,6 +464,7 @@ class Doctor:
             setupchecks.offline_start(self.paths),
             setupchecks.scheduled_runs(self.settings, self.ws.clock.utc()),
             setupchecks.silverbullet(self.settings, self.env, self.transport, self.space),
+            mcp_problems(self.settings, self.env),
         ):
             self.found += list(found)
 

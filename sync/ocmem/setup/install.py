@@ -36,6 +36,7 @@ from ocmem.home.shipped import (
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import memorysignals, oldmemory, opencodedir, todo
+from ocmem.setup.mcpservers import init_notes
 from ocmem.text import inert
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ class Installer:
             self._set_aside(old)
             self._write_imports(imports)
         self._report_old(old)
+        self.report.notes += init_notes(self.ws.settings, self.env)
         if self.txn.backups.saved:
             self.report.notes.append(f"Sauvegardes : {self.txn.backups.folder}")
         self.report.todo = todo.render(todo.remaining(self.ws.settings, self.env))

@@ -1,0 +1,59 @@
+"""What ``ocmem doctor`` (and ``ocmem init``) say of SilverBullet MCP servers in OpenCode's
+configuration (issue 23, ``ocmem.plugin.mcpservers`` finds them): each one holds a token for the
+whole space, so the agent could write validated memory in SilverBullet and the next pull would
+install it. The plugin refuses their writes outside ``Agents/Inbox/<home-id>/``, but only in the
+OpenCode it runs in; the server itself keeps its full-space token.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from ocmem.home.settings import Settings
+from ocmem.plugin import mcpservers
+from ocmem.setup.setupchecks import ERROR, WARNING, Problem
+
+
+def mcp_problems(
+    settings: Settings, env: Mapping[str, str] | None = None, directory: Path | None = None
+) -> Iterator[Problem]:
+    """One error per SilverBullet MCP server OpenCode would start (a warning when disabled),
+    naming it and where it is declared; a warning per configuration that could not be read.
+    ``directory``: the project (default: the current directory)."""
+    env = os.environ if env is None else env
+    where = Path.cwd() if directory is None else directory
+    servers, unreadable = mcpservers.find(settings, env, where)
+    inbox = mcpservers.home_inbox(settings) or "Agents/Inbox/<id>/"
+    for server in servers:
+        files = ", ".join(server.sources)
+        what = (
+            f"le serveur MCP « {server.name} » ({files}) peut écrire dans SilverBullet "
+            f"({', '.join(server.reasons)}) : l'agent pourrait y réécrire la mémoire validée, "
+            "que le prochain pull installerait"
+        )
+        fix = (
+            f"retire « mcp.{server.name} » de {files} (ou restreins son jeton à {inbox}) ; "
+            f"le plugin ocmem refuse ses écritures hors de {inbox}, pas les autres clients de ce serveur"
+        )
+        if server.enabled:
+            yield Problem(ERROR, what, fix)
+        else:
+            yield Problem(
+                WARNING,
+                f"le serveur MCP « {server.name} » ({files}) est désactivé mais peut écrire dans "
+                f"SilverBullet ({', '.join(server.reasons)})",
+                f"retire « mcp.{server.name} » de {files}",
+            )
+    for why in unreadable:
+        yield Problem(
+            WARNING,
+            f"configuration OpenCode non examinée pour les serveurs MCP : {why}",
+            "corrige le fichier puis relance ocmem doctor",
+        )
+
+
+def init_notes(settings: Settings, env: Mapping[str, str] | None = None) -> list[str]:
+    """What ``ocmem init`` says of them: one note per problem, with its fix."""
+    return [f"{p.level} : {p.what}\n  → {p.fix}" for p in mcp_problems(settings, env)]
