@@ -118,6 +118,7 @@ WRITES = {
     ),
     "retire": (["retire", "fact", "un fait", "--reason", "périmé"], ""),
     "init": (["init"], ""),
+    "doctor --reparer": (["doctor", "--reparer"], ""),
     "doctor --fix": (["doctor", "--fix"], ""),
     "harden": (["harden", "--agent", "nobody"], ""),
     "cron install": (["cron", "install"], ""),
@@ -125,6 +126,8 @@ WRITES = {
 }
 # The gate refuses a model's shell by itself (tests/test_gate.py): it is a server, not a command.
 SERVERS = {"gate"}
+# English spellings of a refused form, still accepted by the command line (ocmem.cli.options).
+ALIASES = {"doctor --fix": "doctor --reparer"}
 
 
 def test_every_command_the_agent_may_not_run_is_tried_here() -> None:
@@ -148,7 +151,8 @@ def test_the_command_lines_human_only_commands_are_the_ones_the_plugin_refuses()
                 guarded.add(str(text).strip())
     refused = set(operations.AGENT_REFUSED)
     assert all(any(g == r or g.startswith(r + " ") for r in refused) for g in guarded), guarded
-    assert refused - SERVERS <= guarded
+    assert refused - SERVERS - set(ALIASES) <= guarded
+    assert set(ALIASES) <= refused and set(ALIASES.values()) <= guarded
 
 
 @pytest.mark.parametrize("command", sorted(WRITES))

@@ -227,8 +227,17 @@ def test_journal_archive_cli_needs_one_bound(home: Path, run_cli: Callable[..., 
 @pytest.mark.parametrize(
     ("args", "said", "example"),
     [
-        (["--older-than", "-1"], "--older-than -1 : il faut au moins 1 jour", "--older-than 90"),
-        (["--older-than", "0"], "--older-than 0 : il faut au moins 1 jour", "--older-than 90"),
+        (
+            ["--plus-vieux-que", "-1"],
+            "--plus-vieux-que -1 : il faut au moins 1 jour",
+            "--plus-vieux-que 90",
+        ),
+        # its English name, still accepted: the message names the French one
+        (
+            ["--older-than", "0"],
+            "--plus-vieux-que 0 : il faut au moins 1 jour",
+            "--plus-vieux-que 90",
+        ),
         (["--before", "2099-01-01"], "2099-01-01 est dans le futur", "--before 2026-08-31"),
         # tomorrow by the command's clock (2026-11-29), whatever day the machine says it is
         (["--before", "2026-11-30"], "2026-11-30 est dans le futur", "--before 2026-08-31"),

@@ -163,10 +163,10 @@ def test_help_and_usage_errors_speak_french(home: Path, run_cli: Run) -> None:
     top = run_cli("--help").out
     assert "Usage :" in top and "COMMANDE [ARGUMENTS]..." in top and "--wait SECONDES" in top
     assert "Commands" not in top and "Show the version" not in top
-    wrong = run_cli("note", "--days", "abc", "x")
+    wrong = run_cli("note", "--jours", "abc", "x")
     assert wrong.code == 2
     assert wrong.err == (
-        "ocmem : valeur invalide pour '--days' : 'abc' n'est pas un nombre valide\n"
+        "ocmem : valeur invalide pour '--jours' : 'abc' n'est pas un nombre valide\n"
         "Correction : `ocmem note --help` montre l'usage\n"
     )
     unknown = run_cli("notte")

@@ -13,6 +13,7 @@ import re
 import click
 
 from ocmem.cli.commands import cli
+from ocmem.cli.options import shown_name
 
 _TABLE = re.compile(r"(<!-- ocmem:commands -->\n).*?(<!-- /ocmem:commands -->)", re.DOTALL)
 _SETTINGS = re.compile(r"(<!-- ocmem:settings -->\n).*?(<!-- /ocmem:settings -->)", re.DOTALL)
@@ -44,7 +45,7 @@ def _usage(path: str, command: click.Command) -> str:
             name = (param.name or "").upper()
             parts.append(param.metavar or (name if param.required else f"[{name}]"))
         elif isinstance(param, click.Option) and not param.hidden and param.name != "help":
-            flag = max(param.opts, key=len)
+            flag = shown_name(param)
             if param.is_flag:
                 parts.append(f"[{flag}]")
             else:
@@ -59,7 +60,7 @@ def _usage(path: str, command: click.Command) -> str:
 
 def table() -> str:
     """The Markdown table of every visible command, its usage and the first line of its help."""
-    lines = ["| command | what it does |", "|---|---|"]
+    lines = ["| commande | rôle |", "|---|---|"]
     for path, command in commands(cli, "ocmem"):
         summary = (command.help or "").strip().split("\n")[0].rstrip(".").replace("|", r"\|")
         usage = _usage(path, command).replace("|", r"\|")  # a pipe would split the cell

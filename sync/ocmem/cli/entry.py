@@ -93,6 +93,10 @@ def _run_cli(args: list[str], clock: Clock, progress: Progress | None) -> Outcom
         _emit(sys.stdout, exc.format_message() + "\n")  # `ocmem` alone: its help
         raise _Handled(EXIT_USAGE) from None
     except click.ClickException as exc:
+        if isinstance(exc, click.exceptions.NoSuchOption):
+            from ocmem.cli.options import shown_suggestions
+
+            shown_suggestions(exc)
         context = getattr(exc, "ctx", None)
         command = context.command_path if context is not None else "ocmem"
         raise InputError(

@@ -9,36 +9,50 @@ from pathlib import Path
 import click
 
 from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.cli.options import option
 from ocmem.outcome import Outcome
 
 
 @cli.command()
-@click.option(
+@option(
+    "--mettre-a-jour",
     "--upgrade",
+    "upgrade",
     is_flag=True,
     help="Remplace le skill et le plugin livrés s'ils diffèrent (après sauvegarde).",
 )
-@click.option(
+@option(
+    "--importer-court-terme",
     "--import-short-term",
     "import_file",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Importe une ancienne mémoire court terme (une note par ligne) dans SHORT_TERM.md.",
 )
-@click.option(
-    "--show-section", is_flag=True, help="Affiche la section AGENTS.md livrée, sans rien écrire."
+@option(
+    "--voir-section",
+    "--show-section",
+    "show_section",
+    is_flag=True,
+    help="Affiche la section AGENTS.md livrée, sans rien écrire.",
 )
-@click.option(
+@option(
+    "--voir-bibliotheque",
     "--show-library",
+    "show_library",
     is_flag=True,
     help="Affiche la page SilverBullet de revue des propositions (à coller dans Library/ocmem).",
 )
-@click.option(
+@option(
+    "--id-dossier",
     "--home-id",
+    "home_id",
     metavar="NOM",
     help="Identifiant de ce dossier (nomme ses pages Agents/Inbox/NOM/ ; défaut : le nom de la machine et 4 caractères propres à ce dossier, ex. vps-prod-3fa9).",
 )
-@click.option(
+@option(
+    "--remplacer-ancienne",
     "--replace-old",
+    "replace_old",
     is_flag=True,
     help="Remplace sans demander un autre système de mémoire trouvé (skill, section d'AGENTS.md) : "
     "sauvegarde, mise de côté, faits proposés à ta validation.",
@@ -108,7 +122,15 @@ JOB_CHOICE = click.Choice(["sync", "curation", "review"])
 
 
 @cron.command(name="print")
-@click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
+@option(
+    "--toutes-les",
+    "--every",
+    "every",
+    default=15,
+    show_default=True,
+    metavar="MINUTES",
+    help="Minutes entre deux synchronisations.",
+)
 @click.option(
     "--systemd", is_flag=True, help="Affiche un timer systemd utilisateur au lieu d'une ligne cron."
 )
@@ -126,8 +148,17 @@ def cron_print(obj: Context, every: int, systemd: bool) -> Outcome:
 
 
 @cron.command(name="install")
-@click.option("--every", default=15, show_default=True, help="Minutes entre deux synchronisations.")
-@click.option(
+@option(
+    "--toutes-les",
+    "--every",
+    "every",
+    default=15,
+    show_default=True,
+    metavar="MINUTES",
+    help="Minutes entre deux synchronisations.",
+)
+@option(
+    "--tache",
     "--job",
     "jobs",
     type=JOB_CHOICE,
@@ -150,7 +181,8 @@ def cron_install(obj: Context, every: int, jobs: tuple[str, ...], opencode: str 
 
 
 @cron.command(name="remove")
-@click.option(
+@option(
+    "--tache",
     "--job",
     "jobs",
     type=JOB_CHOICE,
@@ -168,7 +200,8 @@ def cron_remove(obj: Context, jobs: tuple[str, ...]) -> Outcome:
 
 
 @cli.command()
-@click.option(
+@option(
+    "--afficher",
     "--print",
     "print_",
     is_flag=True,
@@ -182,7 +215,7 @@ def curate(obj: Context, print_: bool) -> Outcome:
 
     if not print_:
         raise click.UsageError(
-            "ocmem ne planifie rien lui-même : `ocmem curate --print` affiche les commandes à planifier"
+            "ocmem ne planifie rien lui-même : `ocmem curate --afficher` affiche les commandes à planifier"
         )
     return text_outcome(curation_plan(obj.workspace().settings))
 
@@ -202,25 +235,39 @@ def review(obj: Context, as_json: bool) -> Outcome:
 
 
 @cli.command()
-@click.option("--fix", is_flag=True, help="Applique les réparations sûres (avec sauvegarde).")
+@option(
+    "--reparer",
+    "--fix",
+    "fix",
+    is_flag=True,
+    help="Applique les réparations sûres (avec sauvegarde).",
+)
 @pass_context
 def doctor(obj: Context, fix: bool) -> Outcome:
     """Vérifie l'installation ; chaque problème avec la commande qui le corrige."""
     from ocmem.setup.doctor import diagnose
 
-    return diagnose(obj.human_workspace("doctor --fix") if fix else obj.workspace(), fix=fix)
+    return diagnose(obj.human_workspace("doctor --reparer") if fix else obj.workspace(), fix=fix)
 
 
 @cli.command()
 @click.option("--agent", metavar="COMPTE", help="Le compte Unix sous lequel tourne OpenCode.")
-@click.option(
+@option(
+    "--proprietaire",
     "--owner",
+    "owner",
     metavar="COMPTE",
     default="ocmem",
     show_default=True,
     help="Le compte Unix qui possède la mémoire (à créer avant : useradd --system).",
 )
-@click.option("--undo", is_flag=True, help="Annule le mode durci (rend le dossier à l'agent).")
+@option(
+    "--annuler",
+    "--undo",
+    "undo",
+    is_flag=True,
+    help="Annule le mode durci (rend le dossier à l'agent).",
+)
 @pass_context
 def harden(obj: Context, agent: str | None, owner: str, undo: bool) -> Outcome:
     """Mode durci (root) : la mémoire, les skills et la config d'OpenCode à un autre utilisateur."""

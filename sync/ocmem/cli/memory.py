@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ocmem.cli.app import Context, cli, pass_context
+from ocmem.cli.options import option
 from ocmem.cli.stdin import read_json
 from ocmem.errors import InputError, Refused
 from ocmem.formats import operations
@@ -22,11 +23,20 @@ if TYPE_CHECKING:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option("--days", type=int, help="Durée de vie de la note en jours (défaut 7).")
-@click.option("--list", "list_", is_flag=True, help="Affiche les notes en cours, numérotées.")
-@click.option("--remove", type=int, metavar="N", help="Supprime la note n°N (voir --list).")
-@click.option(
+@option("--jours", "--days", "days", type=int, help="Durée de vie de la note en jours (défaut 7).")
+@option("--liste", "--list", "list_", is_flag=True, help="Affiche les notes en cours, numérotées.")
+@option(
+    "--retirer",
+    "--remove",
+    "remove",
+    type=int,
+    metavar="N",
+    help="Supprime la note n°N (voir --liste).",
+)
+@option(
+    "--lever-quarantaine",
     "--trust",
+    "trust",
     type=int,
     metavar="N",
     help="Lève la quarantaine de la note n°N, après l'avoir lue (humain seulement).",
@@ -44,12 +54,14 @@ def note(
     from ocmem.services.memory import Memory
 
     if sum([text is not None, list_, remove is not None, trust is not None]) != 1:
-        raise click.UsageError("donne soit un TEXTE, soit --list, soit --remove N, soit --trust N")
+        raise click.UsageError(
+            "donne soit un TEXTE, soit --liste, soit --retirer N, soit --lever-quarantaine N"
+        )
     if list_:
         workspace, agent = obj.reader()
         return Memory(workspace, agent=agent).list_notes()
     if trust is not None:
-        return Memory(obj.human_workspace("note --trust")).trust_note(trust)
+        return Memory(obj.human_workspace("note --lever-quarantaine")).trust_note(trust)
     memory = Memory(obj.human_workspace("note"))
     if remove is not None:
         return memory.remove_note(remove)
@@ -71,19 +83,18 @@ def options_of(
     def decorate(command: Callable[..., Outcome]) -> Callable[..., Outcome]:
         for arg in reversed(op.args):
             help_text = arg.description + ("." if arg.description else "")
+            names = (arg.flag, *arg.aliases, arg.name)
             if arg.kind == operations.BOOLEAN:
-                option = click.option(arg.flag, arg.name, is_flag=True, help=help_text)
+                decorator = option(*names, is_flag=True, help=help_text)
             elif arg.kind == operations.STRINGS:
-                option = click.option(arg.flag, arg.name, multiple=True, help=help_text)
+                decorator = option(*names, multiple=True, help=help_text)
             elif arg.choices:
                 accepted = list(dict.fromkeys([*arg.choices, *(fold(c) for c in arg.choices)]))
-                option = click.option(
-                    arg.flag, arg.name, type=click.Choice(accepted), help=help_text
-                )
+                decorator = option(*names, type=click.Choice(accepted), help=help_text)
             else:
                 kind = int if arg.kind == operations.INTEGER else str
-                option = click.option(arg.flag, arg.name, type=kind, help=help_text)
-            command = option(command)
+                decorator = option(*names, type=kind, help=help_text)
+            command = decorator(command)
         return command
 
     return decorate
@@ -121,7 +132,13 @@ def journal_add(obj: Context, /, **options: Any) -> Outcome:
 @journal_group.command(name="search")
 @click.argument("words", nargs=-1)
 @click.option("--tag", "tags", multiple=True, help="Tag exigé (répétable).")
-@click.option("--last", type=int, help=f"Nombre d'entrées ({operations.SEARCH_MAX} au plus).")
+@option(
+    "--dernieres",
+    "--last",
+    "last",
+    type=int,
+    help=f"Nombre d'entrées ({operations.SEARCH_MAX} au plus).",
+)
 @pass_context
 def journal_search(
     obj: Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
@@ -137,8 +154,10 @@ def journal_search(
 
 
 @journal_group.command(name="recent")
-@click.option(
+@option(
+    "--dernieres",
     "--last",
+    "last",
     type=click.IntRange(1, operations.RECENT_MAX),
     default=operations.RECENT_MAX,
     show_default=True,
@@ -154,14 +173,21 @@ def journal_recent(obj: Context, last: int) -> Outcome:
 
 
 @journal_group.command(name="archive")
-@click.option(
+@option(
+    "--avant",
     "--before",
+    "before",
     type=click.DateTime(formats=["%Y-%m-%d"]),
     metavar="AAAA-MM-JJ",
     help="Archive les entrées antérieures à cette date (AAAA-MM-JJ).",
 )
-@click.option(
-    "--older-than", type=int, metavar="JOURS", help="Archive les entrées de plus de JOURS jours."
+@option(
+    "--plus-vieux-que",
+    "--older-than",
+    "older_than",
+    type=int,
+    metavar="JOURS",
+    help="Archive les entrées de plus de JOURS jours.",
 )
 @pass_context
 def journal_archive(obj: Context, before: datetime | None, older_than: int | None) -> Outcome:
@@ -171,12 +197,12 @@ def journal_archive(obj: Context, before: datetime | None, older_than: int | Non
     from ocmem.services.memory import ARCHIVE_EXAMPLE_DAYS, Memory
 
     if (before is None) == (older_than is None):
-        raise click.UsageError("donne --before AAAA-MM-JJ ou --older-than JOURS")
+        raise click.UsageError("donne --avant AAAA-MM-JJ ou --plus-vieux-que JOURS")
     if older_than is not None and older_than < 1:
         raise InputError(
-            f"--older-than {older_than} : il faut au moins 1 jour (les entrées d'aujourd'hui "
+            f"--plus-vieux-que {older_than} : il faut au moins 1 jour (les entrées d'aujourd'hui "
             "restent au journal) ; rien n'a été modifié",
-            fix=f"par ex. --older-than {ARCHIVE_EXAMPLE_DAYS}",
+            fix=f"par ex. --plus-vieux-que {ARCHIVE_EXAMPLE_DAYS}",
         )
     workspace = obj.workspace()
     cutoff: date = (
@@ -210,8 +236,12 @@ def _proposals(obj: Context) -> Proposals:
 
 
 @pending_group.command(name="list")
-@click.option(
-    "--all", "show_all", is_flag=True, help="Inclut les propositions promues et refusées."
+@option(
+    "--toutes",
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Inclut les propositions promues et refusées.",
 )
 @pass_context
 def pending_list(obj: Context, show_all: bool) -> Outcome:
@@ -228,8 +258,14 @@ def pending_show(obj: Context, pid: str) -> Outcome:
 
 
 @pending_group.command(name="duplicates")
-@click.option(
-    "--threshold", type=float, default=0.35, show_default=True, help="Similarité minimale (0 à 1)."
+@option(
+    "--seuil",
+    "--threshold",
+    "threshold",
+    type=float,
+    default=0.35,
+    show_default=True,
+    help="Similarité minimale (0 à 1).",
 )
 @pass_context
 def pending_duplicates(obj: Context, threshold: float) -> Outcome:
@@ -248,7 +284,7 @@ def pending_merge(obj: Context, keep: str, other: str) -> Outcome:
 
 @pending_group.command(name="accept")
 @click.argument("pid")
-@click.option("--yes", is_flag=True, help="Ne pas demander de confirmation.")
+@option("--oui", "--yes", "yes", is_flag=True, help="Ne pas demander de confirmation.")
 @pass_context
 def pending_accept(obj: Context, pid: str, yes: bool) -> Outcome:
     """Promeut une proposition (fait → MEMORY.md, skill → skills/<nom>/SKILL.md)."""
@@ -259,7 +295,7 @@ def pending_accept(obj: Context, pid: str, yes: bool) -> Outcome:
         if not sys.stdin.isatty():
             raise Refused(
                 "la promotion demande la confirmation d'un humain",
-                fix=f"lance `ocmem pending accept {pid}` dans un terminal, ou ajoute --yes si tu es l'humain",
+                fix=f"lance `ocmem pending accept {pid}` dans un terminal, ou ajoute --oui si tu es l'humain",
             )
         from ocmem.outcome import terminal_safe
 
@@ -274,7 +310,7 @@ def pending_accept(obj: Context, pid: str, yes: bool) -> Outcome:
 
 @pending_group.command(name="reject")
 @click.argument("pid")
-@click.option("--reason", required=True, help="Pourquoi (une ligne).")
+@option("--raison", "--reason", "reason", required=True, help="Pourquoi (une ligne).")
 @pass_context
 def pending_reject(obj: Context, pid: str, reason: str) -> Outcome:
     """Refuse une proposition (elle reste, marquée « refusé »)."""
@@ -290,7 +326,13 @@ def retire_group() -> None:
 
 @retire_group.command(name="fact")
 @click.argument("fact")
-@click.option("--reason", required=True, help="Pourquoi (une ligne, gardée dans l'archive).")
+@option(
+    "--raison",
+    "--reason",
+    "reason",
+    required=True,
+    help="Pourquoi (une ligne, gardée dans l'archive).",
+)
 @pass_context
 def retire_fact(obj: Context, fact: str, reason: str) -> Outcome:
     """Retire un fait de MEMORY.md (cité tel quel, ou assez pour le reconnaître)."""
@@ -301,7 +343,13 @@ def retire_fact(obj: Context, fact: str, reason: str) -> Outcome:
 
 @retire_group.command(name="skill")
 @click.argument("name")
-@click.option("--reason", required=True, help="Pourquoi (une ligne, gardée dans l'archive).")
+@option(
+    "--raison",
+    "--reason",
+    "reason",
+    required=True,
+    help="Pourquoi (une ligne, gardée dans l'archive).",
+)
 @pass_context
 def retire_skill(obj: Context, name: str, reason: str) -> Outcome:
     """Retire un skill de skills/ (son SKILL.md gardé dans l'archive)."""

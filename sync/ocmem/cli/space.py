@@ -5,23 +5,32 @@ from __future__ import annotations
 import click
 
 from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.cli.options import option
 from ocmem.outcome import Outcome
 
 
 @cli.command()
-@click.option("--dry-run", is_flag=True, help="Affiche le plan sans rien écrire.")
-@click.option(
+@option(
+    "--simulation", "--dry-run", "dry_run", is_flag=True, help="Affiche le plan sans rien écrire."
+)
+@option(
+    "--forcer-suppression",
     "--force-delete",
+    "force_delete",
     is_flag=True,
     help="Autorise des suppressions massives (listing vide, part > seuil).",
 )
-@click.option(
+@option(
+    "--complet",
     "--full",
+    "full",
     is_flag=True,
     help="Relit tous les fichiers, même inchangés d'après leurs métadonnées.",
 )
-@click.option(
+@option(
+    "--accepter-actif",
     "--accept-active",
+    "accept_active",
     is_flag=True,
     help="Installe aussi les pages qui contiennent du code actif pour SilverBullet (après vérification).",
 )
@@ -42,10 +51,17 @@ def pull(
 
 
 @cli.command()
-@click.option("--dry-run", is_flag=True, help="Affiche ce qui serait envoyé, sans écrire.")
+@option(
+    "--simulation",
+    "--dry-run",
+    "dry_run",
+    is_flag=True,
+    help="Affiche ce qui serait envoyé, sans écrire.",
+)
 @pass_context
 def push(obj: Context, dry_run: bool) -> Outcome:
-    """Local → SilverBullet : journal.md et pending.md vers Agents/Inbox/, sans rien perdre."""
+    """Local → SilverBullet : journal.md et pending.md vers Agents/Inbox/journal.md et
+    pending.md (ou Agents/Inbox/<id>/ pour un dossier à identifiant choisi), sans rien perdre."""
     from ocmem.services import sync
 
     return sync.push(obj.workspace(), dry_run=dry_run)
@@ -63,8 +79,12 @@ def sync_command(obj: Context) -> Outcome:
 
 @cli.command()
 @click.argument("path", required=False)
-@click.option(
-    "--show", "rev", metavar="VERSION", help="Affiche PATH tel qu'il était dans cette version."
+@option(
+    "--voir",
+    "--show",
+    "rev",
+    metavar="VERSION",
+    help="Affiche PATH tel qu'il était dans cette version.",
 )
 @pass_context
 def history(obj: Context, path: str | None, rev: str | None) -> Outcome:
@@ -75,7 +95,7 @@ def history(obj: Context, path: str | None, rev: str | None) -> Outcome:
     if rev:
         if not path:
             raise click.UsageError(
-                "--show demande aussi le chemin du fichier (ex. memory/MEMORY.md)"
+                "--voir demande aussi le chemin du fichier (ex. memory/MEMORY.md)"
             )
         return text_outcome(log.show(rev, path))
     text = log.log(path)
@@ -85,7 +105,7 @@ def history(obj: Context, path: str | None, rev: str | None) -> Outcome:
         [
             text,
             "",
-            "Pour annuler une promotion : `ocmem history FICHIER --show VERSION` affiche l'ancienne version ;",
+            "Pour annuler une promotion : `ocmem history FICHIER --voir VERSION` affiche l'ancienne version ;",
             "recopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera.",
         ]
     )

@@ -34,6 +34,7 @@ class Arg(NamedTuple):
     maximum: int | None = None
     option: str = ""  # the command's option when it differs from --name ("" : --name)
     words: bool = False  # a list whose command-line values may hold several, by spaces or commas
+    aliases: tuple[str, ...] = ()  # older (English) spellings of the option, accepted, not shown
 
     @property
     def flag(self) -> str:
@@ -164,7 +165,14 @@ PROPOSE = Operation(
             "Éléments proches qu'elle ne touche pas, cités (quand ocmem demande de le dire)",
             required=False,
         ),
-        Arg("name", STRING, "Nom du skill proposé", required=False),
+        Arg(
+            "name",
+            STRING,
+            "Nom du skill proposé",
+            required=False,
+            option="--nom",
+            aliases=("--name",),
+        ),
         Arg("description", STRING, "Description du skill, 2 phrases au plus", required=False),
     ),
     "propose",
@@ -194,7 +202,8 @@ AGENT_REFUSED = (
     "tool",
     "cron install",
     "cron remove",
-    "doctor --fix",
+    "doctor --reparer",
+    "doctor --fix",  # its English spelling, still accepted (ocmem.cli.options)
 )
 
 
