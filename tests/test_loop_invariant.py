@@ -102,3 +102,18 @@ def test_doctor_says_when_the_skill_is_gone_in_sync_mode(
     result = run_cli("doctor")
     assert result.code == 1 and "le skill retrospective n'est pas installé" in result.out
     assert os.path.exists(synced / "AGENTS.md")
+
+
+def test_the_archive_the_review_page_writes_is_pulled(synced: Path, sb: Any) -> None:
+    # Found by hand in the real web client: the archive's own header named skills/<nom>/…,
+    # which the pull's active-content check took for HTML, so the archive never came down.
+    from ocmem.formats.archive import ARCHIVE_HEADER
+    from ocmem.text import inert
+
+    assert inert.active_constructs(ARCHIVE_HEADER) == []
+    page = ARCHIVE_HEADER + "\n## 2026-12-02 · fait remplacé · P-0001\n\n- Ancien : port 8080\n"
+    sb.write("Agents/Memory/ARCHIVE.md", page)
+    sb.write("Agents/AGENTS.md", RULES)
+    report = pull(synced)
+    assert "non installé" not in report.render(), report.render()
+    assert (synced / "memory/ARCHIVE.md").read_text() == page

@@ -414,3 +414,15 @@ def test_every_corpus_payload_is_written_inert() -> None:
         for child in (c for t in tokens if t.type == "inline" for c in t.children or []):
             assert child.type not in ("html_inline", "link_open", "image"), (payload.id, text)
     assert rendered > 150
+
+
+def test_another_fact_under_the_same_id_does_not_stop_a_promotion(
+    home: Path, proposals: Proposals, proposed: pending.Proposal
+) -> None:
+    memory = home / "memory/MEMORY.md"
+    memory.chmod(0o644)
+    other = f"- Un autre fait, d'avant. (2026-01-01, Source : journal 2026-01-01 09:00 ; {proposed.id})\n"
+    memory.write_text(memory.read_text().rstrip("\n") + "\n" + other)
+    proposals.accept(proposed.id)
+    text = memory.read_text()
+    assert other in text and f"passe par `{TOKEN}` vers php-fpm." in text

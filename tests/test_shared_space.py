@@ -393,6 +393,58 @@ def test_decisions_made_in_silverbullet_come_back_at_pull(
     assert run_cli("status").out.count("1 promue(s), 1 refusée(s)") == 1
 
 
+DECISIONS = f"Agents/Inbox/{HOME_ID}/decisions.md"
+
+
+def test_decisions_on_the_decisions_page_come_back_and_ocmem_never_writes_it(
+    synced: Path, sb: Any, memory: Memory, clock: Clock, run_cli: Callable[..., CliResult]
+) -> None:
+    """One writer per page (issue 24): the review page's gestures go to the human's decisions
+    page; the pull reads it; the push carries the statuses on ocmem's own page."""
+    from ocmem.formats import decisionspage
+
+    proposals = Proposals(workspace(synced, clock))
+    refs = [entry(memory, "A"), entry(memory, "B")]
+    proposals.propose(fact(refs, "Ports", "Vérifier les ports libres."))
+    proposals.propose(fact(refs, "Podman", "Le VPS utilise Podman, pas Docker."))
+    push(synced)
+    pushed_page = sb.read(PENDING)
+    decided = (
+        decisionspage.HEADER
+        + "\n- P-0001 : promu (2026-11-30)\n"
+        + "Une note de l'humain.\n"
+        + "- P-0002 : refusé (2026-11-30) : on garde \\#Docker\n"
+        + "- P-0001 : refusé (2026-11-30) : ligne en cours d'écriture"  # no newline yet
+    )
+    sb.write(DECISIONS, decided)
+    report = pull(synced, clock).render()
+    assert "P-0001 : promu (2026-11-30) (décidé dans SilverBullet)" in report
+    assert "P-0002 refusée dans SilverBullet : refusé (2026-11-30) : on garde #Docker" in report
+    listing = run_cli("pending", "list", "--all").out
+    assert "Ports — promu (2026-11-30)" in listing  # the unfinished last line does not count
+    assert "Podman — refusé (2026-11-30) : on garde #Docker" in listing
+    assert sb.read(PENDING) == pushed_page  # the pull writes nothing
+    sb.clear_requests()
+    push(synced)
+    page = sb.read(PENDING)
+    assert "~agent" not in page and "- Statut : promu (2026-11-30)" in page
+    assert "- Statut : refusé (2026-11-30) : on garde \\#Docker" in page
+    assert sb.read(DECISIONS) == decided
+    assert [r.path for r in sb.requests_matching("PUT")] == [f"/.fs/{PENDING}"]
+    # Done: pulling again changes nothing and reports nothing.
+    assert "Décision de l'humain" not in pull(synced, clock).render()
+
+
+def test_no_push_rule_may_name_the_decisions_page(home: Path, sb: Any) -> None:
+    configure_sync(
+        home,
+        sb.url,
+        push=[{"local": "memory/pending.md", "remote": "Agents/Inbox/{home}/decisions.md"}],
+    )
+    with pytest.raises(InputError, match="décisions de l'humain"):
+        push(home)
+
+
 def test_a_proposal_deleted_or_promoted_by_hand_comes_back(
     synced: Path, sb: Any, memory: Memory, clock: Clock
 ) -> None:

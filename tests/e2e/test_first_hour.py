@@ -164,8 +164,8 @@ def test_the_first_hour_works_by_itself(oc: OpenCode, sb: FakeSilverBullet) -> N
     assert "background dependency install failed" not in oc.log_text()  # no registry tried
     journal = (machine.home / "memory/journal.md").read_text()
     assert len(HEADER.findall(journal)) == 1
-    home_id = json.loads((machine.home / ".ocmem/home.json").read_text())["id"]
-    page = sb.read(f"Agents/Inbox/{home_id}/journal.md")  # pushed by the plugin after the session
+    # Pushed by the plugin after the session, to the spec's page (a home with the default id).
+    page = sb.read("Agents/Inbox/journal.md")
     assert len(HEADER.findall(page)) == 1 and "clé " in page
     machine.ocmem("pull")
     assert machine.run_cron_job("sync").returncode == 0
@@ -224,11 +224,12 @@ def lose_the_skill(m: Machine, extra: str) -> None:
 
 
 def another_home_with_this_id(m: Machine, extra: str) -> None:
+    # A second user of the machine, installed the same way (the default id, so the spec's pages):
+    # their first push claims the pages this home has not written yet.
     other = m.root / "autre-utilisateur"
-    home_id = json.loads((m.home / ".ocmem/home.json").read_text())["id"]
     env = {**m.env, "HOME": str(other)}
     run = [str(ocmem_program()), "--home", str(other / "h")]
-    subprocess.run([*run, "init", "--home-id", home_id], env=env, check=True, capture_output=True)
+    subprocess.run([*run, "init"], env=env, check=True, capture_output=True)
     (other / "h/ocmem.yaml").write_text((m.home / "ocmem.yaml").read_text())
     token = other / "h/.ocmem/silverbullet.token"
     token.write_text(TOKEN + "\n")

@@ -28,8 +28,15 @@ class Promotion(NamedTuple):
 def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limits) -> Promotion:
     """MEMORY.md with the proposal's fact, dated and sourced. A proposal that replaces a fact
     (« Remplace : MEMORY.md « … » ») takes its line, in place; the old line is archived."""
+    # Promoted before (an interrupted run): the same fact under the same id. Another fact under
+    # this id (a reinstalled home numbers from P-0001 again) is not this proposal.
     marker = f"; {proposal.id})"
-    if any(line.endswith(marker) for line in memorymd.fact_lines(memory_text)):
+    content = " ".join(inert.readable(inert.inline(proposal.content)).split())
+    if any(
+        line.endswith(marker)
+        and " ".join(inert.readable(memorymd.fact_statement(line)).split()) == content
+        for line in memorymd.fact_lines(memory_text)
+    ):
         return Promotion(memory_text, None, ["(fait déjà présent dans MEMORY.md)"])
     line = (
         f"{inert.inline(proposal.content)} ({today.isoformat()}, Source : "

@@ -70,11 +70,15 @@ _TIME_WORDS = frozenset(
 )
 # Stems that carry no subject of their own (generic verbs, prepositions the stop-words miss):
 # two statements that differ only by them say the same thing.
+# Words that place a thing without saying anything of it (« tourne sous », « est hébergé chez »),
+# as the stemmer makes them: a statement that differs only by them says the same.
 _LIGHT = frozenset(
-    """
-    utilis utilisent utilison ser sert serv servent ecout tourn tournent fonctionn trouv situ
-    heberg comm sou dan chez ver read run runs us use uses using serve serves has hav live lives
-    sit sits host hosts keep keeps listen stor
+    searchterms.stem(word)
+    for word in """
+    utilise utilisent utilisons utiliser sert servent servir ecoute ecoutent tourne tournent
+    tourner fonctionne fonctionnent trouve situe situee heberge hebergee comme sous dans chez vers
+    sur read run runs use uses using serve serves has have live lives sit sits host hosts keep
+    keeps listen store stores
     """.split()
 )
 _NEGATION = re.compile(
