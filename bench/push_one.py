@@ -96,8 +96,10 @@ def run(quick: bool = False) -> BenchResult:
     with workdir(NAME) as root, FakeSilverBullet(token=TOKEN) as sb:
         preamble = "# Journal de l'agent\n\nNotes de l'humain sur ce journal.\n"
         home = init_home(root / "home", sync_yaml(sb.url), token=TOKEN)
-        # The default push rule names the page after the home (Agents/Inbox/<home>/journal.md).
-        page_name = f"Agents/Inbox/{identity.require(load_settings(home).paths).id}/journal.md"
+        # The page the default push rule gives this home: the spec's Agents/Inbox/journal.md for a
+        # home made with the default id, Agents/Inbox/<id>/journal.md for one given an id.
+        found = identity.require(load_settings(home).paths)
+        page_name = identity.pages_folder(found) + "journal.md"
         sb.write(page_name, preamble)
         sb.write(ANCHOR_PAGE, preamble)
         journal = _Journal(home)
