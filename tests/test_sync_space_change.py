@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,38 +19,14 @@ from ocmem.outcome import Outcome
 from ocmem.services import sync
 from ocmem.services.memory import Memory
 from ocmem.silverbullet.state import space_key
+from support.notsb import not_silverbullet
 from support.sbserver import FakeSilverBullet
-
-
-class NotSilverBullet(BaseHTTPRequestHandler):
-    """Some other web server (the URL's typo hit it): HTML for every GET, PUT accepted."""
-
-    def do_GET(self) -> None:
-        body = b"<html><body>Bienvenue sur nginx</body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_PUT(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture
 def other_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NotSilverBullet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with not_silverbullet() as url:
+        yield url
 
 
 def push(home: Path) -> Outcome:

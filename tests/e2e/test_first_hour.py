@@ -15,27 +15,21 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from conftest import FAKE_CRONTAB
 from e2e.fake_llm import Text
 from e2e.harness import OpenCode
 from e2e.test_plugin_e2e import HEADER, Model, bash, play
+from support import notsb
 from support.sbserver import FakeSilverBullet
 
 TOKEN = "premiere-heure-7c1d9e"
 RULES = "# Mes règles\n\nRéponds en français, sois bref.\n"
-FAKE_CRONTAB = """#!/bin/sh
-if [ "$1" = "-l" ]; then [ -f "$CRONTAB_FILE" ] && cat "$CRONTAB_FILE" || exit 1; exit 0; fi
-if [ "$1" = "-" ]; then cat > "$CRONTAB_FILE"; exit 0; fi
-exit 2
-"""
 
 
 def ocmem_program() -> Path:
@@ -185,26 +179,10 @@ def test_the_first_hour_works_by_itself(oc: OpenCode, sb: FakeSilverBullet) -> N
 # --- the same set-up, broken as users break it ---------------------------------------------
 
 
-class NotSilverBullet(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"<html>Welcome to nginx!</html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def not_silverbullet() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NotSilverBullet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with notsb.not_silverbullet() as url:
+        yield url
 
 
 def writable(path: Path) -> None:

@@ -319,6 +319,16 @@ def pending_reject(obj: Context, pid: str, reason: str) -> Outcome:
     return _proposals(obj).reject(pid, reason)
 
 
+# Why a fact or a skill is retired: the same option for both.
+_REASON = option(
+    "--raison",
+    "--reason",
+    "reason",
+    required=True,
+    help="Pourquoi (une ligne, gardée dans l'archive).",
+)
+
+
 @cli.group(name="retire", subcommand_metavar="COMMANDE [ARGUMENTS]...")
 def retire_group() -> None:
     """Retire un fait ou un skill validé (gardé dans memory/ARCHIVE.md) ; l'humain seul."""
@@ -326,13 +336,7 @@ def retire_group() -> None:
 
 @retire_group.command(name="fact")
 @click.argument("fact")
-@option(
-    "--raison",
-    "--reason",
-    "reason",
-    required=True,
-    help="Pourquoi (une ligne, gardée dans l'archive).",
-)
+@_REASON
 @pass_context
 def retire_fact(obj: Context, fact: str, reason: str) -> Outcome:
     """Retire un fait de MEMORY.md (cité tel quel, ou assez pour le reconnaître)."""
@@ -343,13 +347,7 @@ def retire_fact(obj: Context, fact: str, reason: str) -> Outcome:
 
 @retire_group.command(name="skill")
 @click.argument("name")
-@option(
-    "--raison",
-    "--reason",
-    "reason",
-    required=True,
-    help="Pourquoi (une ligne, gardée dans l'archive).",
-)
+@_REASON
 @pass_context
 def retire_skill(obj: Context, name: str, reason: str) -> Outcome:
     """Retire un skill de skills/ (son SKILL.md gardé dans l'archive)."""
