@@ -424,7 +424,8 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       // Exposed from the call on (erring on the side of exposure: even if the tool then fails).
       if (s.exposures.length < MAX_EXPOSURES) {
         const read = input.tool === "read" ? targets[0] : undefined
-        const found = taint.exposuresOf(input.tool, output.args, cwd, read, root)
+        // ocmem mcp reading validated memory brings nothing from outside (docs/security.md)
+        const found = silverbullet.readsValidated(input.tool, output.args) ? [] : taint.exposuresOf(input.tool, output.args, cwd, read, root)
         const server = silverbullet.exposure(input.tool, output.args) // even if ocmem.yaml trusts it
         if (server) found.push(server)
         if (found.length) await expose(root, s, found)

@@ -57,6 +57,7 @@ FRENCH = {
     "--raison",
     "--remplace",
     "--remplacer-ancienne",
+    "--installer",
     "--reparer",
     "--resultat",
     "--retiens-ca",

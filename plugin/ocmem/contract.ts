@@ -43,6 +43,8 @@ export type Settings = {
   silverbullet_mcp_pattern: string
   silverbullet_inbox: string
   silverbullet_reserved: string[]
+  ocmem_mcp_command: string[]
+  ocmem_mcp_validated: string[]
 }
 export type PromptContext = {
   system: string[]
@@ -106,7 +108,9 @@ export const SHAPES = {
     "silverbullet_mcp": "string[]",
     "silverbullet_mcp_pattern": "string",
     "silverbullet_inbox": "string",
-    "silverbullet_reserved": "string[]"
+    "silverbullet_reserved": "string[]",
+    "ocmem_mcp_command": "string[]",
+    "ocmem_mcp_validated": "string[]"
   },
   "PromptContext": {
     "system": "string[]",
@@ -224,7 +228,9 @@ export const COLD_START: Settings = {
   "silverbullet_mcp": [],
   "silverbullet_mcp_pattern": "(?:silver[-_ .]?bullet)|(?:(?:^|[^A-Za-z0-9])sb[-_]?mcp)|(?:mcp[-_]?sb(?:$|[^A-Za-z0-9]))|(?:(?:^|[^A-Za-z0-9])(?:SB|SILVERBULLET|SILVER_BULLET)_[A-Z0-9_]*(?:$|[^A-Za-z0-9_]))|(?:\\{env:(?:OCMEM_SILVERBULLET_URL|OCMEM_SILVERBULLET_TOKEN|OCMEM_SILVERBULLET_TOKEN_FILE)\\})|(?:\\{file:[^}]*(?:silverbullet\\.token|\\.ocmem/)[^}]*\\})",
   "silverbullet_inbox": "",
-  "silverbullet_reserved": []
+  "silverbullet_reserved": [],
+  "ocmem_mcp_command": [],
+  "ocmem_mcp_validated": []
 }
 /** The memory tools (sync/ocmem/formats/operations.py). */
 export const TOOLS = {

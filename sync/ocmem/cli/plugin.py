@@ -8,6 +8,7 @@ import json
 import click
 
 from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.cli.options import option
 from ocmem.cli.stdin import read_json
 from ocmem.outcome import Outcome
 
@@ -49,3 +50,34 @@ def gate_command(obj: Context) -> Outcome:
     from ocmem.plugin.gate import serve
 
     return serve(obj.home, clock=obj.clock)
+
+
+@cli.command(name="mcp")
+@option(
+    "--installer",
+    "--install",
+    "install",
+    is_flag=True,
+    help="Ajoute ocmem mcp aux serveurs MCP d'OpenCode (opencode.json du dossier).",
+)
+@option(
+    "--retirer",
+    "--uninstall",
+    "uninstall",
+    is_flag=True,
+    help="Retire ocmem mcp de opencode.json.",
+)
+@pass_context
+def mcp_command(obj: Context, install: bool, uninstall: bool) -> Outcome:
+    """Serveur MCP (stdio) vers l'espace SilverBullet : lire, chercher, écrire sous la boîte de dépôt seulement."""
+    if install and uninstall:
+        raise click.UsageError("--installer ou --retirer, pas les deux")
+    if install or uninstall:
+        from ocmem.setup import mcpinstall
+
+        workspace = obj.human_workspace("mcp --installer" if install else "mcp --retirer")
+        return mcpinstall.install(workspace) if install else mcpinstall.uninstall(workspace)
+    from ocmem.plugin.mcpserve import serve
+
+    serve(obj.workspace)
+    return Outcome()

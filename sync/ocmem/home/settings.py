@@ -153,6 +153,11 @@ _SILVERBULLET = {
     "expect_space_path": Option(
         TEXT, nullable=True, help="dossier de l'espace attendu sur le serveur (X-Space-Path)"
     ),
+    "trusted_pages": Option(
+        TEXTS,
+        help="pages (ou dossiers, finis par /) dont la lecture par ocmem mcp n'expose pas la session",
+        default=[],
+    ),
     "allow_plain_http": Option(
         BOOLEAN, help="true : jeton en http:// vers une autre machine (réseau sûr)", default=False
     ),

@@ -105,6 +105,11 @@ class PluginSettings(TypedDict):
     silverbullet_mcp_pattern: str
     silverbullet_inbox: str
     silverbullet_reserved: list[str]
+    # ocmem's own MCP server (ocmem.plugin.spacetools): the command OpenCode starts it with (a
+    # server of the merged config with exactly this command is ocmem's) and the pages whose
+    # reading through it does not expose the session (folders end with /; without .md).
+    ocmem_mcp_command: list[str]
+    ocmem_mcp_validated: list[str]
 
 
 class PromptContext(TypedDict):
@@ -207,6 +212,8 @@ def cold_start_settings() -> PluginSettings:
         "silverbullet_mcp_pattern": mcpservers.marker_pattern(),
         "silverbullet_inbox": "",
         "silverbullet_reserved": [],
+        "ocmem_mcp_command": [],
+        "ocmem_mcp_validated": [],
     }
 
 

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 from ocmem.errors import OcmemError
 from ocmem.home import identity
+from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings, setting
 from ocmem.home.space import (
     DEFAULT_PUSH,
@@ -167,10 +168,14 @@ def classify(
 
 
 def silverbullet_servers(
-    sources: Iterable[Source], url: str = "", secrets: Sequence[str] = ()
+    sources: Iterable[Source],
+    url: str = "",
+    secrets: Sequence[str] = (),
+    own: Sequence[str] = (),
 ) -> tuple[list[McpServer], list[str]]:
     """The SilverBullet-capable MCP servers of these configurations (in load order), and the
-    sources that could not be read (French). Pure: no I/O."""
+    sources that could not be read (French). ``own``: the command of ``ocmem mcp`` for this
+    home — that server is ocmem's own, whose policy ocmem enforces itself. Pure: no I/O."""
     merged: dict[str, Any] = {}
     declared: dict[str, list[str]] = {}
     unreadable = []
@@ -192,6 +197,8 @@ def silverbullet_servers(
     secrets = [s for s in secrets if len(s) >= 8]
     found = []
     for name, entry in merged.items():
+        if own and entry.get("command") == list(own):
+            continue
         reasons = classify(name, entry, pattern, secrets)
         if reasons:
             enabled = entry.get("enabled", True) is not False
@@ -283,9 +290,27 @@ def find(
     env = os.environ if env is None else env
     sources, unreadable = read_sources(env, settings.paths.home, directory)
     found, bad = silverbullet_servers(
-        sources, configured_url(settings, env), secret_values(settings, env)
+        sources,
+        configured_url(settings, env),
+        secret_values(settings, env),
+        own_command(settings.paths),
     )
     return found, unreadable + bad
+
+
+OWN_SERVER = "ocmem"
+
+
+def own_command(paths: Paths) -> list[str]:
+    """How OpenCode starts ``ocmem mcp`` for this home (the plugin's way of running ocmem, then
+    ``--home <home> mcp``); empty before ``ocmem init`` wrote that way."""
+    try:
+        command = json.loads(paths.plugin_command.read_text(encoding="utf-8"))["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+        return []
+    return [*command, "--home", str(paths.home), "mcp"]
 
 
 def home_inbox(settings: Settings) -> str:

@@ -35,6 +35,7 @@ def mcp_problems(
         )
         fix = (
             f"retire « mcp.{server.name} » de {files} (ou restreins son jeton à {inbox}) ; "
+            "`ocmem mcp --installer` donne à l'agent le même accès, borné par ocmem ; "
             f"le plugin ocmem refuse ses écritures hors de {inbox}, pas les autres clients de ce serveur"
         )
         if server.enabled:

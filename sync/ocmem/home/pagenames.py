@@ -1,0 +1,69 @@
+"""Page names of the SilverBullet space as ocmem reads them from a tool's arguments, and which
+pages are validated memory (what the pull installs, and what the human trusts): shared by
+``ocmem mcp`` (ocmem.plugin.spacetools) and the plugin's settings, without the HTTP client."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from urllib.parse import unquote
+
+from ocmem.home.settings import Settings, setting
+from ocmem.home.space import SyncConfig
+
+
+def page_path(raw: str) -> str | None:
+    """A page name as SilverBullet stores it (without ``.md``), or None when it cannot be one.
+    The Python twin of ``pagePath`` in plugin/ocmem/mcp.ts."""
+    text = unicodedata.normalize("NFC", raw).strip()
+    for _ in range(6):
+        try:
+            decoded = unicodedata.normalize("NFC", unquote(text, errors="strict")).strip()
+        except UnicodeDecodeError:
+            return None
+        if decoded == text:
+            break
+        text = decoded
+    else:
+        return None
+    if re.search(r"[\x00-\x1f\x7f]", text):
+        return None
+    url = re.match(r"^[a-z][a-z0-9+.-]*://[^/]*(/[^?#]*)?", text, re.IGNORECASE)
+    if url:
+        text = url.group(1) or ""
+    text = re.sub(r"^/*\.fs/", "", text.replace("\\", "/"))
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    name = "/".join(parts)
+    return re.sub(r"\.md$", "", name, flags=re.IGNORECASE) or None
+
+
+def file_of(page: str) -> str:
+    return page + ".md"
+
+
+def validated_pages(settings: Settings, config: SyncConfig | None) -> list[str]:
+    """The pages (folders end with ``/``) whose reading does not expose the session: what the
+    pull installs, and the human's ``silverbullet.trusted_pages``; names without ``.md``."""
+    found: list[str] = []
+    for rule in config.pull if config is not None else ():
+        found.append(rule.remote if rule.is_folder else re.sub(r"\.md$", "", rule.remote))
+    for raw in setting(settings, "silverbullet", "trusted_pages") or []:
+        folder = str(raw).strip().endswith("/")
+        page = page_path(str(raw))
+        if page:
+            found.append(page + "/" if folder else page)
+    return sorted(set(found))
+
+
+def is_validated(page: str, validated: Iterable[str]) -> bool:
+    return any(page.startswith(v) if v.endswith("/") else page == v for v in validated)

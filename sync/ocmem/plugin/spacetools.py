@@ -1,0 +1,229 @@
+"""What ``ocmem mcp`` lets the model do in the human's SilverBullet, and nothing more.
+
+A SilverBullet MCP server of the usual kind holds a token for the whole space and writes any page:
+through it the model writes validated memory (``Agents/Memory/MEMORY.md``, a skill), which the
+next pull installs (docs/security.md). This is the safe way to the same space:
+
+- **read** any page, **list** pages and **search** them — with the rule, for the session's
+  exposure (the plugin applies it before the call runs, ``plugin/ocmem/mcp.ts``): reading a
+  validated page (what the pull installs: ``Agents/Memory/``, ``Agents/Skills/``,
+  ``Agents/AGENTS.md``) or a page the human lists in ``silverbullet.trusted_pages`` does not
+  expose the session; any other read, a listing and a search do;
+- **write** only a page strictly under this home's ``Agents/Inbox/<home-id>/``, never one of
+  the pages ocmem pushes there nor the human's decisions page, never an existing page unless
+  asked to replace it (its previous version kept in the backups), the content rendered inert
+  like the push's (``ocmem.text.inert.draft``) — and the client's ``InboxGuard`` refuses any
+  other request before it leaves;
+- the token stays in this process: every answer has it (and every secret ocmem knows)
+  replaced by ``***``.
+
+Page names are normalised as the plugin normalises them for other servers (percent-decoding
+until stable, ``\\`` as ``/``, ``.`` and ``..`` resolved, no leading ``/`` nor ``/.fs/``, an
+optional ``.md``), then checked as a file name SilverBullet could hold.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.home import identity
+from ocmem.home.fsio import Backups
+from ocmem.home.pagenames import file_of, is_validated, page_path, validated_pages
+from ocmem.home.settings import setting
+from ocmem.home.space import SyncConfig, secret_values
+from ocmem.home.workspace import Workspace
+from ocmem.plugin import mcpservers
+from ocmem.silverbullet.client import SilverBullet, remote_name_problem
+from ocmem.text import inert
+
+MAX_READ_CHARS = 60_000  # a page longer than this is cut (with a note): a prompt, not a dump
+MAX_WRITE_CHARS = 20_000
+MAX_LISTED = 500
+# A search reads pages one by one (SilverBullet has no search over /.fs): bounded.
+MAX_SEARCHED_PAGES = 400
+MAX_SEARCHED_BYTES = 4_000_000
+MAX_HITS = 10
+SNIPPET_CHARS = 200
+_WORD = re.compile(r"\w{2,}")
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents: « Déployé » finds « deploye »."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class PageText:
+    page: str
+    text: str
+    validated: bool  # a page the pull installs, or one the human trusts: the session stays clean
+    cut: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    page: str
+    score: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Written:
+    page: str
+    replaced: bool
+    chars: int
+
+
+class SpaceTools:
+    """The four operations, over one SilverBullet client (its transport injected)."""
+
+    def __init__(self, ws: Workspace, config: SyncConfig, client: SilverBullet):
+        self.ws = ws
+        self.config = config
+        self.client = client
+        self.validated = validated_pages(ws.settings, config)
+        self._secrets = tuple(sorted(secret_values(ws.settings), key=len, reverse=True))
+
+    # --- what the model reads -----------------------------------------------------------
+
+    def redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _page(self, raw: str) -> str:
+        page = page_path(raw)
+        problem = "nom illisible" if page is None else remote_name_problem(file_of(page))
+        if page is None or problem:
+            raise InputError(
+                f"{raw!r:.120} n'est pas un nom de page SilverBullet ({problem})",
+                fix="donne le nom de la page tel que SilverBullet l'affiche, ex. Agents/Memory/MEMORY",
+            )
+        return page
+
+    def read(self, raw: str) -> PageText:
+        page = self._page(raw)
+        found = self.client.read(file_of(page))
+        if found is None:
+            raise InputError(
+                f"la page {page} n'existe pas dans SilverBullet",
+                fix="lister_pages donne les pages existantes",
+            )
+        text = found.body.decode("utf-8", errors="replace")
+        cut = len(text) > MAX_READ_CHARS
+        text = inert.clean(text[:MAX_READ_CHARS], keep_tabs=True)
+        return PageText(page, self.redact(text), is_validated(page, self.validated), cut)
+
+    def pages(self, prefix: str = "") -> list[str]:
+        folder = page_path(prefix) if prefix.strip() else ""
+        names = sorted(
+            f.name[:-3]
+            for f in self.client.list()
+            if f.name.endswith(".md") and "\x00" not in f.name
+        )
+        return [n for n in names if not folder or n == folder or n.startswith(folder + "/")]
+
+    def search(self, query: str, limit: int = MAX_HITS) -> list[Hit]:
+        terms = sorted({_fold(w) for w in _WORD.findall(query)})
+        if not terms:
+            raise InputError(
+                "la recherche ne contient aucun mot", fix="donne un ou plusieurs mots à chercher"
+            )
+        files = sorted(
+            (f for f in self.client.list() if f.name.endswith(".md")),
+            key=lambda f: -f.meta.last_modified,
+        )
+        hits: list[Hit] = []
+        budget = MAX_SEARCHED_BYTES
+        for remote in files[:MAX_SEARCHED_PAGES]:
+            if remote.meta.size > budget:
+                continue
+            budget -= remote.meta.size
+            found = self.client.read(remote.name)
+            if found is None:
+                continue
+            page = remote.name[:-3]
+            text = found.body.decode("utf-8", errors="replace")
+            folded_name = _fold(page)
+            score = 0
+            lines: list[str] = []
+            for line in text.split("\n"):
+                folded = _fold(line)
+                matched = sum(term in folded for term in terms)
+                if matched:
+                    score += matched
+                    if len(lines) < 3:
+                        lines.append(inert.clean(line.strip())[:SNIPPET_CHARS])
+            score += 3 * sum(term in folded_name for term in terms)
+            if score:
+                hits.append(Hit(page, score, tuple(self.redact(x) for x in lines)))
+        hits.sort(key=lambda h: (-h.score, h.page))
+        return hits[:limit]
+
+    # --- what the model writes ----------------------------------------------------------
+
+    def inbox(self) -> str:
+        """``Agents/Inbox/<home-id>/``: where the model may write."""
+        found = identity.read(self.ws.paths)
+        if found is None:
+            raise Refused(
+                "ce dossier n'a pas encore d'identifiant ocmem : aucune page de SilverBullet ne lui est ouverte",
+                fix="lance `ocmem init` (l'identifiant nomme la boîte de dépôt Agents/Inbox/<id>/)",
+            )
+        inbox = str(setting(self.ws.settings, "silverbullet", "inbox")).strip().strip("/")
+        return f"{inbox}/{found.id}/"
+
+    def write_problem(self, page: str) -> str | None:
+        """Why the model may not write ``page`` (None when it may)."""
+        inbox = self.inbox()
+        rule = (
+            f"ocmem mcp n'écrit que sous {inbox} ; la mémoire validée (Agents/Memory/), les skills "
+            "(Agents/Skills/) et Agents/AGENTS.md ne changent que par l'utilisateur : un fait ou une "
+            "leçon passe par memory_note, memory_journal ou memory_propose"
+        )
+        if not page.startswith(inbox) or page == inbox.rstrip("/"):
+            return f"refusé : {page} est hors de {inbox}. {rule}"
+        reserved = {p.lower() for p in mcpservers.reserved_pages(self.ws.settings)}
+        if page.lower() in reserved:
+            return (
+                f"refusé : {page} est une page qu'ocmem pousse lui-même (ou les décisions de "
+                f"l'utilisateur). {rule}"
+            )
+        return None
+
+    def write(self, raw: str, content: str, *, replace: bool = False) -> Written:
+        page = self._page(raw)
+        problem = self.write_problem(page)
+        if problem:
+            raise Refused(problem, fix=f"écris sous {self.inbox()}, ex. {self.inbox()}notes/idee")
+        if len(content) > MAX_WRITE_CHARS:
+            raise InputError(
+                f"contenu trop long ({len(content)} caractères, au plus {MAX_WRITE_CHARS})",
+                fix="résume, ou écris plusieurs pages",
+            )
+        for secret in self._secrets:
+            if secret in content:
+                raise Refused(
+                    "le contenu contient un secret qu'ocmem connaît (le jeton de SilverBullet)",
+                    fix="retire-le du texte : un secret ne va jamais dans une page",
+                )
+        body = inert.draft(content).rstrip("\n") + "\n"
+        if inert.active_constructs(body):  # draft() escapes them: a bug if one is left
+            raise OcmemError(
+                f"{page} : le rendu garde une construction active", fix="bogue à signaler"
+            )
+        name = file_of(page)
+        previous = self.client.read(name)
+        if previous is not None and not replace:
+            raise Refused(
+                f"la page {page} existe déjà (peut-être modifiée par l'utilisateur)",
+                fix="choisis un autre nom, ou redemande avec remplacer=true (l'ancienne version est gardée dans les sauvegardes d'ocmem)",
+            )
+        if previous is not None:
+            Backups(self.ws.paths, self.ws.clock).save_bytes(f"remote/{name}", previous.body)
+        self.client.put(name, body.encode("utf-8"))
+        return Written(page, previous is not None, len(body))
