@@ -261,3 +261,26 @@ def test_in_hardened_mode_installing_is_refused(
     done = run_cli("--home", str(home), "mcp", "--installer")
     assert done.code == 3 and "durci" in done.err
     assert not (home / "opencode.json").exists()
+
+
+def test_doctor_says_when_the_declared_ocmem_mcp_would_not_start(
+    home: Path, run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ocmem.setup import mcpservers as setup_mcp
+
+    settings = load_settings(home)
+    own = mcpservers.own_command(settings.paths)
+    config = home / "opencode.json"
+    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": own}}}))
+    assert list(setup_mcp.own_server_problems(settings, dict(os.environ))) == []
+    moved = ["/ancien/venv/bin/ocmem", *own[1:]]
+    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": moved}}}))
+    [problem] = setup_mcp.own_server_problems(settings, dict(os.environ))
+    assert "/ancien/venv" in problem.what and "mcp --installer" in problem.fix
+    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": own}}}))
+    monkeypatch.setattr(setup_mcp.importlib.util, "find_spec", lambda name: None)
+    [problem] = setup_mcp.own_server_problems(settings, dict(os.environ))
+    assert "SDK MCP" in problem.what and "ocmem[mcp]" in problem.fix
+    # A server of the user's own that happens to be called ocmem is not judged.
+    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": ["mon-outil"]}}}))
+    assert list(setup_mcp.own_server_problems(settings, dict(os.environ))) == []

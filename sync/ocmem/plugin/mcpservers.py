@@ -167,15 +167,11 @@ def classify(
     return reasons
 
 
-def silverbullet_servers(
+def merged_servers(
     sources: Iterable[Source],
-    url: str = "",
-    secrets: Sequence[str] = (),
-    own: Sequence[str] = (),
-) -> tuple[list[McpServer], list[str]]:
-    """The SilverBullet-capable MCP servers of these configurations (in load order), and the
-    sources that could not be read (French). ``own``: the command of ``ocmem mcp`` for this
-    home — that server is ocmem's own, whose policy ocmem enforces itself. Pure: no I/O."""
+) -> tuple[dict[str, Any], dict[str, list[str]], list[str]]:
+    """Every MCP entry as OpenCode merges them (name → entry), where each is declared, and the
+    sources that could not be read (French). Pure."""
     merged: dict[str, Any] = {}
     declared: dict[str, list[str]] = {}
     unreadable = []
@@ -193,6 +189,19 @@ def silverbullet_servers(
                 continue
             merged[name] = _merge(merged.get(name), entry)
             declared.setdefault(name, []).append(source.where)
+    return merged, declared, unreadable
+
+
+def silverbullet_servers(
+    sources: Iterable[Source],
+    url: str = "",
+    secrets: Sequence[str] = (),
+    own: Sequence[str] = (),
+) -> tuple[list[McpServer], list[str]]:
+    """The SilverBullet-capable MCP servers of these configurations (in load order), and the
+    sources that could not be read (French). ``own``: the command of ``ocmem mcp`` for this
+    home — that server is ocmem's own, whose policy ocmem enforces itself. Pure: no I/O."""
+    merged, declared, unreadable = merged_servers(sources)
     pattern = marker_pattern(url)
     secrets = [s for s in secrets if len(s) >= 8]
     found = []

@@ -7,6 +7,7 @@ OpenCode it runs in; the server itself keeps its full-space token.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -47,11 +48,43 @@ def mcp_problems(
                 f"SilverBullet ({', '.join(server.reasons)})",
                 f"retire « mcp.{server.name} » de {files}",
             )
+    yield from own_server_problems(settings, env)
     for why in unreadable:
         yield Problem(
             WARNING,
             f"configuration OpenCode non examinée pour les serveurs MCP : {why}",
             "corrige le fichier puis relance ocmem doctor",
+        )
+
+
+def own_server_problems(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:
+    """``ocmem mcp`` as the global configuration declares it: a command that is no longer this
+    ocmem's (a moved virtualenv), or an SDK that is not installed, and OpenCode would start a
+    server that fails."""
+    sources, _ = mcpservers.read_sources(env, settings.paths.home)
+    merged, declared, _ = mcpservers.merged_servers(sources)
+    entry = merged.get(mcpservers.OWN_SERVER)
+    if not isinstance(entry, dict) or entry.get("enabled", True) is False:
+        return
+    command = entry.get("command")
+    if (
+        not isinstance(command, list)
+        or command[-1:] != ["mcp"]
+        or "ocmem" not in " ".join(map(str, command))
+    ):
+        return  # a server of the user's own under that name: not ocmem's to judge
+    files = ", ".join(declared[mcpservers.OWN_SERVER])
+    if command != mcpservers.own_command(settings.paths):
+        yield Problem(
+            WARNING,
+            f"« mcp.ocmem » ({files}) ne lance pas cet ocmem-ci ({' '.join(map(str, command))})",
+            f"ocmem --home {settings.paths.home} mcp --installer",
+        )
+    elif importlib.util.find_spec("mcp") is None:
+        yield Problem(
+            ERROR,
+            f"« mcp.ocmem » ({files}) est déclaré, mais le SDK MCP n'est pas installé : OpenCode ne pourra pas le démarrer",
+            "pip install 'ocmem[mcp]' dans l'environnement d'ocmem",
         )
 
 
