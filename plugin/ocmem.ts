@@ -209,6 +209,8 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     }
   }
 
+  // The header of a pull's changes (sync/ocmem/silverbullet/changes.py, tests/test_pull_changes.py).
+  const PULL_CHANGES_HEADER = "Mémoire validée changée depuis le pull précédent"
   let pulling: Promise<unknown> | undefined
   /** One pull at a time per OpenCode (a session starting while one runs gets its result too),
    * bounded by pull_timeout_seconds, kept in `pending` (dispose waits for it). When it fails,
@@ -224,6 +226,13 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
         await log("warn", `pull au démarrage impossible (${r.code}, ${Date.now() - started} ms) : ${why} ; la session utilise la copie locale, peut-être en retard`)
         await toast(`Mémoire peut-être en retard sur SilverBullet (copie locale utilisée) : ${why}`, "warning")
         return
+      }
+      // What became validated memory (ocmem.silverbullet.changes), whoever wrote it: the user
+      // is told now; the diff is in `ocmem history`.
+      const changed = r.out.split("\n").flatMap((line) => /^  (?:modifié|nouveau|supprimé) : (\S+)/.exec(line)?.[1] ?? [])
+      if (r.out.includes(PULL_CHANGES_HEADER) && changed.length) {
+        await log("info", `pull : mémoire validée changée dans SilverBullet : ${changed.join(", ")}`)
+        await toast(`Mémoire validée changée dans SilverBullet : ${changed.join(", ")} (détail : ocmem history)`, "info")
       }
       for (const [root, s] of sessions.states) {
         if (s.start) await s.start.catch(() => undefined) // its blocks may predate the pull

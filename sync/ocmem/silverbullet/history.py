@@ -2,12 +2,14 @@
 
 The repository lives in ``<home>/.ocmem/history.git`` with the home as work tree, and only ever
 tracks the files the pull writes (AGENTS.md, memory/MEMORY.md, skills/). Each pull that changed
-something is one commit, so any promotion made in SilverBullet can be inspected and undone.
+something is one commit, so any promotion made in SilverBullet can be inspected and undone; its
+message holds the change the pull showed (``ocmem.silverbullet.changes``), which ``log`` prints.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -25,8 +27,8 @@ class History:
     def available(self) -> bool:
         return shutil.which("git") is not None
 
-    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        env = {
+    def _env(self) -> dict[str, str]:
+        return {
             **os.environ,
             "GIT_DIR": str(self.git_dir),
             "GIT_WORK_TREE": str(self.paths.home),
@@ -36,7 +38,11 @@ class History:
             "GIT_COMMITTER_EMAIL": "ocmem@localhost",
             "GIT_CONFIG_NOSYSTEM": "1",
         }
-        done = subprocess.run(["git", *args], env=env, capture_output=True, text=True, check=False)
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["git", *args], env=self._env(), capture_output=True, text=True, check=False
+        )
         if check and done.returncode != 0:
             raise OcmemError(
                 f"git {args[0]} a échoué : {done.stderr.strip()[:300]}", fix="voir `ocmem doctor`"
@@ -49,8 +55,15 @@ class History:
             self._git("init", "--quiet", "--initial-branch=pulled")
             self._git("config", "core.quotePath", "false")
 
-    def commit(self, present: Sequence[str], removed: Sequence[str], message: str) -> str | None:
-        """Record the pulled files' current state; returns the short commit id, or None."""
+    def commit(
+        self,
+        present: Sequence[str],
+        removed: Sequence[str],
+        message: str,
+        details: Sequence[str] = (),
+    ) -> str | None:
+        """Record the pulled files' current state; returns the short commit id, or None.
+        ``details``: the body of the message, kept as is (the change the pull showed)."""
         if not self.available or not (present or removed):
             return None
         self._ensure()
@@ -60,7 +73,8 @@ class History:
             self._git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *removed)
         if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
             return None
-        self._git("commit", "--quiet", "--no-verify", "-m", message)
+        body = "\n\n" + "\n".join(details) if details else ""
+        self._git("commit", "--quiet", "--no-verify", "--cleanup=verbatim", "-m", message + body)
         return self._git("rev-parse", "--short", "HEAD").stdout.strip()
 
     def versions(self, path: str | None = None, limit: int = 20) -> list[tuple[str, str, str]]:
@@ -81,17 +95,33 @@ class History:
         return [(rev, date, message) for rev, date, message in rows]
 
     def log(self, path: str | None = None, limit: int = 20) -> str:
-        """Human-readable versions with the files each one changed."""
+        """Human-readable versions with the files each one changed, and the change the pull
+        showed (its message's body)."""
         if not self.versions(path, 1):
             return ""
         args = [
             "log",
             f"-n{limit}",
             "--date=format:%Y-%m-%d %H:%M",
-            "--format=%h %ad %s",
+            "--format=%h %ad %s%n%b",
             "--name-status",
         ]
-        return self._git(*args, *(["--", path] if path else [])).stdout.strip()
+        out = self._git(*args, *(["--", path] if path else [])).stdout.strip()
+        # A body ends in a newline, then git puts a blank line before the files: one is enough
+        # (the body holds no blank line: a diff's blank context line is a space).
+        return re.sub(r"\n{3,}", "\n\n", out)
+
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The bytes of ``path`` at ``rev``, or None (no history, no such file)."""
+        if not self.available or not (self.git_dir / "HEAD").exists():
+            return None
+        done = subprocess.run(
+            ["git", "cat-file", "blob", f"{rev}:{path}"],
+            env=self._env(),
+            capture_output=True,
+            check=False,
+        )
+        return done.stdout if done.returncode == 0 else None
 
     def show(self, rev: str, path: str) -> str:
         if not rev.replace("~", "").replace("^", "").isalnum():

@@ -4,8 +4,10 @@ One listing request; a file is fetched only when its (lastModified, size) differ
 validated read, or when the local copy no longer matches what was installed (hand edit,
 deletion). Reads must be whole and stable. Every local file is backed up byte for byte before it
 is replaced or removed; pulled files are installed read-only; removals are guarded by an
-empty-listing abort and a maximum share. A pull that changed something is committed to the local
-history, then the context-size report runs.
+empty-listing abort and a maximum share. A file whose content differs from what the previous pull
+installed is shown as a change (``ocmem.silverbullet.changes``: whoever wrote it, it is now
+memory), and a pull that changed something is committed to the local history with that change,
+then the context-size report runs.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ocmem.home.fsio import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
-from ocmem.silverbullet import decisions, merge, reads
+from ocmem.silverbullet import changes, decisions, merge, reads
 from ocmem.silverbullet.client import (
     Meta,
     Read,
@@ -139,6 +141,7 @@ class Puller:
         self.backups = txn.backups
         self.changed = False  # whether any local file was written or removed
         self.accept_active = False
+        self.changes: list[changes.Change] = []  # contents that differ from the previous pull's
 
     def _local(self, rel: str) -> Path:
         path = self.paths.home / rel
@@ -187,6 +190,7 @@ class Puller:
             )
             return report
         self.accept_active = accept_active
+        first = not self.state.pulled  # the first pull from this space: a summary, not diffs
         written: list[str] = []
         unstable: list[str] = []
         with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
@@ -204,6 +208,14 @@ class Puller:
         for name in unstable:
             report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
         self.changed = bool(written or removed)
+        shown = (
+            changes.summary(
+                [(c.local, c.new) for c in self.changes if c.new is not None], self.config.url
+            )
+            if first
+            else changes.render(self.changes)
+        )
+        report.lines += shown
         report.lines += self._decisions()
         report.lines += self._content_warnings()
         if self.changed:
@@ -211,6 +223,7 @@ class Puller:
                 present=[rel for rel in written if (self.paths.home / rel).exists()],
                 removed=removed,
                 message=f"pull {self.config.url} : {len(written)} mis à jour, {len(removed)} supprimé(s)",
+                details=shown,
             )
             if commit:
                 report.lines.append(f"Historique : version {commit} (`ocmem history`)")
@@ -224,6 +237,7 @@ class Puller:
             updated=written,
             removed=removed,
             unchanged=plan.unchanged,
+            changed_content=sorted(c.local for c in self.changes),
             unstable=unstable,
             requests=self.client.requests_sent,
         )
@@ -247,6 +261,9 @@ class Puller:
             return False
         body = self._with_the_loop(fetch, read.body, report)
         digest = sha256(body)
+        before, against_local = self._installed_before(fetch.remote, path)
+        if before != body:
+            self.changes.append(changes.Change(fetch.local, before, body, against_local))
         changed = not path.is_file() or sha256(path.read_bytes()) != digest
         if changed:
             # Durable: the human's version, recorded in the sync state as it lands.
@@ -264,6 +281,18 @@ class Puller:
         )
         self.state.save()
         return changed
+
+    def _installed_before(self, remote: str, path: Path) -> tuple[bytes | None, bool]:
+        """What the previous pull installed for ``remote`` (the local copy if it still is, else
+        the history's last version), and whether it is only the local copy it replaces."""
+        previous = self.state.pulled.get(remote)
+        local = path.read_bytes() if path.is_file() else None
+        if previous is None or (local is not None and sha256(local) == previous.sha256):
+            return local, previous is None and local is not None
+        pulled = History(self.paths).blob("HEAD", previous.local)
+        if pulled is not None and sha256(pulled) == previous.sha256:
+            return pulled, False
+        return local, local is not None
 
     def _with_the_loop(self, fetch: Fetch, body: bytes, report: Outcome) -> bytes:
         """The human's AGENTS.md as the home must hold it: with ocmem's section, without which
@@ -331,6 +360,8 @@ class Puller:
                 f"pas de rétrospective) ; pour le modifier, recopie-le dans {name}"
             )
             return None
+        before, against_local = self._installed_before(name, path)
+        self.changes.append(changes.Change(entry.local, before, None, against_local))
         self.txn.remove(path, up_to=self.paths.home, durable=True)
         del self.state.pulled[name]
         self.state.save()
