@@ -38,6 +38,7 @@ import { canonical, within } from "./ocmem/paths.ts"
 import { Sessions, type SessionState } from "./ocmem/sessions.ts"
 import { coldStart, parsed } from "./ocmem/shapes.ts"
 import { MEMORY_TOOLS, Taint } from "./ocmem/taint.ts"
+import { RELAY_ENV, openRelay, type Handler } from "./ocmem/spacerelay.ts"
 import { fold, redact } from "./ocmem/text.ts"
 import { Asks, memoryTools } from "./ocmem/tools.ts"
 
@@ -49,13 +50,24 @@ const TITLE_PROMPT = "You are a title generator"
 const SHARED_GATE = Symbol.for("ocmem.gate") // one gate per OpenCode process, even if loaded twice
 const SHARED_LOCK = Symbol.for("ocmem.locked")
 const SHARED_REOPENED = Symbol.for("ocmem.reopened")
+const SHARED_RELAY = Symbol.for("ocmem.relay")
 
 export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
+  const shared = globalThis as any
+  // The relay of ocmem mcp (ocmem/spacerelay.ts), named before anything is awaited so the MCP
+  // servers OpenCode starts later find it; one per OpenCode process, even if loaded twice. Its
+  // calls wait for this instance to be set up (the handler is given at the end).
+  let handleRelay: (handler: Handler) => void = () => undefined
+  if (!shared[SHARED_RELAY]) {
+    const handler = new Promise<Handler>((resolve) => (handleRelay = resolve))
+    const relay = openRelay(async (tool, args) => (await handler)(tool, args))
+    shared[SHARED_RELAY] = relay ?? { path: "", close: () => undefined }
+    if (relay) process.env[RELAY_ENV] = relay.path
+  }
   const cmd = await gateCommand(HOME)
   const childEnv: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) if (key !== TOKEN_ENV && value !== undefined) childEnv[key] = value
   childEnv.OCMEM_HOME = HOME
-  const shared = globalThis as any
   const gateOpened: Promise<Gate> = (shared[SHARED_GATE] ??= startGate(cmd, childEnv))
 
   async function log(level: "info" | "warn" | "error", message: string): Promise<void> {
@@ -495,5 +507,16 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       monitor?.stop()
     },
   }
+  // ocmem mcp's calls through the relay: what they bring exposes every session of this
+  // OpenCode (the caller's is already exposed by tool.execute.before; a call from a shell has
+  // no session of its own), then the gate answers.
+  handleRelay(async (tool, args) => {
+    await ready
+    if (!silverbullet.validatedRead(tool, args)) {
+      const found: Exposure[] = [{ kind: "untrusted_tool", source: `ocmem mcp ${tool} (relais) ${JSON.stringify(args)}`.slice(0, 300) }]
+      for (const [root, s] of sessions.states) await expose(root, s, found)
+    }
+    return ocmem({ op: "space", tool, args }, 90_000)
+  })
   return hooks
 }

@@ -17,11 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import HOME_ID, SB_TOKEN, CliResult
+from ocmem.errors import OcmemError
 from ocmem.home.pagenames import is_validated, page_path, validated_pages
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
 from ocmem.plugin import mcpservers
-from ocmem.plugin.mcpserve import TOOLS, Space, build
+from ocmem.plugin.mcpserve import build
+from ocmem.plugin.spaceanswers import TOOLS, Space
 from ocmem.text import inert
 
 mcp = pytest.importorskip("mcp")  # the `mcp` extra: installed with `.[test]`
@@ -87,7 +89,7 @@ def call(space: Space, *calls: tuple[str, dict[str, Any]]) -> list[tuple[bool, s
 
     async def run() -> list[tuple[bool, str]]:
         answers = []
-        async with Client(build(space)) as client:
+        async with Client(build(space.call)) as client:
             tools = await client.list_tools()
             assert sorted(t.name for t in tools.tools) == sorted(TOOLS)
             for name, args in calls:
@@ -254,33 +256,28 @@ def test_a_config_with_comments_is_left_to_the_human(
     assert (home / "opencode.json").read_text() == text
 
 
-def test_in_hardened_mode_installing_is_refused(
-    home: Path, run_cli: Callable[..., CliResult]
+def test_in_hardened_mode_the_server_is_the_agents_and_never_reads_the_token(
+    home: Path, run_cli: Callable[..., CliResult], workspace: Workspace
 ) -> None:
-    load_settings(home).paths.hardened_file.write_text("{}")
+    """`ocmem harden` makes the plugin start the gate through sudo; the MCP server is started
+    without it (OpenCode can no longer gain privileges) and answers through the plugin's relay
+    only: run without it, it refuses instead of reading the token."""
+    paths = load_settings(home).paths
+    program = "/opt/ocmem/bin/ocmem"
+    sudo = ["sudo", "-n", "-u", "ocmem", "--", program, "--home", str(home)]
+    paths.plugin_command.write_text(json.dumps({"command": sudo}))
+    paths.hardened_file.write_text("{}")
+    assert mcpservers.own_command(paths) == [program, "--home", str(home), "mcp"]
     done = run_cli("--home", str(home), "mcp", "--installer")
-    assert done.code == 3 and "durci" in done.err
-    assert not (home / "opencode.json").exists()
+    assert done.code == 0, done.err
+    entry = json.loads((home / "opencode.json").read_text())["mcp"]["ocmem"]
+    assert entry["command"] == [program, "--home", str(home), "mcp"]
+    from ocmem.errors import Refused
+    from ocmem.plugin.mcpserve import backend
 
-
-def test_doctor_says_when_the_declared_ocmem_mcp_would_not_start(
-    home: Path, run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ocmem.setup import mcpservers as setup_mcp
-
-    settings = load_settings(home)
-    own = mcpservers.own_command(settings.paths)
-    config = home / "opencode.json"
-    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": own}}}))
-    assert list(setup_mcp.own_server_problems(settings, dict(os.environ))) == []
-    moved = ["/ancien/venv/bin/ocmem", *own[1:]]
-    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": moved}}}))
-    [problem] = setup_mcp.own_server_problems(settings, dict(os.environ))
-    assert "/ancien/venv" in problem.what and "mcp --installer" in problem.fix
-    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": own}}}))
-    monkeypatch.setattr(setup_mcp.importlib.util, "find_spec", lambda name: None)
-    [problem] = setup_mcp.own_server_problems(settings, dict(os.environ))
-    assert "SDK MCP" in problem.what and "ocmem[mcp]" in problem.fix
-    # A server of the user's own that happens to be called ocmem is not judged.
-    config.write_text(json.dumps({"mcp": {"ocmem": {"type": "local", "command": ["mon-outil"]}}}))
-    assert list(setup_mcp.own_server_problems(settings, dict(os.environ))) == []
+    with pytest.raises(Refused, match="durci"):
+        backend(lambda: workspace, {})
+    call, space = backend(lambda: workspace, {"OCMEM_SPACE_SOCKET": str(home / "relais.sock")})
+    assert space is None
+    with pytest.raises(OcmemError, match="relais"):
+        call("lire_page", {"page": "Agents/AGENTS"})

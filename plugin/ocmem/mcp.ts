@@ -134,14 +134,18 @@ export class SilverBulletMcp {
    * installs, or what the human lists in `silverbullet.trusted_pages`): the one call of that
    * server that does not expose the session. Every other call of it does. */
   readsValidated(tool: string, args: unknown): boolean {
-    for (const [server, entry] of Object.entries(this.configured)) {
-      if (tool !== `${sanitize(server)}_lire_page` || !this.isOwn(entry)) continue
-      const raw = (args as { page?: unknown } | null)?.page
-      const page = typeof raw === "string" ? pagePath(raw) : undefined
-      if (page === undefined) return false
-      return this.validated.some((v) => (v.endsWith("/") ? page.startsWith(v) : page === v))
-    }
+    for (const [server, entry] of Object.entries(this.configured))
+      if (tool === `${sanitize(server)}_lire_page` && this.isOwn(entry)) return this.validatedRead("lire_page", args)
     return false
+  }
+
+  /** Whether a tool of ocmem mcp (its own name), with these arguments, reads validated memory. */
+  validatedRead(tool: string, args: unknown): boolean {
+    if (tool !== "lire_page") return false
+    const raw = (args as { page?: unknown } | null)?.page
+    const page = typeof raw === "string" ? pagePath(raw) : undefined
+    if (page === undefined) return false
+    return this.validated.some((v) => (v.endsWith("/") ? page.startsWith(v) : page === v))
   }
 
   /** The SilverBullet server `tool` belongs to, and the tool's own name. */

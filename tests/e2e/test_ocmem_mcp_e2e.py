@@ -102,9 +102,11 @@ def test_ocmem_mcp_reads_the_space_and_writes_only_in_the_inbox(oc: OpenCode) ->
         # Reading validated memory left the session clean; the other calls exposed it.
         records = [json.loads(p.read_text()) for p in (home / ".ocmem/sessions").glob("*.json")]
         sources = [e["source"] for r in records for e in r.get("exposure", [])]
-        assert not any("Agents/Memory/MEMORY\"" in s and "lire_page" in s for s in sources), sources
+        assert not any('Agents/Memory/MEMORY"' in s and "lire_page" in s for s in sources), sources
         assert any(s.startswith("ocmem_ecrire_page") for s in sources), sources
         assert any(s.startswith("ocmem_lire_page") and "Projets/Notes" in s for s in sources)
+        # The calls went through the plugin's relay to the gate (the hardened mode's only way).
+        assert any(s.startswith("ocmem mcp ecrire_page (relais)") for s in sources), sources
 
         # The token never reached the model; the next pull installs nothing new.
         assert all(TOKEN not in json.dumps(r.body) for r in oc.llm.requests), "token sent"

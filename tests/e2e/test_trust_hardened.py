@@ -242,3 +242,72 @@ def test_the_gate_serves_the_plugin_and_never_promotes(
     assert (ctx.home / "memory/SHORT_TERM.md").stat().st_uid != oc.run_as[0]  # type: ignore[index]
     assert "## P-0001" in (ctx.home / "memory/pending.md").read_text()
     assert "en attente" in (ctx.home / "memory/pending.md").read_text()
+
+
+def test_ocmem_mcp_answers_through_the_gate_and_the_agent_never_holds_the_token(
+    hardened: tuple[OpenCode, Ctx, Path],
+) -> None:
+    """`ocmem mcp` in the hardened mode: OpenCode starts it as the agent's user, who cannot read
+    the token; it answers through the plugin's relay and the owner's gate. Validated memory is
+    read, a write of MEMORY.md is refused by ocmem, a page in the inbox is written, and the
+    token reaches neither the model nor the agent's shell."""
+    from ocmem.home import identity
+    from ocmem.home.paths import Paths
+    from support.sbserver import FakeSilverBullet
+
+    oc, ctx, program = hardened
+    memory = "# Mémoire\n\n- Fait validé, lu par le serveur MCP d'ocmem.\n"
+    with FakeSilverBullet(token=TOKEN) as sb:
+        sb.write("Agents/Memory/MEMORY.md", memory)
+        config = ctx.home / "ocmem.yaml"
+        existing = config.read_text() if config.exists() else ""
+        config.write_text(
+            existing + f"silverbullet:\n  url: {sb.url}\n  retry_wait_seconds: 0.01\n"
+        )
+        found = identity.read(Paths(ctx.home))
+        assert found is not None
+        inbox = f"Agents/Inbox/{found.id}/"
+        installed = subprocess.run(
+            [str(program), "--home", str(ctx.home), "mcp", "--installer"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        entry = json.loads((ctx.home / "opencode.json").read_text())["mcp"]["ocmem"]
+        assert "sudo" not in entry["command"]
+        oc.llm.set_script(
+            ToolCalls.one("ocmem_lire_page", page="Agents/Memory/MEMORY"),
+            ToolCalls.one("ocmem_ecrire_page", page="Agents/Memory/MEMORY.md", contenu="- Faux.\n"),
+            ToolCalls.one("ocmem_ecrire_page", page=f"{inbox}notes/durci", contenu="Une idée.\n"),
+            ToolCalls.one(
+                "bash",
+                command=f"cat {ctx.home}/.ocmem/silverbullet.token; echo rc=$?",
+                description="x",
+            ),
+            final_text="Fin.",
+        )
+        result = oc.run(ctx.project, "lis ma mémoire SilverBullet")
+        assert result.returncode == 0, oc.debug_report(result)
+        said = [u["state"].get("output") or u["state"].get("error") or "" for u in result.tool_uses]
+        assert len(said) == 4, said
+        assert "Fait validé, lu par le serveur MCP" in said[0], said
+        assert "ocmem : refusé" in said[1] and inbox in said[1], said
+        assert "écrite" in said[2], said
+        assert TOKEN not in said[3], said  # the plugin refuses it; the OS would too:
+        agent = pwd.getpwuid(oc.run_as[0]) if oc.run_as else None
+        assert agent is not None
+        direct = subprocess.run(
+            ["cat", str(ctx.home / ".ocmem/silverbullet.token")],
+            user=agent.pw_uid,
+            group=agent.pw_gid,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert direct.returncode != 0 and TOKEN not in direct.stdout
+        puts = [r.fs_path for r in sb.requests if r.method in ("PUT", "DELETE")]
+        assert puts == [f"{inbox}notes/durci.md"], puts
+        assert sb.read("Agents/Memory/MEMORY.md") == memory
+        assert all(TOKEN not in json.dumps(r.body) for r in oc.llm.requests), "token sent"

@@ -13,7 +13,8 @@ at once so that its window holds even if it never calls a memory tool; ``open``:
 of the session still runs, its window then stays open), ``proposal``
 (``proposal``: an id; what OpenCode's promotion prompt shows), ``pull`` and ``push`` (``wait``,
 ``timeout`` in seconds: run as child commands so a hung server can be killed), ``skill-used``
-(``skill``, ``session``) and ``ping``. Each answer
+(``skill``, ``session``), ``space`` (``tool``, ``args``: a tool of ``ocmem mcp``, relayed by
+the plugin) and ``ping``. Each answer
 carries the exit code and the text the same command line would have printed. Requests run
 concurrently (a push never holds up a tool call); the gate exits when its input closes.
 
@@ -64,6 +65,7 @@ OPS = (
     "pull",
     "push",
     "skill-used",
+    "space",
     "ping",
 )
 WORKERS = 4
@@ -215,6 +217,8 @@ class Gate:
 
             summary = Proposals(self.workspace()).summary(_string(request, "proposal"))
             return Outcome([json.dumps(summary, ensure_ascii=False)])
+        if op == "space":
+            return self.space(_string(request, "tool"), request.get("args"))
         if op == "skill-used":
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
@@ -230,6 +234,20 @@ class Gate:
         }
         write_state(self.paths, self.paths.plugin_seen, json.dumps(seen) + "\n")
         return Outcome([json.dumps(config, ensure_ascii=False)])
+
+    def space(self, tool: str, args: Any) -> Outcome:
+        """A tool of ``ocmem mcp``, relayed by the plugin (the server is the agent's and cannot
+        read the token in the hardened mode; the gate, the owner's, can). The plugin has
+        recorded the exposure before asking."""
+        from ocmem.plugin.spaceanswers import Space
+
+        if not isinstance(args, dict):
+            raise InputError("« args » doit être un objet", fix='"args": {"page": "…"}')
+        space = Space(self.workspace, None)
+        try:
+            return Outcome([space.call(tool, args)])
+        finally:
+            space.close()
 
     def skill_used(self, skill: str, session: str) -> Outcome:
         line = json.dumps(

@@ -312,13 +312,16 @@ OWN_SERVER = "ocmem"
 
 def own_command(paths: Paths) -> list[str]:
     """How OpenCode starts ``ocmem mcp`` for this home (the plugin's way of running ocmem, then
-    ``--home <home> mcp``); empty before ``ocmem init`` wrote that way."""
+    ``--home <home> mcp``; in the hardened mode the same ocmem without sudo: the server is the
+    agent's and asks the gate through the plugin); empty before ``ocmem init`` wrote that way."""
     try:
         command = json.loads(paths.plugin_command.read_text(encoding="utf-8"))["command"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
     if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
         return []
+    if "--" in command:  # hardened: `sudo … -- <ocmem> --home <home>`; the server runs unprivileged
+        return [*command[command.index("--") + 1 :], "mcp"]
     return [*command, "--home", str(paths.home), "mcp"]
 
 

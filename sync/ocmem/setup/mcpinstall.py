@@ -15,7 +15,7 @@ from ocmem.home.fsio import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.plugin import mcpservers
-from ocmem.plugin.mcpserve import TOOLS
+from ocmem.plugin.spaceanswers import TOOLS
 
 
 def entry(ws: Workspace) -> dict[str, Any]:
@@ -63,12 +63,6 @@ def _config(ws: Workspace) -> tuple[Path, dict[str, Any], str | None]:
 
 
 def install(ws: Workspace) -> Outcome:
-    if ws.paths.hardened_file.exists():
-        raise Refused(
-            "en mode durci, ocmem mcp tournerait sous le compte de l'agent, qui ne lit pas le jeton "
-            "de SilverBullet : il ne pourrait rien lire",
-            fix="en mode durci, l'agent passe par les outils memory_* (docs/security.md, « ocmem mcp »)",
-        )
     if importlib.util.find_spec("mcp") is None:
         raise Refused(
             "le SDK MCP n'est pas installé dans l'environnement d'ocmem",
