@@ -238,9 +238,9 @@ def test_journal_archive_cli_needs_one_bound(home: Path, run_cli: Callable[..., 
             "--plus-vieux-que 0 : il faut au moins 1 jour",
             "--plus-vieux-que 90",
         ),
-        (["--before", "2099-01-01"], "2099-01-01 est dans le futur", "--before 2026-08-31"),
+        (["--before", "2099-01-01"], "2099-01-01 est dans le futur", "--avant 2026-08-31"),
         # tomorrow by the command's clock (2026-11-29), whatever day the machine says it is
-        (["--before", "2026-11-30"], "2026-11-30 est dans le futur", "--before 2026-08-31"),
+        (["--before", "2026-11-30"], "2026-11-30 est dans le futur", "--avant 2026-08-31"),
     ],
 )
 def test_journal_archive_refuses_bounds_that_would_archive_today(

@@ -37,7 +37,7 @@ def test_a_corrupt_identity_is_an_error(home: Path) -> None:
     (home / ".ocmem/home.json").write_text("{pas du json")
     status, text = doctor(home)
     assert status is Status.FAILED and "identité du dossier ocmem illisible" in text
-    assert "ocmem init --home-id" in text
+    assert "ocmem init --id-dossier" in text
 
 
 def test_an_identity_made_for_another_folder_is_an_error_with_sync(synced: Path) -> None:

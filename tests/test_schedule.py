@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Clock, configure_sync
+from conftest import CliResult, Clock, configure_sync
 
 # A loopback address nothing listens on: the lines are built and run with fake programs, never
 # sent anywhere.
@@ -484,3 +485,12 @@ def test_the_prompt_copy_follows_the_shipped_one_and_keeps_a_changed_copy(
     [kept] = (home / ".ocmem/backups").rglob("curation-hebdomadaire.md")
     assert kept.read_text() == "un ancien prompt\n" and str(kept) in again.out
     assert "Prompt de curation" not in run_cli("cron", "install", "--job", "curation").out
+
+
+@pytest.mark.parametrize("every", ["-5", "0", "60"])
+def test_an_interval_out_of_range_is_a_usage_error_naming_the_french_option(
+    home: Path, run_cli: Callable[..., CliResult], every: str
+) -> None:
+    done = run_cli("--home", str(home), "cron", "print", "--toutes-les", every)
+    assert done.code == 2, done
+    assert "--toutes-les doit être entre 1 et 59" in done.err and "--toutes-les 15" in done.err

@@ -132,7 +132,7 @@ def test_an_empty_listing_aborts_before_removing_anything(synced: Path, sb: Any)
         sb.delete(name)
     with pytest.raises(Refused, match="ne liste plus aucun") as refused:
         pull(synced)
-    assert "--force-delete" in refused.value.render()
+    assert "--forcer-suppression" in refused.value.render()
     assert (synced / "skills/deploy/SKILL.md").exists()
     pull(synced, force_delete=True)
     assert not (synced / "skills/deploy").exists()
@@ -266,7 +266,7 @@ def test_a_page_with_active_content_is_not_installed_without_the_human(
     report = pull(synced)
     assert report.needs_human
     assert "Agents/Memory/MEMORY.md non installé : contenu actif" in report.render()
-    assert "--accept-active" in report.render()
+    assert "--accepter-actif" in report.render()
     assert (synced / "memory/MEMORY.md").read_bytes() == before
     assert pull(synced).needs_human  # asked again at every pull, until the human decides
     accepted = pull(synced, accept_active=True)

@@ -91,12 +91,12 @@ def read(paths: Paths) -> HomeId | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise OcmemError(
             f"identité du dossier ocmem illisible : {paths.home_id} ({exc})",
-            fix="`ocmem init --home-id NOM` la réécrit (le nom actuel se lit dans SilverBullet : Agents/Inbox/NOM/)",
+            fix="`ocmem init --id-dossier NOM` la réécrit (le nom actuel se lit dans SilverBullet : Agents/Inbox/NOM/)",
         ) from None
     if id_problem(found.id):
         raise OcmemError(
             f"identifiant de dossier invalide dans {paths.home_id} : {found.id!r}",
-            fix="`ocmem init --home-id NOM` le remplace",
+            fix="`ocmem init --id-dossier NOM` le remplace",
         )
     return found
 
@@ -108,7 +108,7 @@ def create(paths: Paths, value: str | None) -> HomeId:
     problem = id_problem(chosen)
     if problem:
         raise InputError(
-            f"identifiant de dossier invalide : {chosen!r} ({problem})", fix="--home-id vps-prod"
+            f"identifiant de dossier invalide : {chosen!r} ({problem})", fix="--id-dossier vps-prod"
         )
     return HomeId(chosen, machine(), str(paths.home.resolve()), shared_pages=value is None)
 
@@ -125,14 +125,14 @@ def require(paths: Paths) -> HomeId:
     if found is None:
         raise Refused(
             "ce dossier ocmem n'a pas encore d'identifiant (il nomme ses pages dans SilverBullet)",
-            fix="lance `ocmem init` (ou `ocmem init --home-id NOM`)",
+            fix="lance `ocmem init` (ou `ocmem init --id-dossier NOM`)",
         )
     here = (machine(), str(paths.home.resolve()))
     if (found.machine, found.folder) != here:
         raise Refused(
             f"ce dossier ocmem a été créé ailleurs ({found.folder}) sous l'identifiant "
             f"« {found.id} » : deux dossiers écriraient les mêmes pages de SilverBullet",
-            fix="donne-lui un identifiant à lui : `ocmem init --home-id NOUVEAU-NOM` "
-            f"(ou, si c'est bien le même dossier déplacé, `ocmem init --home-id {found.id}`)",
+            fix="donne-lui un identifiant à lui : `ocmem init --id-dossier NOUVEAU-NOM` "
+            f"(ou, si c'est bien le même dossier déplacé, `ocmem init --id-dossier {found.id}`)",
         )
     return found

@@ -359,7 +359,7 @@ class Memory:
             raise InputError(
                 f"{before.isoformat()} est dans le futur (aujourd'hui : {today.isoformat()}) : "
                 "les entrées d'aujourd'hui seraient archivées aussi ; rien n'a été modifié",
-                fix=f"une date passée, par ex. --before {example}, ou --older-than "
+                fix=f"une date passée, par ex. --avant {example}, ou --plus-vieux-que "
                 f"{ARCHIVE_EXAMPLE_DAYS}",
             )
         cutoff = datetime.combine(before, datetime.min.time())
@@ -391,7 +391,7 @@ class Memory:
 
 
 MAX_QUERY_CHARS = 1000
-ARCHIVE_EXAMPLE_DAYS = 90  # the example of --older-than a refusal gives
+ARCHIVE_EXAMPLE_DAYS = 90  # the example of --plus-vieux-que a refusal gives
 MASKED_ENTRY = (
     "(entrée en quarantaine, écrite par une session exposée : titre et texte masqués ; "
     "l'humain la lit avec `ocmem journal search` dans son terminal)"

@@ -168,7 +168,7 @@ class Installer:
 
     def _identity(self, wanted: identity.HomeId | None) -> None:
         """This home's id (it names its pages in SilverBullet): kept once chosen, unless
-        ``--home-id`` gives another one (a copy of this home needs one of its own)."""
+        ``--id-dossier`` gives another one (a copy of this home needs one of its own)."""
         current = identity.read(self.paths)
         chosen = wanted or (current if current else identity.create(self.paths, None))
         if current == chosen:
@@ -186,7 +186,7 @@ class Installer:
                     f"Ce dossier écrit les pages de la spécification ({pages}journal.md, "
                     f"{pages}pending.md). Un second dossier ocmem sur le même espace sera refusé "
                     "au push et invité à prendre un identifiant, donc un dossier, à lui "
-                    "(`ocmem init --home-id NOM` : Agents/Inbox/NOM/)."
+                    "(`ocmem init --id-dossier NOM` : Agents/Inbox/NOM/)."
                 )
         else:
             self.report.done.append(f"identifiant de ce dossier : {current.id} → {chosen.id}")

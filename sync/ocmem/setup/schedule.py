@@ -172,7 +172,10 @@ def _one_line(shell: str) -> str:
 
 def _checked(every_minutes: int, line: str) -> str:
     if not 1 <= every_minutes <= 59:
-        raise OcmemError("--every doit être entre 1 et 59 minutes", fix="par ex. --every 15")
+        raise InputError(
+            f"--toutes-les doit être entre 1 et 59 minutes (reçu {every_minutes})",
+            fix="par ex. --toutes-les 15",
+        )
     return _one_line(line)
 
 

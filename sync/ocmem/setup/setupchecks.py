@@ -47,21 +47,21 @@ def home_identity(paths: Paths, sync: bool) -> Iterator[Problem]:
     try:
         found = identity.read(paths)
     except OcmemError as exc:
-        yield Problem(ERROR, exc.message, exc.fix or "ocmem init --home-id NOM")
+        yield Problem(ERROR, exc.message, exc.fix or "ocmem init --id-dossier NOM")
         return
     if found is None:
         if sync:
             yield Problem(
                 ERROR,
                 "ce dossier n'a pas d'identifiant : push et pull sont refusés",
-                "ocmem init (ou ocmem init --home-id NOM)",
+                "ocmem init (ou ocmem init --id-dossier NOM)",
             )
         return
     try:
         identity.require(paths)
     except OcmemError as exc:
         yield Problem(
-            ERROR if sync else WARNING, exc.message, exc.fix or "ocmem init --home-id NOM"
+            ERROR if sync else WARNING, exc.message, exc.fix or "ocmem init --id-dossier NOM"
         )
 
 
@@ -294,7 +294,7 @@ def silverbullet(
                         ERROR,
                         f"{page} est tenue par un autre dossier ocmem (clé {holder}) sous le même "
                         f"identifiant « {home.id} » : push refusé",
-                        "donne à ce dossier un identifiant à lui : `ocmem init --home-id NOM`",
+                        "donne à ce dossier un identifiant à lui : `ocmem init --id-dossier NOM`",
                     )
     except OcmemError as exc:
         yield Problem(ERROR, f"SilverBullet : {exc.message}", exc.fix or "vérifie la configuration")

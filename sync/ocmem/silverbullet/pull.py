@@ -114,12 +114,12 @@ def check_removals(plan: PullPlan, tracked: int, max_ratio: float, force: bool) 
     if len(plan.remove) == tracked:
         raise Refused(
             f"SilverBullet ne liste plus aucun des {tracked} fichiers tirés : liste vide ou mauvais espace ?",
-            fix="vérifie l'URL et l'espace ; si la suppression est voulue, relance avec --force-delete",
+            fix="vérifie l'URL et l'espace ; si la suppression est voulue, relance avec --forcer-suppression",
         )
     if len(plan.remove) / tracked > max_ratio:
         raise Refused(
             f"{len(plan.remove)} fichiers sur {tracked} seraient supprimés (plus de {max_ratio:.0%})",
-            fix="vérifie l'espace SilverBullet ; si c'est voulu, relance avec --force-delete",
+            fix="vérifie l'espace SilverBullet ; si c'est voulu, relance avec --forcer-suppression",
         )
 
 
@@ -343,7 +343,7 @@ class Puller:
         report.lines.append(
             f"⚠ {fetch.remote} non installé : contenu actif dans SilverBullet — {shown}{more}. "
             "Vérifie la page dans SilverBullet (une injection a pu l'écrire) ; si c'est bien toi, "
-            "`ocmem pull --accept-active`"
+            "`ocmem pull --accepter-actif`"
         )
         return True
 
