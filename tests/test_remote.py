@@ -85,6 +85,21 @@ def test_token_file_must_be_private(home: Path, sb: Any) -> None:
         sync.pull(Workspace(load_settings(home), clock=Clock()))
 
 
+def test_a_relative_token_file_is_the_homes_wherever_ocmem_runs(
+    home: Path, sb: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cron runs in $HOME, the plugin in the project, a terminal anywhere: `token_file: sb.token`
+    names one file, next to ocmem.yaml."""
+    configure_sync(home, sb.url, token=None, token_file="secrets/sb.token")
+    (home / "secrets").mkdir()
+    (home / "secrets/sb.token").write_text(SB_TOKEN + "\n")
+    (home / "secrets/sb.token").chmod(0o600)
+    elsewhere = tmp_path / "ailleurs"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert "Pull :" in sync.pull(Workspace(load_settings(home), clock=Clock())).render()
+
+
 def test_token_in_config_is_refused(home: Path, sb: Any) -> None:
     configure_sync(home, sb.url, token=SB_TOKEN)
     (home / "ocmem.yaml").write_text((home / "ocmem.yaml").read_text() + "  token: abc\n")

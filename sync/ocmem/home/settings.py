@@ -129,7 +129,8 @@ _PLUGIN = {
 _SILVERBULLET = {
     "url": Option(TEXT, help="adresse de l'instance (ou OCMEM_SILVERBULLET_URL)"),
     "token_file": Option(
-        TEXT, help="fichier du jeton, mode 600 (défaut : .ocmem/silverbullet.token)"
+        TEXT,
+        help="fichier du jeton, mode 600 (relatif : au dossier ; défaut : .ocmem/silverbullet.token)",
     ),
     "inbox": Option(TEXT, help="le seul dossier où ocmem écrit", default="Agents/Inbox/"),
     "pull": Option(RULES, help="règles {remote, local} des fichiers tirés"),

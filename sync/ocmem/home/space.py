@@ -299,8 +299,16 @@ def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> t
 
 
 def token_file_path(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str]) -> Path:
-    raw = env.get(ENV_TOKEN_FILE) or section.get("token_file")
-    return Path(str(raw)).expanduser() if raw else settings.paths.default_token_file
+    """The token file: the variable's (relative to where it was set: the current folder), else
+    ocmem.yaml's — relative to the home, so cron, the plugin and a terminal read one file
+    whatever folder they run in —, else ``.ocmem/silverbullet.token``."""
+    if env.get(ENV_TOKEN_FILE):
+        return Path(env[ENV_TOKEN_FILE]).expanduser()
+    raw = section.get("token_file")
+    if not raw:
+        return settings.paths.default_token_file
+    path = Path(str(raw)).expanduser()
+    return path if path.is_absolute() else settings.paths.home / path
 
 
 def loose_mode(path: Path) -> int | None:
