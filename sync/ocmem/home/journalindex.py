@@ -19,10 +19,12 @@ title > tags > lesson = pitfall > the rest (request, what was done); query words
 a question in natural words ranks the entries sharing the most (and the rarest) of its words
 first, and a word of 3 letters or more also matches as a prefix (« certif » finds
 « certificat »), exact matches counting more. Ties go to the newest entry. Tags filter exactly.
-When the best entry lacks part of the query, terms the journal itself relates to the query's
-stems (``ocmem.text.searchterms.related``: « espace » → « disque ») add their BM25 at a lower
-weight. When no entry shown carries enough of the query's weight (IDF), the answer is « rien de
-pertinent » (``Found.nothing_relevant``), not a match made of one common word.
+Synonyms from a small thesaurus of server work (``ocmem.text.thesaurus``: « saturé » → « plein »,
+"unreachable" → « injoignable ») add their BM25 at a lower weight, for an entry that lacks the
+query's own word. When the best entry lacks part of the query, terms the journal itself relates
+to the query's stems (``ocmem.text.searchterms.related``: « espace » → « disque ») add theirs,
+lower still. When no entry shown carries enough of the query's weight (IDF), the answer is « rien
+de pertinent » (``Found.nothing_relevant``), not a match made of one common word.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from ocmem.text.searchterms import fold, query_terms, terms
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "3"  # 3: Snowball stems (PyStemmer)
+INDEX_VERSION = "4"  # 3: Snowball stems (PyStemmer); 4: more search stop-words
 MAX_RECENT = 20
 
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
@@ -52,7 +54,6 @@ WEIGHTS = (4.0, 3.0, 2.0, 2.0, 1.0)
 _COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4, "exposition": -1}
 _FIELD = re.compile(r"- ([^:\n]{1,20}?) : ")
 _HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? \xc2\xb7 ")
-_PREFIX_MIN = 3
 _BUSY_SECONDS = 2.0
 _READ_ATTEMPTS = 3
 
@@ -404,16 +405,6 @@ def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None
 # --- query -----------------------------------------------------------------------------------
 
 
-def _match_expression(words: Sequence[str]) -> str:
-    """Each stem as a token, and as a prefix when long enough: ``"certif" OR "certif"*``."""
-    parts = []
-    for word in words:
-        parts.append(f'"{word}"')
-        if len(word) >= _PREFIX_MIN and not word.isdigit():  # « 100 » is not « 1005 »
-            parts.append(f'"{word}"*')
-    return " OR ".join(parts)
-
-
 def _query(db: sqlite3.Connection, words: Sequence[str], tags: Sequence[str], limit: int) -> Found:
     tag_filter = "".join(" AND instr(e.tags, ?) > 0" for _ in tags)
     tag_args = [f" {t} " for t in tags]
@@ -448,38 +439,58 @@ def _ranked(
     size = int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
     frequency = {w: _frequency(db, w) for w in words}
     source = f"terms JOIN entries e ON e.id = terms.rowid WHERE terms MATCH ?{tag_filter}"
-    expressions = [_match_expression(words)]
-    total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", [expressions[0], *tag_args])
-    own_scores = _scored(db, source, expressions[0], tag_args)
+    expression = ranking.match_expression(words)
+    total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", [expression, *tag_args])
+    own_scores = _scored(db, source, expression, tag_args)
     candidates = heapq.nlargest(ranking.CANDIDATES, own_scores, key=own_scores.__getitem__)
     rows = _locations(db, candidates)
     best = max(rows, key=lambda r: (own_scores[r], rows[r][3]), default=None)
+    best_terms = set() if best is None else _terms_of(db, best)
+
+    def scored(group: list[str]) -> dict[int, float]:
+        return _scored(db, source, ranking.match_expression(group), tag_args)
+
+    synonyms = ranking.Synonyms(words, frequency, size, best_terms, scored)
+    if synonyms.per_word:
+        _add_best(db, rows, synonyms.summed())
     related: dict[str, tuple[str, float]] = {}
-    own = 0.0 if best is None else ranking.coverage(words, frequency, size, {}, _terms_of(db, best))
+    own = 0.0 if best is None else ranking.coverage(words, frequency, size, {}, best_terms)
     if own < ranking.EXPAND_BELOW:
         related = ranking.related(words, frequency, size, lambda w: _neighbours(db, w))
+        for term in synonyms.credit:
+            related.pop(term, None)
     expansion_scores: dict[int, float] = {}
     if related:
-        expressions.append(_match_expression(list(related)))
-        expansion_scores = _scored(db, source, expressions[1], tag_args)
-        more = heapq.nlargest(
-            ranking.CANDIDATES, expansion_scores, key=expansion_scores.__getitem__
-        )
-        rows.update(_locations(db, [r for r in more if r not in rows]))
+        expansion_scores = _scored(db, source, ranking.match_expression(list(related)), tag_args)
+        _add_best(db, rows, expansion_scores)
+
+    entry_terms = {r: _terms_of(db, r) for r in rows} if synonyms.per_word else {}
 
     def score(rowid: int) -> tuple[float, str]:
-        pair = own_scores.get(rowid, 0.0), expansion_scores.get(rowid, 0.0)
-        return ranking.combined(*pair), rows[rowid][3]
+        own, expansion = own_scores.get(rowid, 0.0), expansion_scores.get(rowid, 0.0)
+        synonym = synonyms.score(rowid, entry_terms.get(rowid, set()))
+        return ranking.combined(own, expansion, synonym), rows[rowid][3]
 
     order = sorted(rows, key=score, reverse=True)
     hits = _hits((rows[r] for r in order), limit)
     refs = {h.ref for h in hits}
     shown = [r for r in order if f"journal {rows[r][3]}" in refs]
     if hits and not any(
-        ranking.relevant(words, frequency, size, related, _terms_of(db, r)) for r in shown
+        ranking.relevant(
+            words, frequency, size, related, entry_terms.get(r) or _terms_of(db, r), synonyms.credit
+        )
+        for r in shown
     ):
         return Found([], int(total.fetchone()[0]), nothing_relevant=True)
     return Found(hits, int(total.fetchone()[0]))
+
+
+def _add_best(
+    db: sqlite3.Connection, rows: dict[int, tuple[str, int, int, str]], scores: dict[int, float]
+) -> None:
+    """Adds to ``rows`` the locations of the best-scored entries of ``scores`` not there yet."""
+    more = heapq.nlargest(ranking.CANDIDATES, scores, key=scores.__getitem__)
+    rows.update(_locations(db, [r for r in more if r not in rows]))
 
 
 def _scored(
@@ -507,7 +518,7 @@ _WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
 
 def _frequency(db: sqlite3.Connection, word: str, prefix: bool = True) -> int:
     """How many entries hold ``word`` (as a word, or as a prefix too when ``prefix``)."""
-    expression = _match_expression([word]) if prefix else f'"{word}"'
+    expression = ranking.match_expression([word]) if prefix else f'"{word}"'
     row = db.execute("SELECT count(*) FROM terms WHERE terms MATCH ?", (expression,))
     return int(row.fetchone()[0])
 

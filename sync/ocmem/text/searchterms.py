@@ -1,5 +1,6 @@
 """Search terms of journal text: folded, stop-words dropped, words stemmed by Snowball (PyStemmer),
-and how a search ranks with them (related terms learnt from the journal, « rien de pertinent »).
+and how a search ranks with them (synonyms from ``ocmem.text.thesaurus``, related terms learnt
+from the journal, « rien de pertinent »).
 
 The index and the query go through the same ``terms``, so « Renouvellement des certificats »,
 "renewed certificate" and « certificat renouvelé » meet on the stems ``renouvel``, ``certificat``.
@@ -169,8 +170,25 @@ def terms(text: str) -> list[str]:
 
 
 _TOKEN = re.compile(r"[^\W_]+")
-# Prepositions that ocmem.text.words keeps (similarity counts them), a search does not.
-_STOPWORDS = STOPWORDS | {"vers", "via"}
+# Prepositions that ocmem.text.words keeps (similarity counts them), a search does not; and the
+# function words and auxiliary verbs of a question (French, then English) that say nothing of its
+# topic: « je me suis enfermé », « il y a entre deux », "it keeps getting". Folded, as compared.
+_STOPWORDS = STOPWORDS | frozenset(
+    """
+    vers via entre contre chaque certains certaines plusieurs quelques quelque autre autres meme
+    memes ici la lors ainsi car puis comme selon parce lorsque ceux celle celles celui sous
+    suis es sommes etes etais etions seront sera serait seraient soit sois
+    avons avez avait avaient aurait auraient aura
+    va vais vas vont allait
+    peuvent pouvait pourrait pu veut veulent voulait doivent devait devrait
+    prend prends prennent prenait pris prendre met mets mettent mis
+    voir vois voit voient voyait vu vus dire dit disent savoir sais sait venir vient viennent
+    toujours souvent parfois trop beaucoup moins tellement vraiment juste seulement
+    maintenant hier aujourd demain
+    all any some just only also very too more most again still now get gets got getting keep
+    keeps kept make makes made being because while about over under through each every other
+    """.split()
+)
 
 
 def _lower(text: str) -> str:
@@ -202,15 +220,20 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-# --- ranking: related terms learnt from the journal, and « rien de pertinent » ----------------
-# The index (ocmem.home.journalindex) asks, these decide. Related terms of a query's stem: the
-# broader terms of the user's own journal that the entries holding it mostly hold too, and that
-# other entries hold as well (« espace » → « disque »), learnt at each search from the journal
-# alone, nothing from outside; they count at a lower weight.
+# --- ranking: synonyms, related terms learnt from the journal, and « rien de pertinent » ------
+# The index (ocmem.home.journalindex) asks, these decide. Synonyms of a query's stem: the words of
+# its groups in ocmem.text.thesaurus (a general vocabulary, written by hand, fixed). Related
+# terms of a query's stem: the broader terms of the user's own journal that the entries holding
+# it mostly hold too, and that other entries hold as well (« espace » → « disque »), learnt at
+# each search from the journal alone, nothing from outside. Both count at a lower weight.
 
 CANDIDATES = 60  # entries ranked per expression (the query's stems, their related terms)
 SAMPLE = 400  # entries read to learn a word's related terms; a commoner word teaches nothing
 EXPANSION = 0.3  # weight of the related terms' BM25 against the query's own
+SYNONYM = 0.5  # weight of the thesaurus' synonyms' BM25 (ocmem.text.thesaurus) against the query's
+# of that weight, for a stem the best literal match holds (its synonyms then only break ties)
+SYNONYM_HELD = 0.25
+SYNONYM_COVER = 0.8  # how much of a query stem's weight an entry holding only a synonym carries
 _ASSOCIATION = 0.3  # P(related | word) × P(not word | related), at least
 _RELATED_PER_WORD = 2
 _LEARN_SHARE = 0.2  # a word in more than this share of the entries is too common to learn from
@@ -218,6 +241,17 @@ _LEARN_SHARE = 0.2  # a word in more than this share of the entries is too commo
 RELEVANT = 0.3
 # related terms are only looked for when the best entry carries less than this of the query
 EXPAND_BELOW = 0.75
+
+
+def match_expression(words: Sequence[str]) -> str:
+    """An FTS5 expression matching any of ``words``: each stem as a token, and as a prefix when
+    long enough (``"certif" OR "certif"*``), a number only whole (« 100 » is not « 1005 »)."""
+    parts = []
+    for word in words:
+        parts.append(f'"{word}"')
+        if len(word) >= _MIN_STEM and not word.isdigit():
+            parts.append(f'"{word}"*')
+    return " OR ".join(parts)
 
 
 def idf(frequency: int, size: int) -> float:
@@ -269,9 +303,73 @@ def related(
     return found
 
 
-def combined(own: float, expansion: float) -> float:
-    """An entry's score from its BM25 (positive) over the query's stems and their related terms."""
-    return own + EXPANSION * expansion
+def combined(own: float, expansion: float, synonym: float = 0.0) -> float:
+    """An entry's score from its BM25 (positive) over the query's stems, their related terms and
+    their synonyms."""
+    return own + EXPANSION * expansion + SYNONYM * synonym
+
+
+def synonyms(words: Sequence[str]) -> dict[str, str]:
+    """The thesaurus' synonyms of the query's stems (``ocmem.text.thesaurus``), each with the stem
+    it stands for."""
+    from ocmem.text import thesaurus
+
+    return thesaurus.expand(words, _term)
+
+
+class Synonyms:
+    """The thesaurus' part of one search. Per query stem, the BM25 of its synonyms
+    (``scored(group)``: every entry matching one), counted for an entry that lacks the stem
+    itself: whole when the best literal match lacks it too (the synonyms fill a gap of the
+    query), at ``SYNONYM_HELD`` otherwise; and ``credit``: each synonym's stem and the share of
+    its weight it carries (``synonym_share``). A stem the journal never uses is given its
+    synonyms' frequency (written into ``frequency``): else one synonym found would carry most of
+    any query holding it, as an unknown word weighs the most."""
+
+    def __init__(
+        self,
+        words: Sequence[str],
+        frequency: dict[str, int],
+        size: int,
+        best: set[str],
+        scored: Callable[[list[str]], dict[int, float]],
+    ):
+        found = synonyms(words)
+        self.gaps = {w for w in words if not holds(best, w)}
+        self.per_word: dict[str, dict[int, float]] = {}
+        self.credit: dict[str, tuple[str, float]] = {}
+        for word in dict.fromkeys(found.values()):
+            group = [t for t, w in found.items() if w == word]
+            self.per_word[word] = scored(group)
+            held = len(self.per_word[word])  # entries matching (among the tagged ones, if any)
+            if frequency[word] == 0:
+                frequency[word] = held
+            share = synonym_share(frequency[word], held, size)
+            self.credit.update({t: (word, share) for t in group})
+
+    def summed(self) -> dict[int, float]:
+        """Each entry matching a synonym, with the BM25 of all the synonyms it matches."""
+        total: dict[int, float] = {}
+        for scores in self.per_word.values():
+            for rowid, value in scores.items():
+                total[rowid] = total.get(rowid, 0.0) + value
+        return total
+
+    def score(self, rowid: int, entry: set[str]) -> float:
+        """The synonyms' BM25 of entry ``rowid`` (``entry``: its terms)."""
+        return sum(
+            scores.get(rowid, 0.0) * (1.0 if word in self.gaps else SYNONYM_HELD)
+            for word, scores in self.per_word.items()
+            if not holds(entry, word)
+        )
+
+
+def synonym_share(own: int, synonyms: int, size: int) -> float:
+    """How much of a query stem's weight an entry holding only one of its synonyms carries: at
+    most ``SYNONYM_COVER``, less when the synonyms are commoner than the stem (a rare word is
+    not met by a word half the journal holds)."""
+    mine, theirs = idf(own, size), idf(synonyms, size)
+    return SYNONYM_COVER * (1.0 if mine <= theirs else theirs / mine)
 
 
 def coverage(
@@ -280,13 +378,18 @@ def coverage(
     size: int,
     related_terms: Mapping[str, tuple[str, float]],
     entry: set[str],
+    synonym_terms: Mapping[str, tuple[str, float]] | None = None,
 ) -> float:
     """The share of the query's weight (the IDF of its stems) that ``entry`` (its terms) carries:
-    a stem it holds (as a word, or a word it begins) counts whole, a related term of it part."""
+    a stem it holds (as a word, or a word it begins) counts whole, a synonym of it most
+    (``synonym_terms``: each with its stem and share), a related term of it part."""
     weights = {w: idf(frequency[w], size) for w in words}
-    held = {w: 1.0 for w in words if _holds(entry, w)}
+    held = {w: 1.0 for w in words if holds(entry, w)}
+    for term, (word, share) in (synonym_terms or {}).items():
+        if held.get(word, 0.0) < share and holds(entry, term):
+            held[word] = share
     for term, (word, score) in related_terms.items():
-        if word not in held and _holds(entry, term):
+        if word not in held and holds(entry, term):
             held[word] = max(held.get(word, 0.0), EXPANSION * score)
     total = sum(weights.values())
     return 1.0 if total == 0 else sum(weights[w] * held.get(w, 0.0) for w in words) / total
@@ -298,12 +401,14 @@ def relevant(
     size: int,
     related_terms: Mapping[str, tuple[str, float]],
     entry: set[str],
+    synonym_terms: Mapping[str, tuple[str, float]] | None = None,
 ) -> bool:
     """Whether ``entry`` carries enough of the query to be shown (else « rien de pertinent »)."""
-    return coverage(words, frequency, size, related_terms, entry) >= RELEVANT
+    return coverage(words, frequency, size, related_terms, entry, synonym_terms) >= RELEVANT
 
 
-def _holds(entry: set[str], word: str) -> bool:
+def holds(entry: set[str], word: str) -> bool:
+    """Whether an entry (its terms) holds ``word``: as a term, or as the start of one."""
     if word in entry:
         return True
     return len(word) >= _MIN_STEM and not word.isdigit() and any(t.startswith(word) for t in entry)
