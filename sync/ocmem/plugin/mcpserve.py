@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import socket
 from collections.abc import Callable, Mapping
@@ -108,7 +109,12 @@ def build(call: Backend) -> MCPServer[object]:
             said = exc.message + (f" — {exc.fix}" if exc.fix else "")
             raise ToolError(f"ocmem : {said}") from None
 
-    server: MCPServer[object] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    # Warnings only on stderr (OpenCode keeps it): not a line per HTTP request to the space.
+    server: MCPServer[object] = MCPServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(name="lire_page", annotations=reading)
