@@ -7,10 +7,15 @@ Anchor (same server, same run): SilverBullet's own client, which reads the page 
 back with the entry appended (GET + PUT): no probe, no verification, no merge, so a concurrent
 edit is simply lost. Requests are counted by the server; wall times use 50 ms of injected
 latency, the same for both.
+
+The page is quiet (nobody but ocmem writes it between pushes): each push reads it exactly as its
+previous write left it, so it probes and writes at once instead of waiting ``quiet_seconds``
+(docs/sync.md, « Quiet, probe, PUT »); the waits each push logged are reported.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from datetime import datetime, timedelta
@@ -147,6 +152,13 @@ def run(quick: bool = False) -> BenchResult:
         page = sb.read(page_name)
         if page.count("\n## 2026-") != 30 + reps + 1 or not page.startswith(preamble):
             raise RuntimeError("the pushed page does not hold every entry once")
+        logged = [
+            json.loads(line)
+            for line in (home / ".ocmem/log.jsonl").read_text().splitlines()
+            if '"action": "push"' in line
+        ]
+        waits = [w for entry in logged[-reps:] for w in entry.get("quiet_waits_ms", [])]
+        ratio = pushed.median / sb_client.median
         result.add(
             Row(
                 "requests per push of one entry",
@@ -161,7 +173,16 @@ def run(quick: bool = False) -> BenchResult:
                 ms(pushed),
                 f"SilverBullet's client: {ms(sb_client)}",
                 ratio_spread(pushed, sb_client),
-                "reported",
+                "≤ 2× on a quiet page",
+                verdict(ratio <= 2),
+            ),
+            Row(
+                "quiet waits per push (the page as our last write left it)",
+                f"{sum(1 for w in waits if w > 0)} of {len(waits)} writes waited",
+                "before this rule: every write waited quiet_seconds (0.3 s)",
+                "",
+                "0",
+                verdict(bool(waits) and not any(waits)),
             ),
         )
         result.note(

@@ -111,7 +111,7 @@ def test_a_copied_home_must_take_an_id_of_its_own(tmp_path: Path, sb: Any, clock
     shutil.copytree(original, copy)
     with pytest.raises(Refused, match="créé ailleurs") as refused:
         push(copy)
-    assert "--home-id" in refused.value.render()
+    assert "--id-dossier" in refused.value.render()
     Installer(Workspace(load_settings(copy), clock=clock), home_id="vps-copie").run()
     assert identity.require(load_settings(copy).paths).id == "vps-copie"
     push(copy)
@@ -135,12 +135,12 @@ def test_two_homes_given_one_id_never_write_each_others_page(
     pending_before = sb.read("Agents/Inbox/vm/pending.md")
     with pytest.raises(Refused, match="tenue par un autre dossier ocmem") as refused:
         push(second)
-    assert "ocmem init --home-id" in refused.value.render()
+    assert "ocmem init --id-dossier" in refused.value.render()
     assert sb.read("Agents/Inbox/vm/journal.md") == journal_before
     assert sb.read("Agents/Inbox/vm/pending.md") == pending_before
     assert "Tâche de bob" not in journal_before and "~agent-" not in journal_before
     assert not push(first).needs_human  # the first home still owns its pages
-    suggested = refused.value.render().split("--home-id ")[1].split("`")[0]
+    suggested = refused.value.render().split("--id-dossier ")[1].split("`")[0]
     Installer(Workspace(load_settings(second), clock=clock), home_id=suggested).run()
     assert not push(second).needs_human
     assert "Tâche de bob" in sb.read(f"Agents/Inbox/{suggested}/journal.md")

@@ -79,7 +79,7 @@ def test_two_homes_each_find_their_own_pages(tmp_path: Path, sb: Any, clock: Clo
     push(first)
     with pytest.raises(Refused, match="tenue par un autre dossier ocmem") as refused:
         push(second)
-    suggested = refused.value.render().split("--home-id ")[1].split("`")[0]
+    suggested = refused.value.render().split("--id-dossier ")[1].split("`")[0]
     Installer(Workspace(load_settings(second), clock=clock), home_id=suggested).run()
     assert not push(second).needs_human
     assert "Tâche A" in sb.read(SPEC_JOURNAL) and "Tâche B" not in sb.read(SPEC_JOURNAL)

@@ -9,7 +9,12 @@ Invariants:
 - after the homes converge (faults off, every home pushes), every entry and proposal of every home
   is on its own page exactly once — except the blocks a human who saw them deleted;
 - the human's decisions come back to the homes at pull; DELETE is never sent; local files lose
-  nothing.
+  nothing;
+- the review page's gestures (*Promouvoir* / *Refuser*, run by ``ocmem.lua`` itself over the HTTP
+  its glue uses: list the space, read a page, write it whole) write the decisions page, which
+  ocmem never writes: no decision is lost (each is on the decisions page, in the home's local
+  status after a pull, on ocmem's pending page after the next push, a promoted fact in
+  MEMORY.md), and every entry and proposal is still on its page once.
 
 ``OCMEM_STATEFUL_EXAMPLES`` sets the number of examples (CI: 500; ``--slow`` style runs: more);
 ``OCMEM_MUTATION_CHECKS=1`` also runs the mutation checks below (each rule removed must fail it).
@@ -28,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import lupa.lua54 as lupa
 import pytest
-from hypothesis import settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -42,7 +48,7 @@ from hypothesis.stateful import (
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
 from ocmem.errors import Busy, Refused
-from ocmem.formats import journal, pending
+from ocmem.formats import decisionspage, journal, pending
 from ocmem.home import space
 from ocmem.home.settings import load_settings
 from ocmem.home.space import PushRule
@@ -51,7 +57,7 @@ from ocmem.services import sync
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
-from ocmem.silverbullet import decisions, merge, reads
+from ocmem.silverbullet import decisions, library, merge, reads
 from ocmem.silverbullet.client import SilverBulletError
 from support.faults import AfterEachResponse, Crash
 from support.human import HUMAN_AGENT, Put, attribute_loss, puts_from_log
@@ -69,6 +75,12 @@ EXAMPLES = int(
 MUTATION_EXAMPLES = int(os.environ.get("OCMEM_MUTATION_EXAMPLES", "150"))
 # Fast but faithful: the truncated state lasts longer than a request, so reads do see it.
 FAULTS = RealServerFaults(truncate_ms=0.5, mtime_granularity_ms=4, seed=0)
+TODAY = "2026-12-02"  # the date the review page's gestures write
+MEMORY_PAGE = "Agents/Memory/MEMORY.md"
+
+
+class GestureFailed(Exception):
+    """A request of the review page's glue failed (a fault meant for ocmem): the gesture stops."""
 
 
 def page_of(home_id: str, kind: str) -> str:
@@ -93,6 +105,42 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
         headers={"Authorization": f"Bearer {SB_TOKEN}", "User-Agent": HUMAN_AGENT},
         timeout=10,
     )
+    # The review page's logic, as SilverBullet runs it (its default pages: Agents/Inbox/…).
+    lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+    lua.execute(library.logic_source())
+    review_page = lua.globals().ocmem
+
+    def glue_list() -> Any:
+        try:
+            response = human.get("/.fs", headers={"X-Sync-Mode": "true"})
+        except httpx.TransportError as exc:
+            raise GestureFailed(str(exc)) from exc
+        if response.status_code != 200:
+            raise GestureFailed(f"listing: HTTP {response.status_code}")
+        names = [f["name"][:-3] for f in response.json() if f["name"].endswith(".md")]
+        return lua.table_from(names)
+
+    def glue_read(name: str) -> str | None:
+        try:
+            response = human.get("/.fs/" + name + ".md", headers={"X-Sync-Mode": "true"})
+        except httpx.TransportError as exc:
+            raise GestureFailed(str(exc)) from exc
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise GestureFailed(f"{name}: HTTP {response.status_code}")
+        return response.text
+
+    def glue_write(name: str, text: str) -> None:
+        server.clock.advance(1)
+        try:
+            response = human.put("/.fs/" + name + ".md", content=text.encode())
+        except httpx.TransportError as exc:
+            raise GestureFailed(str(exc)) from exc  # landed or not: the page will tell
+        if response.status_code != 200:
+            raise GestureFailed(f"{name}: HTTP {response.status_code}")
+
+    store = lua.table_from({"list": glue_list, "read": glue_read, "write": glue_write})
 
     class SharedSpace(RuleBasedStateMachine):
         @initialize()
@@ -115,6 +163,10 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             self.proposals: dict[str, list[str]] = {h: [] for h in HOMES}
             self.deleted: set[tuple[str, str]] = set()  # (page, block id) a human removed
             self.decided: dict[tuple[str, str], str] = {}  # (home, pid) → status
+            self.on_decisions_page: set[tuple[str, str]] = set()  # decided by the review page
+            # Promoted into MEMORY.md by a gesture stopped before its decision's line (a fault):
+            # the pull finds it there (promoted by copy), the review page marks it if asked again.
+            self.unmarked: set[tuple[str, str]] = set()
             self.human_lines: dict[str, str] = {}  # line → page
             self.snapshots: dict[str, str] = {}  # an older version of each page, for the browser
             self.counter = 0
@@ -153,7 +205,8 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             try:
                 done = Proposals(self._workspace(home_id)).propose(proposal)
             except Exception as exc:  # a decided lesson is refused: that is the rule
-                assert "promue" in str(exc) or "refusé" in str(exc), exc
+                # (and so is a fact already in MEMORY.md, or close to one, once promoted there)
+                assert "promue" in str(exc) or "refusé" in str(exc) or "MEMORY.md" in str(exc), exc
                 return
             pid = done.lines[0].split()[1]
             if pid not in self.proposals[home_id]:
@@ -226,7 +279,11 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             text = self._careful_read(page)
             if text is None:
                 return
-            waiting = [p for p in pending.parse(text) if p.state == pending.STATE_PENDING]
+            waiting = [
+                p
+                for p in pending.parse(text)
+                if p.state == pending.STATE_PENDING and (home_id, p.id) not in self.decided
+            ]
             if not waiting:
                 return
             chosen = data.draw(st.sampled_from(waiting))
@@ -236,6 +293,67 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             edited = text[:at] + f"- Statut : {status}" + text[at + len("- Statut : en attente") :]
             if self._put(page, edited):
                 self.decided[(home_id, chosen.id)] = status
+
+        def _waiting_on_the_review_page(self, home_id: str) -> list[str] | None:
+            try:
+                shown = list(review_page.review(store).entries.values())
+            except (lupa.LuaError, GestureFailed):
+                return None
+            return sorted(
+                str(p.id)
+                for p in shown
+                if p.home == home_id and (home_id, str(p.id)) not in self.decided
+            )
+
+        @rule(
+            home_id=st.sampled_from(HOMES),
+            topic=st.sampled_from(["ports", "sauvegardes"]),
+            data=st.data(),
+            promote=st.booleans(),
+        )
+        def review_page_decides(
+            self, home_id: str, topic: str, data: st.DataObject, promote: bool
+        ) -> None:
+            """*Promouvoir* / *Refuser* on the review page: ``ocmem.lua`` reads the space and
+            writes the decision to the home's decisions page (and a promoted fact to MEMORY.md),
+            never to ocmem's pending page. When the page shows nothing of the home's to decide,
+            its session proposes first and its cron pushes, so that every example decides."""
+            waiting = self._waiting_on_the_review_page(home_id)
+            if waiting == []:
+                if not self.entries[home_id]:
+                    self.agent_writes_an_entry(home_id)
+                self.agent_proposes(home_id, topic)
+                self.push(home_id)
+                waiting = self._waiting_on_the_review_page(home_id)
+            if not waiting:
+                event("review page: nothing waiting")
+                return
+            pid = data.draw(st.sampled_from(waiting))
+            gid = decisions.global_id(home_id, pid)
+            promote = promote or (home_id, pid) in self.unmarked  # the human finishes the gesture
+            if promote:
+                status = f"{pending.STATE_PROMOTED} ({TODAY})"
+            else:
+                status = f"{pending.STATE_REFUSED} ({TODAY}) : pas utile"
+            try:
+                if promote:
+                    done = bool(review_page.promote(store, gid, TODAY).ok)
+                else:
+                    done = bool(review_page.refuse(store, gid, "pas utile", TODAY).ok)
+            except (lupa.LuaError, GestureFailed):
+                done = False  # stopped by a failed request: the decisions page tells what landed
+            page = decisionspage.page_beside(page_of(home_id, "pending"))
+            noted = decisionspage.parse(self._careful_read(page) or "").get(pid)
+            if noted is not None:
+                assert noted == status, (pid, noted, status)
+                self.decided[(home_id, pid)] = status
+                self.on_decisions_page.add((home_id, pid))
+                event(f"review page: {'promoted' if promote else 'refused'}")
+            else:
+                event("review page: gesture stopped or refused, nothing noted")
+                assert not done, f"the review page said {gid} decided, its page does not"
+                if promote and gid in (self._careful_read(MEMORY_PAGE) or ""):
+                    self.unmarked.add((home_id, pid))
 
         @rule(home_id=st.sampled_from(HOMES))
         def browser_resolves_a_conflict(self, home_id: str) -> None:
@@ -267,7 +385,11 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             server.faults = RealServerFaults(truncate_ms=30, on_step=slow, seed=0)
             saving = threading.Thread(target=self._put, args=(page, text + f"\n{line}\n"))
             saving.start()
-            truncated.wait(5)
+            # A save that a fault queued for ocmem refused (or cut) never truncates the page:
+            # stop waiting as soon as it has ended.
+            for _ in range(1000):  # at most 5 s
+                if truncated.wait(0.005) or not saving.is_alive():
+                    break
             self.human_lines[line] = page
             return saving
 
@@ -277,7 +399,8 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             saving = self._slow_save(page_of(home_id, kind), self._unique("sauvegarde lente"))
             if saving is None:
                 return
-            with contextlib.suppress(Busy, SilverBulletError):
+            # Refused: a refused write queued by `refused_write` (cleanly failed, as in `push`).
+            with contextlib.suppress(Busy, Refused, SilverBulletError):
                 sync.push(self._workspace(home_id))
             saving.join()
             server.faults = FAULTS
@@ -328,6 +451,15 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             assert server.requests_matching("DELETE") == []
 
         @invariant()
+        def ocmem_never_writes_a_decisions_page(self) -> None:
+            assert not [
+                r.path
+                for r in server.requests_matching("PUT")
+                if decisionspage.is_decisions_page(r.path)
+                and r.headers.get("user-agent") != HUMAN_AGENT
+            ]
+
+        @invariant()
         def local_files_lost_nothing(self) -> None:
             for home_id, path in self.homes.items():
                 text = (path / "memory/journal.md").read_text()
@@ -346,6 +478,15 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
                 self._every_block_once(home_id)
                 sync.pull(self._workspace(home_id))
                 self._decisions_came_back(home_id)
+            # The statuses pulled go to ocmem's own pages (the homes the human decided for).
+            decided = {h for h, _ in [*self.decided, *self.unmarked]}
+            for home_id in sorted(decided):
+                sync.push(self._workspace(home_id))
+            if decided:
+                self._no_human_line_deleted_by_ocmem()
+            for home_id in sorted(decided):
+                self._every_block_once(home_id)
+                self._no_decision_lost(home_id)
 
         def _no_human_line_deleted_by_ocmem(self) -> None:
             pages = {p for p in self.human_lines.values()}
@@ -385,12 +526,58 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
             human's decisions came back, and nothing was decided from a torn read."""
             name = page_of(home_id, "pending")
             page = self._careful_read(name) or ""
+            noted = decisionspage.parse(self._careful_read(decisionspage.page_beside(name)) or "")
+            memory = self._careful_read(MEMORY_PAGE) or ""
             local = {p.id: p.status for p in self._workspace(home_id).proposals()}
             for shown in pending.parse(page):
-                assert local.get(shown.id) == shown.status, (home_id, shown.id, local.get(shown.id))
+                if "~" in shown.id:
+                    continue  # the agent's copy beside a block both sides changed
+                expected = shown.status
+                if shown.state == pending.STATE_PENDING and shown.id in noted:
+                    expected = noted[shown.id]  # decided on the decisions page, not pushed yet
+                elif (
+                    shown.state == pending.STATE_PENDING
+                    and decisions.global_id(home_id, shown.id) in memory
+                    and local.get(shown.id, "").startswith(pending.STATE_PROMOTED)
+                ):
+                    continue  # promoted in MEMORY.md, the decision's line not written: by copy
+                assert local.get(shown.id) == expected, (home_id, shown.id, local.get(shown.id))
             for pid, status in local.items():
                 if decisions.DELETED_REASON in status:
                     assert (name, pid) in self.deleted, f"{pid} taken for deleted, never was"
+
+        def _no_decision_lost(self, home_id: str) -> None:
+            """Every decision the human made is the home's local status, on ocmem's pending page
+            (the block, or the agent's copy beside a block the human also edited), on the
+            decisions page when the review page made it, and a promoted fact is in MEMORY.md."""
+            name = page_of(home_id, "pending")
+            shown: dict[str, list[str]] = {}
+            for p in pending.parse(self._careful_read(name) or ""):
+                shown.setdefault(p.id.split("~agent")[0], []).append(p.status)
+            noted = decisionspage.parse(self._careful_read(decisionspage.page_beside(name)) or "")
+            memory = self._careful_read(MEMORY_PAGE) or ""
+            local = {p.id: p.status for p in self._workspace(home_id).proposals()}
+            for home, pid in self.unmarked:
+                if home == home_id and (name, pid) not in self.deleted:
+                    assert local.get(pid, "").startswith(pending.STATE_PROMOTED), (pid, local)
+                    assert decisions.global_id(home, pid) in memory, (home, pid)
+            for (home, pid), status in self.decided.items():
+                if home != home_id:
+                    continue
+                by_review_page = (home, pid) in self.on_decisions_page
+                if not by_review_page and (name, pid) in self.deleted:
+                    continue  # a status line the human deleted with its block, maybe unpulled
+                if (home, pid) in self.unmarked:
+                    # promoted by copy first (another date), or marked by the review page
+                    assert local.get(pid, "").startswith(pending.STATE_PROMOTED), (pid, local)
+                    continue
+                assert local.get(pid) == status, (home, pid, local.get(pid), status)
+                if pid in shown:
+                    assert status in shown[pid], (home, pid, shown[pid], status)
+                if by_review_page:
+                    assert noted.get(pid) == status, (home, pid, noted.get(pid), status)
+                    if status.startswith(pending.STATE_PROMOTED):
+                        assert decisions.global_id(home, pid) in memory, (home, pid)
 
     run_state_machine_as_test(
         SharedSpace,
@@ -425,13 +612,17 @@ def test_the_shared_space_loses_nothing(
 
 
 def _without_confirmation(
-    client: Any, name: str, suspicious: Any, quiet: float, deadline: float, on_timeout: Any
+    clock: Any,
+    client: Any,
+    name: str,
+    suspicious: Any,
+    quiet: float,
+    deadline: float,
+    on_timeout: Any,
 ) -> tuple[Any, str | None, float]:
     """The stable-read rule removed: the first read is believed, torn or not."""
-    import time
-
     read = client.read(name)
-    return read, reads.text_of(name, read), time.monotonic()
+    return read, reads.text_of(name, read), clock.monotonic()
 
 
 def _taking_any_block_with_our_id(

@@ -146,7 +146,11 @@ _SILVERBULLET = {
     "timeout_seconds": Option(NUMBER, 0.1, 600, help="délai d'une requête (s)", default=30.0),
     "retry_wait_seconds": Option(NUMBER, 0, 60, help="attente avant de réessayer (s)", default=0.5),
     "quiet_seconds": Option(
-        NUMBER, 0, 60, help="calme exigé d'une page avant de l'écrire (s)", default=0.3
+        NUMBER,
+        0,
+        60,
+        help="calme exigé d'une page qu'un autre a modifiée, avant de l'écrire (s)",
+        default=0.3,
     ),
     "patience_seconds": Option(
         NUMBER, 0, 600, help="attente d'une page en cours d'édition avant report (s)", default=20.0

@@ -88,7 +88,8 @@ class SyncConfig(NamedTuple):
     concurrency: int
     timeout_seconds: float
     retry_wait_seconds: float
-    # A page is written only after it stayed unchanged this long (a human may be editing it).
+    # A page is written only after it stayed unchanged this long (a human may be editing it),
+    # unless it is exactly as ocmem's own last write left it (docs/sync.md, the quiet rule).
     quiet_seconds: float
     # How long a push waits for a page to become quiet before postponing it.
     patience_seconds: float

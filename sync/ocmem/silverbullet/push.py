@@ -16,16 +16,20 @@ changed since the last push:
 3. If the page already holds everything: **settle** (record the state, explain what left the page).
 4. **Write-ahead**: keep the remote version in the backups, record the blocks about to be sent and
    the receipt number in the state, so a crash or a lost answer is decided later by the receipt.
-5. **Quiet, probe, PUT.** Wait until the page has been unchanged for ``quiet_seconds`` since the
-   read (a page being edited is not written: after ``patience_seconds`` the push is postponed, exit
-   75), probe its metadata, and PUT at once: nothing local happens between the probe and the PUT.
+5. **Quiet, probe, PUT.** A page being edited is not written: unless the read shows the page
+   exactly as our own last write left it (:func:`untouched_since_our_write`: the server's
+   ``X-Last-Modified`` and size recorded after that write, and the same bytes — nobody has written
+   it since, and that write was itself made on a quiet page), wait until it has been unchanged for
+   ``quiet_seconds`` since the read (after ``patience_seconds`` the push is postponed, exit 75).
+   Then probe its metadata, and PUT at once: nothing local happens between the probe and the PUT.
 6. **Verify**: the next round's trusted read. If our body was cut by an overlapping write (the page
    is someone's whole body followed by the tail of ours), that tail is removed and the page merged
    again; blocks a concurrent write removed are sent again if our PUT did not land (receipt).
 
 A PUT refused (403) or that never left is recorded as not sent, so its blocks are sent again later,
 never taken for deletions. Residual risk (docs/sync.md): a write landing between our probe and our
-PUT — one round trip after at least ``quiet_seconds`` of calm — is overwritten.
+PUT — one round trip after at least ``quiet_seconds`` of calm, or after a read showing nobody wrote
+since our last write — is overwritten.
 
 Blocks a human removed are told apart from blocks a browser conflict moved aside by looking for
 ``<page>.conflicted:<ms>.md`` siblings (reported, exit 3, never deleted).
@@ -121,6 +125,22 @@ def untangle(page: str, ours: str) -> str | None:
     if 0 < cut < len(page) and page[:cut].endswith("\n") and not ours[:cut].endswith("\n"):
         return page[:cut]
     return None
+
+
+def untouched_since_our_write(page: PushedPage, read: Read | None) -> bool:
+    """Whether ``read`` shows the page exactly as our last write left it: the metadata the server
+    stamped (recorded from the read that verified that write: server time against server time,
+    never our clock) and the very bytes. Then nobody has written the page since, and that write
+    was made on a quiet page itself (after the wait, or after this same check): there is no
+    writer to wait for. Any other write changes the bytes, or the stamp when it writes the same
+    bytes (a browser saving our version is a writer at work)."""
+    return (
+        read is not None
+        and bool(page.written_sha256)
+        and read.meta.last_modified == page.written_last_modified
+        and read.meta.size == page.written_size
+        and sha256(read.body) == page.written_sha256
+    )
 
 
 def lost_known_content(text: str | None, page: PushedPage, pattern: re.Pattern[str]) -> bool:
@@ -241,6 +261,9 @@ class Pusher:
         # Per write: probe sent → PUT about to be sent (ms), and the local part of it (µs).
         self.windows_ms: list[float] = []
         self.gaps_us: list[float] = []
+        # Per attempt to write: how long it waited for a quiet page (ms; 0: the page was as we
+        # left it, or already quiet since the read).
+        self.quiet_waits_ms: list[float] = []
 
     def run(self, *, dry_run: bool = False) -> Outcome:
         self.home = identity.require(self.paths)
@@ -262,6 +285,7 @@ class Pusher:
             needs_human=report.status is not Status.OK,
             windows_ms=[round(w, 2) for w in self.windows_ms],
             gaps_us=[round(g, 1) for g in self.gaps_us],
+            quiet_waits_ms=[round(w, 1) for w in self.quiet_waits_ms],
         )
         return report
 
@@ -300,7 +324,7 @@ class Pusher:
             f"{name} est tenue par un autre dossier ocmem (clé {holder}) qui a le même "
             f"identifiant « {self.home.id} » que celui-ci (clé {self.home.key}) : rien n'a été "
             "envoyé, les deux se mélangeraient",
-            fix=f"donne à ce dossier un identifiant à lui : `ocmem init --home-id {self._own_id()}` "
+            fix=f"donne à ce dossier un identifiant à lui : `ocmem init --id-dossier {self._own_id()}` "
             "(ou un autre nom), puis `ocmem push`",
         )
 
@@ -347,6 +371,7 @@ class Pusher:
         sent = _Sent()
         deadline = self.ws.clock.monotonic() + self.config.patience_seconds
         ours: str | None = None  # the last body we PUT, to recognise an overlapping write
+        put_body: bytes | None = None  # the last body this run sent, to know the page as ours
         attempt = 0
         while True:  # until it is written, or postponed once the patience is spent
             attempt += 1
@@ -380,6 +405,11 @@ class Pusher:
                 )
                 return
             if plan.write is None and text == actual:
+                if read is not None and put_body is not None and read.body == put_body:
+                    # The verifying read shows our write as it landed: its stamp is the server's.
+                    page.written_last_modified = read.meta.last_modified
+                    page.written_size = read.meta.size
+                    page.written_sha256 = sha256(read.body)
                 for block_id in result.adopted:  # already there as ours: as of this version
                     page.sent_in.setdefault(block_id, receipt_of(text) or 0)
                     page.ours.setdefault(block_id, [result.base[block_id]])
@@ -394,14 +424,18 @@ class Pusher:
                 key=self.home.key,
             )
             self._write_ahead(name, page, plan, result, read)
-            wait = self.config.quiet_seconds - (self.ws.clock.monotonic() - read_at)
+            wait = 0.0
+            if not untouched_since_our_write(page, read):
+                wait = self.config.quiet_seconds - (self.ws.clock.monotonic() - read_at)
             if wait > 0:
                 self.ws.clock.sleep(wait)
+            self.quiet_waits_ms.append(max(wait, 0.0) * 1000)
             if self.ws.clock.monotonic() > deadline:
                 raise self._postponed(name)  # the receipt decides later: this PUT never left
-            if not self._put_if_unchanged(name, read, body.encode("utf-8"), page):
+            encoded = body.encode("utf-8")
+            if not self._put_if_unchanged(name, read, encoded, page):
                 continue  # the page moved since our read: decide again from a fresh read
-            ours = body
+            ours, put_body = body, encoded
             sent.appended += [i for i in result.appended if i not in sent.appended]
             sent.updated += [i for i in result.updated if i not in sent.updated]
             sent.conflicts += [i for i in result.conflicts if i not in sent.conflicts]

@@ -3,7 +3,8 @@
 Pull records, per remote file, the validated (lastModified, size) and the sha256 of the bytes it
 installed, so a no-op pull is one listing and a hand-edited local copy is noticed. Push records,
 per page, the digest of every block it pushed (the merge base), the blocks a human removed, the
-blocks a browser conflict moved aside, and the local file digest of the last push.
+blocks a browser conflict moved aside, the local file digest of the last push, and the page as
+its last write left it (the server's metadata and the bytes' digest: the quiet rule).
 The file is rewritten atomically after every file a run handles, so a crash costs at most one.
 
 The state belongs to one space (its URL, with ``localhost``, ``127.0.0.1`` and ``[::1]`` taken as
@@ -75,6 +76,13 @@ class PushedPage:
     # version of it we ever delivered (digests), to tell our older versions from a human's edit.
     sent_in: dict[str, int] = field(default_factory=dict)
     ours: dict[str, list[str]] = field(default_factory=dict)
+    # The page exactly as our last write left it, seen by the read that verified it: its
+    # X-Last-Modified and size (the server's stamp, compared only with the server's stamps) and
+    # the digest of its bytes. A read showing all three finds that nobody wrote the page since
+    # our write, which was itself made on a quiet page: the push need not wait (docs/sync.md).
+    written_last_modified: int = 0
+    written_size: int = 0
+    written_sha256: str = ""
 
 
 def _pushed_page(raw: dict[str, Any]) -> PushedPage:
