@@ -427,7 +427,7 @@ export const TOOLS = {
 } as const
 export type ToolName = keyof typeof TOOLS
 /** What the agent's shell may not run (ocmem.plugin.agentproc refuses them too). */
-export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix"] as const
+export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix", "mcp --installer", "mcp --install", "mcp --retirer", "mcp --uninstall"] as const
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"

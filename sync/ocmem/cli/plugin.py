@@ -75,8 +75,9 @@ def mcp_command(obj: Context, install: bool, uninstall: bool) -> Outcome:
     if install or uninstall:
         from ocmem.setup import mcpinstall
 
-        workspace = obj.human_workspace("mcp --installer" if install else "mcp --retirer")
-        return mcpinstall.install(workspace) if install else mcpinstall.uninstall(workspace)
+        if install:
+            return mcpinstall.install(obj.human_workspace("mcp --installer"))
+        return mcpinstall.uninstall(obj.human_workspace("mcp --retirer"))
     from ocmem.plugin.mcpserve import serve
 
     serve(obj.workspace)

@@ -204,6 +204,10 @@ AGENT_REFUSED = (
     "cron remove",
     "doctor --reparer",
     "doctor --fix",  # its English spelling, still accepted (ocmem.cli.options)
+    "mcp --installer",  # OpenCode's configuration: the human's
+    "mcp --install",
+    "mcp --retirer",
+    "mcp --uninstall",
 )
 
 

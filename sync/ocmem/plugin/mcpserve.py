@@ -43,10 +43,6 @@ INSTRUCTIONS = (
 Backend = Callable[[str, Mapping[str, Any]], str]
 
 
-class MissingSdk(OcmemError):
-    pass
-
-
 def relayed(path: str, timeout: float = RELAY_TIMEOUT_SECONDS) -> Backend:
     """Each call as one JSON line to the plugin's relay, its answer one JSON line back."""
 
@@ -151,7 +147,7 @@ def build(call: Backend) -> MCPServer[object]:
 def serve(workspace: Callable[[], Workspace], env: Mapping[str, str] | None = None) -> None:
     """Run the stdio server until OpenCode closes its input."""
     if importlib.util.find_spec("mcp") is None:
-        raise MissingSdk(
+        raise Refused(
             "ocmem mcp a besoin du SDK MCP, qui n'est pas installé",
             fix="pip install 'ocmem[mcp]' (dans le même environnement qu'ocmem)",
         )
