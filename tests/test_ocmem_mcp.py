@@ -281,3 +281,16 @@ def test_in_hardened_mode_the_server_is_the_agents_and_never_reads_the_token(
     assert space is None
     with pytest.raises(OcmemError, match="relais"):
         call("lire_page", {"page": "Agents/AGENTS"})
+
+
+def test_a_page_being_saved_does_not_fail_the_search_and_the_model_is_told(
+    space: Space, sb: Any
+) -> None:
+    """A search reads page after page; one torn at every attempt (a human saving it) is left
+    out and counted, the others answer."""
+    sb.write("Projets/Disque2.md", "Encore le disque plein.\n")
+    sb.tear_next_read("Projets/Disque2.md", times=20)
+    [(is_error, said)] = call(space, ("chercher_pages", {"requete": "disque plein"}))
+    assert not is_error, said
+    assert said.startswith("## Projets/Disque") and "Disque2" not in said
+    assert "1 page(s) illisible(s) pendant la recherche" in said

@@ -82,13 +82,20 @@ class Space:
         return ("\n".join(shown) + more) if shown else "aucune page"
 
     def search(self, query: str) -> str:
-        hits = self.tools().search(query)
-        if not hits:
-            return "rien de trouvé"
-        return "\n".join(
+        found = self.tools().search(query)
+        blocks = [
             "\n".join([f"## {h.page} (score {h.score})", *(f"  {line}" for line in h.lines)])
-            for h in hits
-        )
+            for h in found.hits
+        ] or ["rien de trouvé"]
+        if found.past_bounds:
+            blocks.append(
+                f"({found.past_bounds} page(s) plus ancienne(s) non lue(s) : recherche bornée)"
+            )
+        if found.unread:
+            blocks.append(
+                f"({found.unread} page(s) illisible(s) pendant la recherche : en cours d'écriture ?)"
+            )
+        return "\n".join(blocks)
 
     def write(self, page: str, content: str, replace: bool) -> str:
         done = self.tools().write(page, content, replace=replace)

@@ -36,7 +36,7 @@ from ocmem.home.settings import setting
 from ocmem.home.space import SyncConfig, secret_values
 from ocmem.home.workspace import Workspace
 from ocmem.plugin import mcpservers
-from ocmem.silverbullet.client import SilverBullet, remote_name_problem
+from ocmem.silverbullet.client import SilverBullet, SilverBulletError, remote_name_problem
 from ocmem.text import inert
 
 MAX_READ_CHARS = 60_000  # a page longer than this is cut (with a note): a prompt, not a dump
@@ -69,6 +69,27 @@ class Hit:
     page: str
     score: int
     lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Searched:
+    hits: tuple[Hit, ...]
+    past_bounds: int  # pages not read: beyond MAX_SEARCHED_PAGES or MAX_SEARCHED_BYTES
+    unread: int  # pages that could not be read whole (a save in progress)
+
+
+def _hit(page: str, text: str, terms: list[str]) -> Hit | None:
+    """How well ``page`` matches ``terms`` (folded): one point per term on a line, three per
+    term in its name; the first three matching lines as they read."""
+    score = 3 * sum(term in _fold(page) for term in terms)
+    lines: list[str] = []
+    for line in text.split("\n"):
+        matched = sum(term in _fold(line) for term in terms)
+        if matched:
+            score += matched
+            if len(lines) < 3:
+                lines.append(inert.clean(line.strip())[:SNIPPET_CHARS])
+    return Hit(page, score, tuple(lines)) if score else None
 
 
 @dataclass(frozen=True)
@@ -127,7 +148,10 @@ class SpaceTools:
         )
         return [n for n in names if not folder or n == folder or n.startswith(folder + "/")]
 
-    def search(self, query: str, limit: int = MAX_HITS) -> list[Hit]:
+    def search(self, query: str, limit: int = MAX_HITS) -> Searched:
+        """The pages holding the query's words, best first, and what was left unread: pages past
+        the bounds (newest first), and pages that could not be read whole (being saved: a
+        search is not refused for one page a human is editing)."""
         terms = sorted({_fold(w) for w in _WORD.findall(query)})
         if not terms:
             raise InputError(
@@ -139,30 +163,25 @@ class SpaceTools:
         )
         hits: list[Hit] = []
         budget = MAX_SEARCHED_BYTES
+        past_bounds = max(0, len(files) - MAX_SEARCHED_PAGES)
+        unread = 0
         for remote in files[:MAX_SEARCHED_PAGES]:
             if remote.meta.size > budget:
+                past_bounds += 1
                 continue
             budget -= remote.meta.size
-            found = self.client.read(remote.name)
+            try:
+                found = self.client.read(remote.name)
+            except SilverBulletError:
+                unread += 1
+                continue
             if found is None:
                 continue
-            page = remote.name[:-3]
-            text = found.body.decode("utf-8", errors="replace")
-            folded_name = _fold(page)
-            score = 0
-            lines: list[str] = []
-            for line in text.split("\n"):
-                folded = _fold(line)
-                matched = sum(term in folded for term in terms)
-                if matched:
-                    score += matched
-                    if len(lines) < 3:
-                        lines.append(inert.clean(line.strip())[:SNIPPET_CHARS])
-            score += 3 * sum(term in folded_name for term in terms)
-            if score:
-                hits.append(Hit(page, score, tuple(self.redact(x) for x in lines)))
+            hit = _hit(remote.name[:-3], found.body.decode("utf-8", errors="replace"), terms)
+            if hit is not None:
+                hits.append(Hit(hit.page, hit.score, tuple(self.redact(x) for x in hit.lines)))
         hits.sort(key=lambda h: (-h.score, h.page))
-        return hits[:limit]
+        return Searched(tuple(hits[:limit]), past_bounds, unread)
 
     # --- what the model writes ----------------------------------------------------------
 
