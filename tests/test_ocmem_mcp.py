@@ -32,26 +32,60 @@ INBOX = f"Agents/Inbox/{HOME_ID}/"
 MEMORY = "# Mémoire\n\n- Fait validé par l'humain.\n"
 
 
-@pytest.mark.parametrize(
-    ("raw", "page"),
-    [
-        ("Agents/Memory/MEMORY", "Agents/Memory/MEMORY"),
-        ("Agents/Memory/MEMORY.md", "Agents/Memory/MEMORY"),
-        ("/.fs/Agents/AGENTS.md", "Agents/AGENTS"),
-        ("Agents%2FSkills%2Fy%2FSKILL.md", "Agents/Skills/y/SKILL"),
-        ("Agents%252FSkills%252Fy", "Agents/Skills/y"),  # encoded twice
-        (f"{INBOX}../../Memory/MEMORY.md", "Agents/Memory/MEMORY"),
-        ("Agents\\Skills\\x\\SKILL", "Agents/Skills/x/SKILL"),
-        ("https://notes.example.org/Agents/Memory/MEMORY", "Agents/Memory/MEMORY"),
-        ("./Agents/./Inbox//maison/a", "Agents/Inbox/maison/a"),
-        ("../etc/passwd", None),
-        ("a\x00b", None),
-        ("%FF%FE", None),
-        ("", None),
-    ],
-)
+PAGE_CASES = [
+    ("Agents/Memory/MEMORY", "Agents/Memory/MEMORY"),
+    ("Agents/Memory/MEMORY.md", "Agents/Memory/MEMORY"),
+    ("/.fs/Agents/AGENTS.md", "Agents/AGENTS"),
+    ("Agents%2FSkills%2Fy%2FSKILL.md", "Agents/Skills/y/SKILL"),
+    ("Agents%252FSkills%252Fy", "Agents/Skills/y"),  # encoded twice
+    (f"{INBOX}../../Memory/MEMORY.md", "Agents/Memory/MEMORY"),
+    ("Agents\\Skills\\x\\SKILL", "Agents/Skills/x/SKILL"),
+    ("https://notes.example.org/Agents/Memory/MEMORY", "Agents/Memory/MEMORY"),
+    ("./Agents/./Inbox//maison/a", "Agents/Inbox/maison/a"),
+    ("../etc/passwd", None),
+    ("a\x00b", None),
+    ("%FF%FE", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("raw", "page"), PAGE_CASES)
 def test_page_names_are_normalised_like_the_plugin_does(raw: str, page: str | None) -> None:
     assert page_path(raw) == page
+
+
+TRICKY = "aA/./..%2F%25\\.md é\u0301\x00\x1f:#?"
+
+
+@pytest.mark.real_clock  # Bun is OpenCode's binary (it reads no date here)
+def test_python_and_the_plugin_read_a_page_name_alike() -> None:
+    """`page_path` (ocmem mcp's policy, the validated pages) and `pagePath` (the plugin's
+    containment of other servers and its exposure rule) must agree: a name one takes for
+    validated memory and the other not would open a gap. The table's cases and 400 random
+    names over the characters that matter, through Bun."""
+    import random
+    import subprocess
+
+    from support.plugin_runtime import BUN_ENV, REPO, bun
+
+    rng = random.Random(23)
+    names = [raw for raw, _ in PAGE_CASES]
+    names += ["".join(rng.choice(TRICKY) for _ in range(rng.randint(0, 24))) for _ in range(400)]
+    script = (
+        f"import {{ pagePath }} from {json.dumps(str(REPO / 'plugin/ocmem/mcp.ts'))};"
+        f"console.log(JSON.stringify({json.dumps(names)}.map((n) => pagePath(n) || null)))"
+    )
+    done = subprocess.run(
+        [*bun(), "-e", script],
+        env={**os.environ, **BUN_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    plugin = json.loads(done.stdout)
+    differ = [(n, p, page_path(n)) for n, p in zip(names, plugin, strict=True) if p != page_path(n)]
+    assert differ == []
 
 
 @given(st.text(max_size=40))

@@ -12,14 +12,21 @@ from urllib.parse import unquote
 from ocmem.home.settings import Settings, setting
 from ocmem.home.space import SyncConfig
 
+_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# What JavaScript's trim() removes (Python's strip() also takes \x1c-\x1f and \x85, which the
+# plugin then refuses as control characters: the two must read one name alike).
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
 
 def page_path(raw: str) -> str | None:
     """A page name as SilverBullet stores it (without ``.md``), or None when it cannot be one.
     The Python twin of ``pagePath`` in plugin/ocmem/mcp.ts."""
-    text = unicodedata.normalize("NFC", raw).strip()
+    text = unicodedata.normalize("NFC", raw).strip(_JS_SPACE)
     for _ in range(6):
+        if _STRAY_PERCENT.search(text):  # not an encoding: refused, as decodeURIComponent does
+            return None
         try:
-            decoded = unicodedata.normalize("NFC", unquote(text, errors="strict")).strip()
+            decoded = unicodedata.normalize("NFC", unquote(text, errors="strict")).strip(_JS_SPACE)
         except UnicodeDecodeError:
             return None
         if decoded == text:
