@@ -20,12 +20,12 @@ from e2e.fake_llm import ToolCalls
 from e2e.harness import OpenCode
 from e2e.test_silverbullet_mcp_e2e import (
     AGENTS,
-    HOME_ID,
     INBOX,
     MEMORY,
     Player,
     ocmem,
     pulled_files,
+    synced_home,
 )
 from support.sbserver import FakeSilverBullet
 
@@ -48,17 +48,7 @@ def test_ocmem_mcp_reads_the_space_and_writes_only_in_the_inbox(oc: OpenCode) ->
         sb.write("Agents/Memory/MEMORY.md", MEMORY)
         sb.write("Agents/AGENTS.md", AGENTS)
         sb.write("Projets/Notes.md", NOTES)
-        home = oc.config_dir
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "ocmem.yaml").write_text(
-            f"silverbullet:\n  url: {sb.url}\n  retry_wait_seconds: 0.01\n"
-        )
-        done = ocmem(oc, "init", "--home-id", HOME_ID)
-        assert done.returncode == 0, done.stderr
-        token = home / ".ocmem/silverbullet.token"
-        token.write_text(TOKEN + "\n")
-        token.chmod(0o600)
-        assert ocmem(oc, "pull").returncode == 0
+        home = synced_home(oc, sb, TOKEN)
 
         # The one gesture: into the opencode.json OpenCode reads (the harness writes it back).
         oc.config["permission"] = "allow"

@@ -71,6 +71,23 @@ def ocmem(oc: OpenCode, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def synced_home(oc: OpenCode, sb: FakeSilverBullet, token: str) -> Path:
+    """OpenCode's config dir as an ocmem home (id HOME_ID) synced with ``sb``, pulled once."""
+    home = oc.config_dir
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "ocmem.yaml").write_text(
+        f"silverbullet:\n  url: {sb.url}\n  retry_wait_seconds: 0.01\n"
+    )
+    done = ocmem(oc, "init", "--id-dossier", HOME_ID)
+    assert done.returncode == 0, done.stderr
+    token_file = home / ".ocmem/silverbullet.token"
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    pulled = ocmem(oc, "pull")
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    return home
+
+
 def pulled_files(home: Path) -> dict[str, bytes]:
     found = {p: home / p for p in ("memory/MEMORY.md", "AGENTS.md")}
     found |= {str(p.relative_to(home)): p for p in (home / "skills").rglob("*") if p.is_file()}
@@ -87,17 +104,7 @@ def test_a_silverbullet_mcp_server_cannot_write_validated_memory(
         sb.write("Agents/Memory/MEMORY.md", MEMORY)
         sb.write("Agents/AGENTS.md", AGENTS)
         sb.write(f"{INBOX}brouillon.md", "Brouillon.\n")
-        home = oc.config_dir
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "ocmem.yaml").write_text(
-            f"silverbullet:\n  url: {sb.url}\n  retry_wait_seconds: 0.01\n"
-        )
-        done = ocmem(oc, "init", "--home-id", HOME_ID)
-        assert done.returncode == 0, done.stderr
-        token = home / ".ocmem/silverbullet.token"
-        token.write_text(TOKEN + "\n")
-        token.chmod(0o600)
-        assert ocmem(oc, "pull").returncode == 0
+        home = synced_home(oc, sb, TOKEN)
         servers = {
             SERVER: {
                 "type": "local",
