@@ -795,6 +795,12 @@ class Scores(NamedTuple):
     def nothing_precision(self) -> float:
         return sum(self.nothing) / len(self.nothing) if self.nothing else 1.0
 
+    def short_of(self, floor: tuple[float, float, float, float]) -> list[str]:
+        """The figures below ``floor`` (recall@5, first hit, MRR, « nothing relevant »)."""
+        names = ("recall@5", "first", "MRR", "rien de pertinent")
+        have = (self.recall, self.first, self.mrr, self.nothing_precision)
+        return [n for n, got, low in zip(names, have, floor, strict=True) if got < low - 1e-9]
+
     def line(self) -> str:
         found = sum(1 for r in self.ranks if r is not None)
         figures = []
