@@ -119,10 +119,7 @@ def cron() -> None:
 
 
 JOB_CHOICE = click.Choice(["sync", "curation", "review"])
-
-
-@cron.command(name="print")
-@option(
+every_option = option(
     "--toutes-les",
     "--every",
     "every",
@@ -131,6 +128,10 @@ JOB_CHOICE = click.Choice(["sync", "curation", "review"])
     metavar="MINUTES",
     help="Minutes entre deux synchronisations.",
 )
+
+
+@cron.command(name="print")
+@every_option
 @click.option(
     "--systemd", is_flag=True, help="Affiche un timer systemd utilisateur au lieu d'une ligne cron."
 )
@@ -148,15 +149,7 @@ def cron_print(obj: Context, every: int, systemd: bool) -> Outcome:
 
 
 @cron.command(name="install")
-@option(
-    "--toutes-les",
-    "--every",
-    "every",
-    default=15,
-    show_default=True,
-    metavar="MINUTES",
-    help="Minutes entre deux synchronisations.",
-)
+@every_option
 @option(
     "--tache",
     "--job",
