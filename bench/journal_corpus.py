@@ -760,8 +760,16 @@ def build(entries: int, seed: int = 14) -> tuple[str, list[Query]]:
 # --- the evaluation: labelled set, held-out part --------------------------------------------
 
 LIMIT = 5
-HOLDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "retrieval_holdout.txt"
-"""The held-out queries (written before any tuning, frozen): parts, query => episode title."""
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+HOLDOUTS = (
+    ("held-out", DATA / "retrieval_holdout.txt"),
+    ("held-out 2", DATA / "retrieval_holdout_2026-12-02b.txt"),
+    ("held-out 3", DATA / "retrieval_holdout_2026-12-02c.txt"),
+)
+"""The held-out parts (each written before a round of tuning, frozen): parts, query => title.
+The first was written by the session that tuned, scored after its first two rounds; the second
+and third by writers who saw only the episodes' text. The second was scored before the third
+round and, by mistake, once in its middle (aggregates only); the third only after it."""
 
 
 class Part(NamedTuple):
@@ -819,20 +827,29 @@ class Scores(NamedTuple):
 
 def parts(entries: int = 2_000) -> tuple[str, list[Part]]:
     """The evaluation journal and its parts: the labelled set of ``bench.journal_corpus`` then
-    each part of the held-out file, titles resolved to the episodes' refs."""
+    each part of the held-out files, titles resolved to the episodes' refs."""
+    text, labelled = build(entries)
+    found = [Part("labelled", [(q.text, q.ref) for q in labelled])]
+    for prefix, path in HOLDOUTS:
+        found += read_parts(path, prefix, text)
+    return text, found
+
+
+def read_parts(path: Path, prefix: str, text: str) -> list[Part]:
+    """The parts of an evaluation file (``[part]``, then « query => episode title », « - »:
+    nothing relevant), named ``prefix part``, titles resolved to the episodes of ``text``."""
     from ocmem.formats import journal
 
-    text, labelled = build(entries)
     by_title = {b.title: b.ref for b in journal.blocks(text)}
-    found = [Part("labelled", [(q.text, q.ref) for q in labelled])]
-    for line in HOLDOUT.read_text(encoding="utf-8").splitlines():
+    found: list[Part] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if line.startswith("[") and line.endswith("]"):
-            found.append(Part(f"held-out {line[1:-1]}", []))
+            found.append(Part(f"{prefix} {line[1:-1]}", []))
         elif line and not line.startswith("#"):
             query, _, title = line.rpartition(" => ")
             found[-1].queries.append((query, None if title == "-" else by_title[title]))
-    return text, found
+    return found
 
 
 def evaluate(root: Path, text: str, evaluated: list[Part]) -> list[Scores]:

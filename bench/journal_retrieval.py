@@ -6,8 +6,8 @@ with its one relevant entry. Subject: the ranked search (``ocmem.home.journalind
 ``ocmem journal search`` runs). Anchor, same journal, same queries: the search it replaces,
 newest first among the entries containing every query word (``newest_first`` below). Then,
 per part (recall@5, first hit, MRR, « rien de pertinent » precision, aggregates only): the
-held-out part (``tests/data/retrieval_holdout.txt``) and the development queries
-(``tests/data/retrieval_dev_2026-12-02.txt``).
+held-out parts (``tests/data/retrieval_holdout*.txt``) and the development queries
+(``tests/data/retrieval_dev_2026-12-02*.txt``).
 
 Time: a 10 000-entry journal (2 000 with --quick) from the same generator; the whole
 ``python -m ocmem --home H journal search WORDS…`` command, against ``python -c pass`` with the
@@ -36,7 +36,18 @@ from bench.common import (
     verdict,
     workdir,
 )
-from bench.journal_corpus import LIMIT, Part, Query, _mrr, _rate, build, evaluate, parts
+from bench.journal_corpus import (
+    DATA,
+    LIMIT,
+    Part,
+    Query,
+    _mrr,
+    _rate,
+    build,
+    evaluate,
+    parts,
+    read_parts,
+)
 
 NAME = "journal_retrieval"
 TITLE = "ranked `ocmem journal search`: top-5 hit rate (2 000 entries), wall time (10 000)"
@@ -62,25 +73,19 @@ def newest_first(blocks: list[Any], query: str, limit: int) -> list[Any]:
     return found
 
 
-DEV = Path(__file__).resolve().parents[1] / "tests" / "data" / "retrieval_dev_2026-12-02.txt"
-"""Development queries (written 2026-12-02 by the session that tuned the search; its first
-parts were tuned on, its « check » parts only run), in the held-out file's format."""
+DEVS = (
+    DATA / "retrieval_dev_2026-12-02.txt",
+    DATA / "retrieval_dev_2026-12-02b.txt",
+    DATA / "retrieval_dev_2026-12-02c.txt",
+)
+"""Development queries, in the held-out files' format: the first written 2026-12-02 by the session
+that tuned the search (its first parts tuned on, its « check » parts only run), batches b and c the
+same day by writers who saw only the episodes' text (tuned on)."""
 
 
 def dev_parts(text: str) -> list[Part]:
-    """The development file's parts (``dev …``), titles resolved to the episodes of ``text``."""
-    from ocmem.formats import journal
-
-    by_title = {b.title: b.ref for b in journal.blocks(text)}
-    found: list[Part] = []
-    for line in DEV.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line.startswith("[") and line.endswith("]"):
-            found.append(Part(f"dev {line[1:-1]}", []))
-        elif line and not line.startswith("#"):
-            query, _, title = line.rpartition(" => ")
-            found[-1].queries.append((query, None if title == "-" else by_title[title]))
-    return found
+    """The development files' parts (``dev …``), titles resolved to the episodes of ``text``."""
+    return [part for path in DEVS for part in read_parts(path, "dev", text)]
 
 
 def _anchor_ranks(text: str, queries: list[Query]) -> list[int | None]:

@@ -261,6 +261,49 @@ def test_journal_search_takes_several_words_without_quotes(run_cli: Run, home: P
     assert result.out.splitlines()[-1] == "5 sur 7 entrées, les plus pertinentes d'abord"
 
 
+@pytest.mark.parametrize(
+    ("plain", "through_click"),
+    [
+        (
+            ["journal", "search", "certificat", "nginx"],
+            ["journal", "search", "certificat", "nginx", "--dernieres", "5"],
+        ),
+        (["journal", "search"], ["journal", "search", "--dernieres", "5"]),
+        (["journal", "recent"], ["journal", "recent", "--dernieres", "20"]),
+    ],
+)
+def test_the_plain_journal_readers_answer_as_their_option_forms(
+    run_cli: Run, home: Path, plain: list[str], through_click: list[str]
+) -> None:
+    """`journal search WORDS…` and `journal recent` skip click (ocmem.cli.entry): same answer."""
+    add_entry(run_cli, titre="Certificat expiré sur nginx")
+    add_entry(run_cli, titre="Config nginx")
+    fast, parsed = run_cli(*plain), run_cli(*through_click)
+    assert fast.code == parsed.code == 0, fast.err + parsed.err
+    assert (fast.out, fast.err) == (parsed.out, parsed.err)
+    assert "nginx" in fast.out
+
+
+@pytest.mark.real_clock
+def test_the_plain_journal_search_does_not_import_click(home: Path) -> None:
+    script = (
+        "import sys\n"
+        "from ocmem.cli.entry import main\n"
+        "try:\n    main(sys.argv[1:])\n"
+        "except SystemExit as end:\n"
+        "    print('click' in sys.modules, end.code, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "OCMEM_HOME": str(home)}
+    for args, imported in (
+        (["journal", "search", "nginx"], "False 0"),
+        (["journal", "search", "--help"], "True 0"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args], env=env, capture_output=True, text=True
+        )
+        assert done.stderr.splitlines()[-1] == imported, done.stderr
+
+
 def test_journal_recent_lists_headers_only(run_cli: Run, home: Path) -> None:
     for i in range(3):
         add_entry(run_cli, titre=f"Tâche {i}")

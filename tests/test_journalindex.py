@@ -21,7 +21,7 @@ from ocmem.home import journalindex
 from ocmem.home.fsio import atomic_write
 from ocmem.home.journalindex import recent_headers, search
 from ocmem.home.paths import Paths
-from ocmem.text.searchterms import query_terms, stem, terms
+from ocmem.text.searchterms import fold, query_terms, stem, terms
 from support.faultenv import CAN_MOUNT, IS_ROOT, WHY_NOT, read_only
 
 # --- terms -----------------------------------------------------------------------------------
@@ -98,6 +98,15 @@ def test_a_query_of_stop_words_only_still_searches_them() -> None:
 )
 def test_a_plural_s_never_changes_the_stem(word: str) -> None:
     assert stem(word + "s") == stem(word)
+
+
+@given(st.text(max_size=60))
+def test_surfaces_name_the_words_of_each_query_stem(text: str) -> None:
+    from ocmem.text.searchterms import surfaces
+
+    found = surfaces(text)
+    assert list(found) == query_terms(text)
+    assert all(w == fold(w) for words in found.values() for w in words)
 
 
 @given(st.from_regex(r"[a-z0-9]{1,20}", fullmatch=True))
@@ -576,15 +585,18 @@ def test_a_query_carried_by_no_entry_answers_nothing_relevant(
     found = search(index, [path], "configurer un tunnel wireguard sur nginx avec kubernetes")
     assert found.hits == [] and found.nothing_relevant and found.total == 11
     assert not search(index, [path], "zzz").nothing_relevant  # nothing shares a word at all
-    assert titles(search(index, [path], "certificat wireguard"))[0] == EPISODE.title
+    assert titles(search(index, [path], "certificat expiré bizarrement"))[0] == EPISODE.title
+    # a name the journal never met weighs more than its IDF: the question is about wireguard
+    assert search(index, [path], "certificat wireguard").nothing_relevant
 
 
 def test_related_terms_learnt_from_the_journal_find_an_entry_without_the_word(
     memory_dir: Path, index: Path
 ) -> None:
     """« espace » is always written with « disque » in this journal, which also has entries with
-    « disque » alone: a question about space finds the full-disk episode too, at a lower weight
-    than the entries holding the word itself."""
+    « disque » alone: a question about space finds the full-disk episode too, which carries all
+    of « espace saturé » (« disque », related to « espace »; « plein », a synonym of « saturé »)
+    and so goes first, before the entries holding « espace » alone."""
     path = memory_dir / "journal.md"
     checks = [entry(i, f"Espace disque sur vps{i}", "df -h : rien d'urgent") for i in range(6)]
     grown = [entry(10 + i, f"Agrandissement du disque de vps{i}", "growpart") for i in range(6)]
@@ -592,8 +604,9 @@ def test_related_terms_learnt_from_the_journal_find_an_entry_without_the_word(
     full = entry(150, "Disque plein sur le VPS", "docker image prune libère de la place")
     write(path, [*checks, *grown, *others, full])
     found = titles(search(index, [path], "espace saturé", limit=15))
-    assert set(found[:6]) == {f"Espace disque sur vps{i}" for i in range(6)}
-    assert "Disque plein sur le VPS" in found[6:]
+    assert found[0] == "Disque plein sur le VPS"
+    assert set(found[1:7]) == {f"Espace disque sur vps{i}" for i in range(6)}
+    assert titles(search(index, [path], "espace", limit=15))[6:] == ["Disque plein sur le VPS"]
 
 
 def test_snowball_stems_do_not_conflate_serving_and_server(memory_dir: Path, index: Path) -> None:
@@ -607,3 +620,73 @@ def test_snowball_stems_do_not_conflate_serving_and_server(memory_dir: Path, ind
         ],
     )
     assert titles(search(index, [path], "serveur")) == ["Serveur saturé"]
+
+
+# --- coverage in the rank, names the journal never met, known beginnings ---------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "beginnings"),
+    [
+        ("dockerisee", ["dockeris", "docker", "dock"]),  # « docker » is stemmed « dock »
+        ("deconnectes", ["deconnec", "decon"]),
+        ("certificats", ["certific", "certif"]),
+        ("config", ["conf"]),  # « confi », the one beginning of five letters, as a stem
+        ("ssh", []),
+        ("20240131", []),  # a number is whole or nothing
+        ("s3fs", []),
+    ],
+)
+def test_known_beginnings_are_most_of_the_word(word: str, beginnings: list[str]) -> None:
+    from ocmem.text.searchterms import known_beginnings
+
+    assert known_beginnings(word) == beginnings
+
+
+def test_the_rank_prefers_an_entry_carrying_more_of_the_query() -> None:
+    from ocmem.text.searchterms import final
+
+    assert final(10.0, 0.9) > final(14.0, 0.5) > final(14.0, 0.4) > 0
+    assert final(3.0, 0.0) > 0  # matched by related terms only: still ranked by its BM25
+
+
+def test_a_name_the_journal_never_met_weighs_more_than_phrasing() -> None:
+    """Two held stems of five: relevant when the three others are only the question's wording,
+    not when they name what the question is about."""
+    from ocmem.text.searchterms import relevant
+
+    words = ["a", "b", "x", "y", "z"]
+    frequency = {"a": 1, "b": 1, "x": 0, "y": 0, "z": 0}
+    entry = {"a", "b", "c"}
+    assert relevant(words, frequency, 100, {}, entry)
+    assert not relevant(words, frequency, 100, {}, entry, specific={"x", "y", "z"})
+
+
+def test_everyday_words_are_not_technical_names() -> None:
+    from ocmem.text.lexicon import everyday_words
+
+    everyday = set(everyday_words())
+    assert {"enferme", "dehors", "deplacant", "proprement", "locked", "after"} <= everyday
+    assert not {"htpasswd", "trivy", "wireguard", "s3fs", "mdadm"} & everyday
+
+
+def test_a_question_about_a_tool_the_journal_never_met_finds_nothing(
+    memory_dir: Path, index: Path
+) -> None:
+    """The same question about the timer that failed silently: found when put in everyday
+    words, « rien de pertinent » when it is about tools the journal never mentions."""
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE, EPISODE])
+    found = search(index, [path], "le minuteur certbot échouait sans bruit, bizarrement")
+    assert titles(found)[:1] == [EPISODE.title]
+    other = search(index, [path], "certbot avec traefik et caddy sous kubernetes")
+    assert other.hits == [] and other.nothing_relevant
+
+
+def test_a_word_the_journal_never_uses_stands_for_a_word_it_begins_with(
+    memory_dir: Path, index: Path
+) -> None:
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE, entry(50, "Conteneur docker sans réseau", "docker network connect")])
+    found = search(index, [path], "application dockerisée sans réseau")
+    assert titles(found)[:1] == ["Conteneur docker sans réseau"]

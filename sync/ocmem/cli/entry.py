@@ -7,9 +7,10 @@ where the details were logged (``--debug`` or ``OCMEM_DEBUG=1`` prints the trace
 
 The two machine-facing commands that take a JSON object on stdin — ``journal add`` (the
 retrospective without the plugin) and ``tool NAME`` (a memory tool run outside the plugin's gate,
-``ocmem.plugin.gate``) — run without importing click: they have no options to parse, and the click
-import alone costs about twice Python's own start-up. Everything else goes through
-``ocmem.cli.commands``.
+``ocmem.plugin.gate``) — and the two journal readers in their plain form (``journal search
+WORDS…``, no word starting with ``-``; ``journal recent``) run without importing click: they have
+no options to parse, and the click import alone costs about twice Python's own start-up.
+Everything else (an option, ``--help``, a usage error) goes through ``ocmem.cli.commands``.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
 
 
 def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outcome | None:
-    """Run ``[--home H] [--wait S] (journal add | tool NAME) [--wait S]``; None for anything
-    else (click then parses it, and explains any usage error)."""
+    """Run ``[--home H] [--wait S] (journal add | tool NAME | journal search WORDS… | journal
+    recent) [--wait S]``; None for anything else (click then parses it, and explains any usage
+    error)."""
     home: Path | None = None
     wait: float | None = None
     rest = list(args)
@@ -44,7 +46,10 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
         if (wait := _seconds(rest.pop())) is None:
             return None
         rest.pop()
-    if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool"):
+    reading = rest == ["journal", "recent"] or (
+        rest[:2] == ["journal", "search"] and not any(w.startswith("-") for w in rest[2:])
+    )
+    if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool") and not reading:
         return None
     from ocmem.cli.stdin import read_json
     from ocmem.home.fsio import DEFAULT_WAIT_SECONDS
@@ -60,6 +65,15 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
         else lambda message: _emit(sys.stderr, f"ocmem : {message}\n"),
         waiting=progress.waiting if progress is not None else None,
     )
+    if reading:
+        from ocmem.formats.operations import RECENT_MAX
+        from ocmem.plugin.agentproc import agent_reason
+        from ocmem.services.memory import Memory
+
+        memory = Memory(workspace, agent=agent_reason(workspace.paths) is not None)
+        if rest[1] == "recent":
+            return memory.recent_journal(RECENT_MAX)
+        return memory.search_journal(" ".join(rest[2:]))
     refuse_agent(workspace.paths, " ".join(rest))
     if rest[0] == "journal":
         from ocmem.services.memory import Memory

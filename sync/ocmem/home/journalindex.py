@@ -35,18 +35,19 @@ import heapq
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from ocmem.errors import OcmemError
 from ocmem.formats import journal
+from ocmem.text import lexicon
 from ocmem.text import searchterms as ranking
 from ocmem.text.searchterms import fold, query_terms, terms
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "4"  # 3: Snowball stems (PyStemmer); 4: more search stop-words
+INDEX_VERSION = "5"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words
 MAX_RECENT = 20
 
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
@@ -67,6 +68,7 @@ CREATE TABLE entries(
     at TEXT NOT NULL, tags TEXT NOT NULL);
 CREATE INDEX entries_file ON entries(file, start);
 CREATE VIRTUAL TABLE terms USING fts5(title, tags, lesson, pitfall, rest, tokenize='ascii');
+CREATE TABLE everyday(word TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
 
@@ -103,9 +105,10 @@ def search(
     """
     wanted = [t for t in dict.fromkeys(fold(t.strip().lstrip("#")) for t in tags) if t]
     words = query_terms(query)
+    surfaces = ranking.surfaces(query)
     for _ in range(_READ_ATTEMPTS):
         with contextlib.suppress(_Stale):
-            return _search_once(index, files, words, wanted, max(1, limit))
+            return _search_once(index, files, words, surfaces, wanted, max(1, limit))
     raise OcmemError(
         "le journal a changé pendant la recherche, plusieurs fois de suite",
         fix="relance la recherche",
@@ -113,7 +116,12 @@ def search(
 
 
 def _search_once(
-    index: Path, files: Sequence[Path], words: Sequence[str], tags: Sequence[str], limit: int
+    index: Path,
+    files: Sequence[Path],
+    words: Sequence[str],
+    surfaces: Mapping[str, frozenset[str]],
+    tags: Sequence[str],
+    limit: int,
 ) -> Found:
     saved = True
     for attempt in range(2):
@@ -124,7 +132,7 @@ def _search_once(
             break
         try:
             _refresh(db, files)
-            return _query(db, words, tags, limit)
+            return _query(db, words, surfaces, tags, limit)
         except sqlite3.DatabaseError as exc:
             if _busy(exc):
                 break  # locked beyond the busy timeout: this run gets an index in memory
@@ -139,7 +147,7 @@ def _search_once(
     db = _memory_connection()
     try:
         _refresh(db, files)
-        return _query(db, words, tags, limit)._replace(saved=saved)
+        return _query(db, words, surfaces, tags, limit)._replace(saved=saved)
     finally:
         db.close()
 
@@ -228,6 +236,10 @@ def _ensure_schema(db: sqlite3.Connection) -> bool:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            db.executemany(
+                "INSERT OR IGNORE INTO everyday VALUES (?)",
+                ((w,) for w in lexicon.everyday_words()),
+            )
             db.execute("INSERT INTO meta VALUES ('version', ?)", (INDEX_VERSION,))
             version = INDEX_VERSION
         db.execute("COMMIT")
@@ -405,11 +417,17 @@ def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None
 # --- query -----------------------------------------------------------------------------------
 
 
-def _query(db: sqlite3.Connection, words: Sequence[str], tags: Sequence[str], limit: int) -> Found:
+def _query(
+    db: sqlite3.Connection,
+    words: Sequence[str],
+    surfaces: Mapping[str, frozenset[str]],
+    tags: Sequence[str],
+    limit: int,
+) -> Found:
     tag_filter = "".join(" AND instr(e.tags, ?) > 0" for _ in tags)
     tag_args = [f" {t} " for t in tags]
     if words:
-        return _ranked(db, words, tag_filter, tag_args, limit)
+        return _ranked(db, words, surfaces, tag_filter, tag_args, limit)
     source = f"entries e WHERE 1{tag_filter}"
     total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", tag_args).fetchone()
     rows = db.execute(
@@ -431,13 +449,19 @@ def _hits(rows: Iterable[Sequence[object]], limit: int) -> list[Hit]:
 
 
 def _ranked(
-    db: sqlite3.Connection, words: Sequence[str], tag_filter: str, tag_args: list[str], limit: int
+    db: sqlite3.Connection,
+    words: Sequence[str],
+    surfaces: Mapping[str, frozenset[str]],
+    tag_filter: str,
+    tag_args: list[str],
+    limit: int,
 ) -> Found:
     """BM25 of the query's stems; when the best entry lacks part of the query, plus a lower
     weight of BM25 over their related terms; nothing when no entry shown carries enough of the
     query (``ocmem.text.searchterms.relevant``)."""
     size = int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
     frequency = {w: _frequency(db, w) for w in words}
+    words, surfaces = _known_beginnings(db, words, surfaces, frequency)
     source = f"terms JOIN entries e ON e.id = terms.rowid WHERE terms MATCH ?{tag_filter}"
     expression = ranking.match_expression(words)
     total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", [expression, *tag_args])
@@ -464,21 +488,27 @@ def _ranked(
         expansion_scores = _scored(db, source, ranking.match_expression(list(related)), tag_args)
         _add_best(db, rows, expansion_scores)
 
-    entry_terms = {r: _terms_of(db, r) for r in rows} if synonyms.per_word else {}
+    entry_terms = {r: _terms_of(db, r) for r in rows}
 
     def score(rowid: int) -> tuple[float, str]:
         own, expansion = own_scores.get(rowid, 0.0), expansion_scores.get(rowid, 0.0)
         synonym = synonyms.score(rowid, entry_terms.get(rowid, set()))
-        return ranking.combined(own, expansion, synonym), rows[rowid][3]
+        cover = ranking.coverage(
+            words, frequency, size, related, entry_terms[rowid], synonyms.credit
+        )
+        return ranking.final(ranking.combined(own, expansion, synonym), cover), rows[rowid][3]
 
     order = sorted(rows, key=score, reverse=True)
     hits = _hits((rows[r] for r in order), limit)
     refs = {h.ref for h in hits}
     shown = [r for r in order if f"journal {rows[r][3]}" in refs]
+    specific = {
+        w
+        for w in words
+        if frequency[w] == 0 and not w.isdigit() and not _everyday(db, surfaces.get(w, ()))
+    }
     if hits and not any(
-        ranking.relevant(
-            words, frequency, size, related, entry_terms.get(r) or _terms_of(db, r), synonyms.credit
-        )
+        ranking.relevant(words, frequency, size, related, entry_terms[r], synonyms.credit, specific)
         for r in shown
     ):
         return Found([], int(total.fetchone()[0]), nothing_relevant=True)
@@ -538,6 +568,40 @@ def _neighbours(db: sqlite3.Connection, word: str) -> tuple[int, dict[str, tuple
         return len(sample), {}
     everywhere = {t: _frequency(db, t, prefix=False) for t in together}
     return len(sample), {u: (c, everywhere[u]) for u, c in together.items()}
+
+
+def _known_beginnings(
+    db: sqlite3.Connection,
+    words: Sequence[str],
+    surfaces: Mapping[str, frozenset[str]],
+    frequency: dict[str, int],
+) -> tuple[list[str], dict[str, frozenset[str]]]:
+    """The query's stems, each one the journal never uses replaced by the stem of the longest
+    beginning of its word that the journal does use (« dockerisée » → « docker »:
+    ``ocmem.text.searchterms.known_beginnings``); ``frequency`` and the surfaces follow."""
+    found: list[str] = []
+    by_stem = dict(surfaces)
+    for word in words:
+        term = word
+        if frequency[word] == 0:
+            for surface in sorted(surfaces.get(word, ())):
+                term = next(
+                    (t for t in ranking.known_beginnings(surface) if _frequency(db, t, False)),
+                    word,
+                )
+                if term != word:
+                    frequency.setdefault(term, _frequency(db, term))
+                    by_stem[term] = by_stem.get(term, frozenset()) | surfaces[word]
+                    break
+        if term not in found:
+            found.append(term)
+    return found, by_stem
+
+
+def _everyday(db: sqlite3.Connection, words: Iterable[str]) -> bool:
+    """Whether every one of ``words`` (at least one) is an everyday word (``ocmem.text.lexicon``)."""
+    found = [db.execute("SELECT 1 FROM everyday WHERE word = ?", (w,)).fetchone() for w in words]
+    return bool(found) and all(found)
 
 
 def _terms_of(db: sqlite3.Connection, rowid: int) -> set[str]:

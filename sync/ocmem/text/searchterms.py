@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from functools import lru_cache
 
 from ocmem.text import words as words_module
@@ -158,15 +158,18 @@ def words(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     """The stems of ``text``'s words that are not stop-words, in order (English glossary words
     as their French stem)."""
-    found = []
+    return [stem for stem, _ in _stems_and_words(text)]
+
+
+def _stems_and_words(text: str) -> Iterator[tuple[str, str]]:
+    """Each word of ``text`` that is not a stop-word: its stem, and the word folded."""
     for token in _TOKEN.findall(_lower(text)):
         folded = words_module.fold(token)
         if folded.isalnum() and folded.isascii():
             if folded not in _STOPWORDS:
-                found.append(_term(token))
+                yield _term(token), folded
         else:  # letters fold did not turn into ASCII ones: its words, as words() reads them
-            found += [_term(w) for w in WORD.findall(folded) if w not in _STOPWORDS]
-    return found
+            yield from ((_term(w), w) for w in WORD.findall(folded) if w not in _STOPWORDS)
 
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -214,6 +217,17 @@ def _term(word: str) -> str:
     return stem(word)
 
 
+def surfaces(query: str) -> dict[str, frozenset[str]]:
+    """Each stem of ``query`` (as ``query_terms``), with the folded words it stands for."""
+    found: dict[str, set[str]] = {}
+    for stem, word in _stems_and_words(query):
+        found.setdefault(stem, set()).add(word)
+    if not found:  # only stop-words: query_terms searches them
+        for word in words(query):
+            found.setdefault(_term(word), set()).add(word)
+    return {stem: frozenset(words) for stem, words in found.items()}
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct stems of a query; when it has nothing but stop-words, those words stemmed."""
     found = terms(query) or [_term(w) for w in words(query)]
@@ -239,6 +253,19 @@ _RELATED_PER_WORD = 2
 _LEARN_SHARE = 0.2  # a word in more than this share of the entries is too common to learn from
 # « rien de pertinent » below this share of the query's weight (IDF) carried by the best entry
 RELEVANT = 0.3
+# in « rien de pertinent », the weight (times its IDF) of a query word the journal never uses and no
+# conversation does either (ocmem.text.lexicon): a name of a thing the journal never met (chosen on
+# the development queries: 1.5 lets more unrelated questions through, 2 drops more paraphrases)
+SPECIFIC = 1.75
+# the rank score's power of the coverage (chosen on the development queries: 1 and 3 rank as well,
+# 2 puts the right entry first a little more often), and its floor (an entry matched by related
+# terms only still ranks by its BM25)
+COVER_POWER = 2
+COVER_FLOOR = 0.05
+# a query word the journal never uses stands for a journal word it begins with of this many letters
+# at least, and this share of it (« dockerisée » for « docker »; not « configuration » for « conf »)
+_MIN_BEGINNING = 5
+_BEGINNING_SHARE = 0.6
 # related terms are only looked for when the best entry carries less than this of the query
 EXPAND_BELOW = 0.75
 
@@ -307,6 +334,26 @@ def combined(own: float, expansion: float, synonym: float = 0.0) -> float:
     """An entry's score from its BM25 (positive) over the query's stems, their related terms and
     their synonyms."""
     return own + EXPANSION * expansion + SYNONYM * synonym
+
+
+def final(score: float, cover: float) -> float:
+    """An entry's rank score: its BM25 (``combined``) times a power of the share of the query it
+    carries (``coverage``), so that an entry holding more of the query's distinct words, the rarer
+    the better, goes before one that repeats a few of them (the sum of BM25s over the synonyms and
+    related terms of a long paraphrase rewards repetition)."""
+    return score * (COVER_FLOOR + cover) ** COVER_POWER
+
+
+def known_beginnings(word: str) -> list[str]:
+    """The stems of the beginnings of ``word`` (a folded query word) to look for in the journal
+    when it never uses the word's own stem, longest first: beginnings of ``_MIN_BEGINNING``
+    letters and ``_BEGINNING_SHARE`` of the word at least (« dockerisee » → « docker » → « dock »)."""
+    if not word.isalpha() or len(word) <= _MIN_BEGINNING:
+        return []
+    shortest = max(_MIN_BEGINNING, math.ceil(_BEGINNING_SHARE * len(word)))
+    own = _term(word)
+    found = (_term(word[:n]) for n in range(len(word) - 1, shortest - 1, -1))
+    return [t for t in dict.fromkeys(found) if t != own and len(t) >= _MIN_STEM]
 
 
 def synonyms(words: Sequence[str]) -> dict[str, str]:
@@ -379,11 +426,13 @@ def coverage(
     related_terms: Mapping[str, tuple[str, float]],
     entry: set[str],
     synonym_terms: Mapping[str, tuple[str, float]] | None = None,
+    weight: Mapping[str, float] | None = None,
 ) -> float:
-    """The share of the query's weight (the IDF of its stems) that ``entry`` (its terms) carries:
-    a stem it holds (as a word, or a word it begins) counts whole, a synonym of it most
-    (``synonym_terms``: each with its stem and share), a related term of it part."""
-    weights = {w: idf(frequency[w], size) for w in words}
+    """The share of the query's weight (the IDF of its stems, times ``weight`` where given) that
+    ``entry`` (its terms) carries: a stem it holds (as a word, or a word it begins) counts whole,
+    a synonym of it most (``synonym_terms``: each with its stem and share), a related term of it
+    part."""
+    weights = {w: idf(frequency[w], size) * (weight or {}).get(w, 1.0) for w in words}
     held = {w: 1.0 for w in words if holds(entry, w)}
     for term, (word, share) in (synonym_terms or {}).items():
         if held.get(word, 0.0) < share and holds(entry, term):
@@ -402,9 +451,14 @@ def relevant(
     related_terms: Mapping[str, tuple[str, float]],
     entry: set[str],
     synonym_terms: Mapping[str, tuple[str, float]] | None = None,
+    specific: Collection[str] = (),
 ) -> bool:
-    """Whether ``entry`` carries enough of the query to be shown (else « rien de pertinent »)."""
-    return coverage(words, frequency, size, related_terms, entry, synonym_terms) >= RELEVANT
+    """Whether ``entry`` carries enough of the query to be shown (else « rien de pertinent »).
+    ``specific``: the query's stems the journal never uses that are no everyday word either
+    (``ocmem.text.lexicon``): the names of what the question is about, they weigh more."""
+    weight = {w: SPECIFIC for w in specific}
+    share = coverage(words, frequency, size, related_terms, entry, synonym_terms, weight)
+    return share >= RELEVANT
 
 
 def holds(entry: set[str], word: str) -> bool:
