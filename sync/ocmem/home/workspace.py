@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError
-from ocmem.guards.textsafety import check_text
 from ocmem.home.fsio import (
     Backups,
     about_path,
@@ -410,6 +409,9 @@ class Workspace:
 
     def check(self, field_name: str, text: str) -> None:
         """Refuse text that must never be memorised (secrets, the configured token, …)."""
+        # imported here: its patterns cost a reader (journal search, recent, status) 20 ms
+        from ocmem.guards.textsafety import check_text
+
         check_text(field_name, text, self.known_secrets)
 
     @contextlib.contextmanager

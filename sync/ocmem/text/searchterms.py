@@ -11,10 +11,12 @@ gives ``docker`` and ``&lt;`` gives no word at all.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 from ocmem.text import words as words_module
@@ -378,7 +380,7 @@ class Synonyms:
         words: Sequence[str],
         frequency: dict[str, int],
         size: int,
-        best: set[str],
+        best: AbstractSet[str],
         scored: Callable[[list[str]], dict[int, float]],
     ):
         found = synonyms(words)
@@ -402,7 +404,7 @@ class Synonyms:
                 total[rowid] = total.get(rowid, 0.0) + value
         return total
 
-    def score(self, rowid: int, entry: set[str]) -> float:
+    def score(self, rowid: int, entry: AbstractSet[str]) -> float:
         """The synonyms' BM25 of entry ``rowid`` (``entry``: its terms)."""
         return sum(
             scores.get(rowid, 0.0) * (1.0 if word in self.gaps else SYNONYM_HELD)
@@ -424,7 +426,7 @@ def coverage(
     frequency: Mapping[str, int],
     size: int,
     related_terms: Mapping[str, tuple[str, float]],
-    entry: set[str],
+    entry: AbstractSet[str],
     synonym_terms: Mapping[str, tuple[str, float]] | None = None,
     weight: Mapping[str, float] | None = None,
 ) -> float:
@@ -449,7 +451,7 @@ def relevant(
     frequency: Mapping[str, int],
     size: int,
     related_terms: Mapping[str, tuple[str, float]],
-    entry: set[str],
+    entry: AbstractSet[str],
     synonym_terms: Mapping[str, tuple[str, float]] | None = None,
     specific: Collection[str] = (),
 ) -> bool:
@@ -461,8 +463,24 @@ def relevant(
     return share >= RELEVANT
 
 
-def holds(entry: set[str], word: str) -> bool:
+class EntryTerms(frozenset[str]):
+    """An entry's terms, also in order: ``holds`` then finds a term a word begins in a few
+    comparisons (a search asks it of every shown entry for every word, synonym and related term)."""
+
+    ordered: tuple[str, ...]
+
+    def __init__(self, terms: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.ordered = tuple(sorted(self))
+
+
+def holds(entry: AbstractSet[str], word: str) -> bool:
     """Whether an entry (its terms) holds ``word``: as a term, or as the start of one."""
     if word in entry:
         return True
-    return len(word) >= _MIN_STEM and not word.isdigit() and any(t.startswith(word) for t in entry)
+    if len(word) < _MIN_STEM or word.isdigit():
+        return False
+    if isinstance(entry, EntryTerms):  # the terms beginning with ``word`` follow it in order
+        at = bisect.bisect_left(entry.ordered, word)
+        return at < len(entry.ordered) and entry.ordered[at].startswith(word)
+    return any(t.startswith(word) for t in entry)
