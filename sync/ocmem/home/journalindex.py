@@ -34,7 +34,6 @@ uses weighs more there when it is no everyday word either (``ocmem.text.lexicon`
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sqlite3
@@ -357,6 +356,8 @@ def _refresh_file(
 
 
 def _digest(data: bytes | memoryview) -> str:
+    import hashlib  # only when a file changed: OpenSSL's part costs a warm search 5 ms
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
