@@ -328,3 +328,14 @@ def test_a_page_being_saved_does_not_fail_the_search_and_the_model_is_told(
     assert not is_error, said
     assert said.startswith("## Projets/Disque") and "Disque2" not in said
     assert "1 page(s) illisible(s) pendant la recherche" in said
+
+
+def test_a_token_refused_during_the_search_fails_it_instead_of_being_counted_as_a_save(
+    space: Space, sb: Any
+) -> None:
+    """Only a page torn at every reading is left out as « being written »: the server refusing
+    the token on a page's GET is said as itself, not hidden in a count."""
+    sb.write("Projets/Disque2.md", "Encore le disque plein.\n")
+    sb.fail_next(401, method="GET", path="Projets/Disque2.md")
+    [(is_error, said)] = call(space, ("chercher_pages", {"requete": "disque plein"}))
+    assert is_error and "jeton (401)" in said and "illisible" not in said

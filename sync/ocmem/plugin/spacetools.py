@@ -36,7 +36,7 @@ from ocmem.home.settings import setting
 from ocmem.home.space import SyncConfig, secret_values
 from ocmem.home.workspace import Workspace
 from ocmem.plugin import mcpservers
-from ocmem.silverbullet.client import SilverBullet, SilverBulletError, remote_name_problem
+from ocmem.silverbullet.client import SilverBullet, TornRead, remote_name_problem
 from ocmem.text import inert
 
 MAX_READ_CHARS = 60_000  # a page longer than this is cut (with a note): a prompt, not a dump
@@ -81,10 +81,12 @@ class Searched:
 def _hit(page: str, text: str, terms: list[str]) -> Hit | None:
     """How well ``page`` matches ``terms`` (folded): one point per term on a line, three per
     term in its name; the first three matching lines as they read."""
-    score = 3 * sum(term in _fold(page) for term in terms)
+    folded_page = _fold(page)
+    score = 3 * sum(term in folded_page for term in terms)
     lines: list[str] = []
     for line in text.split("\n"):
-        matched = sum(term in _fold(line) for term in terms)
+        folded = _fold(line)
+        matched = sum(term in folded for term in terms)
         if matched:
             score += matched
             if len(lines) < 3:
@@ -172,7 +174,7 @@ class SpaceTools:
             budget -= remote.meta.size
             try:
                 found = self.client.read(remote.name)
-            except SilverBulletError:
+            except TornRead:  # the server, the token, the network failing: the search fails
                 unread += 1
                 continue
             if found is None:

@@ -57,6 +57,11 @@ class UnknownOutcome(SilverBulletError):
     """A PUT failed after it was sent: it may or may not have been applied."""
 
 
+class TornRead(SilverBulletError):
+    """Every reading of a file came back shorter or longer than its announced size: it is being
+    written. Not a fault of the server, the token or the network, which stay SilverBulletError."""
+
+
 class ForbiddenRequest(OcmemError):
     """A code path tried to send a request ocmem never sends (DELETE, or PUT outside the inbox)."""
 
@@ -319,7 +324,7 @@ class SilverBullet:
                         raise _Transient(f"lecture incomplète de {name}")
                     return Read(response.content, meta)
         except _Transient as exc:
-            raise SilverBulletError(
+            raise TornRead(
                 f"{exc} (écriture en cours côté serveur ?)", fix="réessaie plus tard"
             ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
