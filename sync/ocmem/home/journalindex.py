@@ -48,7 +48,7 @@ from ocmem.home.journalquery import Found as Found
 from ocmem.home.journalquery import Hit as Hit
 from ocmem.home.journalquery import Stale
 from ocmem.text import lexicon
-from ocmem.text.searchterms import fold, query_terms, terms
+from ocmem.text.searchterms import fold, terms
 from ocmem.text.searchterms import surfaces as query_surfaces
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
@@ -85,8 +85,8 @@ def search(
     ocmem's own state folder; ``files`` the journal then its archives.
     """
     wanted = [t for t in dict.fromkeys(fold(t.strip().lstrip("#")) for t in tags) if t]
-    words = query_terms(query)
     surfaces = query_surfaces(query)
+    words = list(surfaces)
     for _ in range(_READ_ATTEMPTS):
         with contextlib.suppress(Stale):
             return _search_once(index, files, words, surfaces, wanted, max(1, limit))

@@ -220,20 +220,18 @@ def _term(word: str) -> str:
 
 
 def surfaces(query: str) -> dict[str, frozenset[str]]:
-    """Each stem of ``query`` (as ``query_terms``), with the folded words it stands for."""
+    """The distinct stems of a query, in order, each with the folded words it stands for; when
+    it has nothing but stop-words, those words stemmed."""
     found: dict[str, set[str]] = {}
-    for stem, word in _stems_and_words(query):
+    pairs = list(_stems_and_words(query)) or [(_term(w), w) for w in words(query)]
+    for stem, word in pairs:
         found.setdefault(stem, set()).add(word)
-    if not found:  # only stop-words: query_terms searches them
-        for word in words(query):
-            found.setdefault(_term(word), set()).add(word)
     return {stem: frozenset(words) for stem, words in found.items()}
 
 
 def query_terms(query: str) -> list[str]:
-    """The distinct stems of a query; when it has nothing but stop-words, those words stemmed."""
-    found = terms(query) or [_term(w) for w in words(query)]
-    return list(dict.fromkeys(found))
+    """The distinct stems of a query (``surfaces``, without their words)."""
+    return list(surfaces(query))
 
 
 # --- ranking: synonyms, related terms learnt from the journal, and « rien de pertinent » ------
