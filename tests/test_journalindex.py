@@ -687,6 +687,27 @@ def test_a_question_about_a_tool_the_journal_never_met_finds_nothing(
     assert other.hits == [] and other.nothing_relevant
 
 
+def test_the_everyday_words_are_read_by_the_first_search_that_meets_an_unknown_word(
+    memory_dir: Path, index: Path
+) -> None:
+    """An index is created without them (most searches never need them); the first query with a
+    word the journal never uses fills them, once."""
+    from ocmem.text.lexicon import everyday_words
+
+    def stored() -> int:
+        with contextlib.closing(sqlite3.connect(index)) as db:
+            return int(db.execute("SELECT count(*) FROM everyday").fetchone()[0])
+
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE, EPISODE])
+    assert titles(search(index, [path], "certificat certbot"))[:1] == [EPISODE.title]
+    assert stored() == 0
+    assert titles(search(index, [path], "certificat certbot bizarrement"))[:1] == [EPISODE.title]
+    assert stored() == len(everyday_words()) > 50_000
+    search(index, [path], "certbot sous kubernetes")
+    assert stored() == len(everyday_words())
+
+
 def test_a_word_the_journal_never_uses_stands_for_a_word_it_begins_with(
     memory_dir: Path, index: Path
 ) -> None:

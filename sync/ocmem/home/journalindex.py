@@ -17,8 +17,8 @@ duplicate nor lose entries.
 Ranking (``ocmem.home.journalquery``): BM25 over five columns of stems (``ocmem.text.searchterms``), weighted
 title > tags > lesson = pitfall > the rest (request, what was done); query words are ORed, so
 a question in natural words ranks the entries sharing the most (and the rarest) of its words
-first, and a word of 3 letters or more also matches as a prefix (« certif » finds
-« certificat »), exact matches counting more. Ties go to the newest entry. Tags filter exactly.
+first, and a stem of 4 letters or more also matches as a prefix (« certif » finds
+« certificat »; « git » does not find « gitea »), exact matches counting more. Ties go to the newest entry. Tags filter exactly.
 Synonyms from a small thesaurus of server work (``ocmem.text.thesaurus``: « saturé » → « plein »,
 "unreachable" → « injoignable ») add their BM25 at a lower weight, for an entry that lacks the
 query's own word. When the best entry lacks part of the query, terms the journal itself relates
@@ -47,7 +47,6 @@ from ocmem.home import journalquery
 from ocmem.home.journalquery import Found as Found
 from ocmem.home.journalquery import Hit as Hit
 from ocmem.home.journalquery import Stale
-from ocmem.text import lexicon
 from ocmem.text.searchterms import fold, terms
 from ocmem.text.searchterms import surfaces as query_surfaces
 
@@ -217,10 +216,6 @@ def _ensure_schema(db: sqlite3.Connection) -> bool:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
-            db.executemany(
-                "INSERT OR IGNORE INTO everyday VALUES (?)",
-                ((w,) for w in lexicon.everyday_words()),
-            )
             db.execute("INSERT INTO meta VALUES ('version', ?)", (INDEX_VERSION,))
             version = INDEX_VERSION
         db.execute("COMMIT")
