@@ -18,20 +18,26 @@ corpus = importlib.import_module("bench.journal_corpus")
 Scores = Any  # bench.journal_corpus.Scores: part, ranks, nothing, recall, first, mrr, line()
 
 # What each part keeps (recall@5, first-hit, MRR, « rien de pertinent » precision): the figures
-# reached on 2026-12-02, measured on the held-out parts after the ranking was frozen. The targets
-# of issue 25 (held-out recall@5 ≥ 95 %, first-hit ≥ 80 %, « rien de pertinent » ≥ 90 %) are met
-# by held-out 3 but for its paraphrases' recall (33/36: 91.7 %); these floors say what is, not what
-# is wanted, and no held-out query was tuned on (their misses were never printed).
+# reached on 2026-12-02. The targets of issue 25 (held-out recall@5 ≥ 95 %, first-hit ≥ 80 %,
+# « rien de pertinent » ≥ 90 %) are judged on the part held out in the last round, held-out 4:
+# met for its paraphrases (69/72: 95.8 %, first 91.7 %) and English questions (24/24), not for
+# « rien » (26/30: 86.7 %). These floors say what is, not what is wanted.
 # Held-out 1 (written by the session that tuned). First round (Snowball stems, related terms, the
 # 30 % threshold): paraphrase 66.7 % / 66.7 % / 0.67, english 93.3 % / 86.7 % / 0.90, rien 75 %.
 # Second round (the thesaurus ocmem.text.thesaurus, question stop-words): paraphrase 77.8 % /
 # 77.8 % / 0.78, english 86.7 % / 80.0 % / 0.83, rien 83.3 %.
 # Third round (the rank weighs the share of the query an entry carries, names the journal never
 # met weigh more in « rien de pertinent », a word the journal lacks stands for a known beginning),
-# tuned on the labelled set and the development files only: the figures below. Held-out 2
-# (written blind) was scored before the round (paraphrase 86.1 % / 83.3 % / 0.84, english 100 % /
-# 94.4 % / 0.96, rien 83.3 %) and, by mistake, once in its middle (aggregates only: paraphrase
-# 80.6 %, rien 88.9 %); held-out 3 (written blind) only once, after the round.
+# tuned on the labelled set and the development files only. Held-out 2 (written blind) was scored
+# before the round (paraphrase 86.1 % / 83.3 % / 0.84, english 100 % / 94.4 % / 0.96, rien 83.3 %)
+# and, by mistake, once in its middle (aggregates only: paraphrase 80.6 %, rien 88.9 %); held-out 3
+# (written blind) only once, after the round: paraphrase 91.7 % / 88.9 %, english 100 % / 94.4 %,
+# rien 100 %.
+# Fourth round (prefixes from 4-letter stems, the question's everyday words weigh less in « rien
+# de pertinent », more thesaurus groups), tuned on the development files AND on held-out parts 1–3,
+# whose misses were read: from then on they are development data. Held-out 4 (written blind by a
+# writer who saw only the episodes' text, committed before the round's first change) was scored
+# once, after the round: the figures below.
 FLOORS: dict[str, tuple[float, float, float, float]] = {
     "labelled": (56 / 58, 54 / 58, 0.945, 1.0),
     "held-out paraphrase": (16 / 18, 13 / 18, 0.805, 1.0),
@@ -43,6 +49,9 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "held-out 3 paraphrase": (36 / 36, 34 / 36, 0.965, 1.0),
     "held-out 3 english": (18 / 18, 17 / 18, 0.955, 1.0),
     "held-out 3 rien": (1.0, 1.0, 1.0, 24 / 24),
+    "held-out 4 paraphrase": (69 / 72, 66 / 72, 0.935, 1.0),
+    "held-out 4 english": (24 / 24, 22 / 24, 0.945, 1.0),
+    "held-out 4 rien": (1.0, 1.0, 1.0, 26 / 30),
 }
 
 

@@ -28,7 +28,7 @@ carries: the more of the question's distinct words, the sooner. When no entry sh
 enough of the query's weight (IDF), the answer is « rien de pertinent »
 (``Found.nothing_relevant``), not a match made of one common word; a query word the journal never
 uses weighs more there when it is no everyday word either (``ocmem.text.lexicon``: a name such as
-« htpasswd », not wording such as « dehors »).
+« htpasswd »), less when it is one (wording such as « dehors »).
 """
 
 from __future__ import annotations
