@@ -766,13 +766,14 @@ HOLDOUTS = (
     ("held-out 2", DATA / "retrieval_holdout_2026-12-02b.txt"),
     ("held-out 3", DATA / "retrieval_holdout_2026-12-02c.txt"),
     ("held-out 4", DATA / "retrieval_holdout_2026-12-02d.txt"),
+    ("held-out 5", DATA / "retrieval_holdout_2026-12-02e.txt"),
 )
 """The held-out parts (each written before a round of tuning, frozen): parts, query => title.
 The first was written by the session that tuned, scored after its first two rounds; the others
 by writers who saw only the episodes' text. The second was scored before the third round and, by
 mistake, once in its middle (aggregates only); the third only after it. The fourth round tuned on
 the first three (their misses read: development data since); the fourth part, written before
-it, was scored once after it."""
+it, and the fifth, written after it, were each scored once after it."""
 
 
 class Part(NamedTuple):

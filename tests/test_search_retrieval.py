@@ -19,9 +19,10 @@ Scores = Any  # bench.journal_corpus.Scores: part, ranks, nothing, recall, first
 
 # What each part keeps (recall@5, first-hit, MRR, « rien de pertinent » precision): the figures
 # reached on 2026-12-02. The targets of issue 25 (held-out recall@5 ≥ 95 %, first-hit ≥ 80 %,
-# « rien de pertinent » ≥ 90 %) are judged on the part held out in the last round, held-out 4:
-# met for its paraphrases (69/72: 95.8 %, first 91.7 %) and English questions (24/24), not for
-# « rien » (26/30: 86.7 %). These floors say what is, not what is wanted.
+# « rien de pertinent » ≥ 90 %) are judged on the parts held out from the last round, held-out 4
+# and 5: met for their paraphrases (139/144: 96.5 %, first 93.1 %), not for « rien » (52/60:
+# 86.7 %) nor for held-out 5's English questions (22/24). These floors say what is, not what is
+# wanted.
 # Held-out 1 (written by the session that tuned). First round (Snowball stems, related terms, the
 # 30 % threshold): paraphrase 66.7 % / 66.7 % / 0.67, english 93.3 % / 86.7 % / 0.90, rien 75 %.
 # Second round (the thesaurus ocmem.text.thesaurus, question stop-words): paraphrase 77.8 % /
@@ -37,7 +38,9 @@ Scores = Any  # bench.journal_corpus.Scores: part, ranks, nothing, recall, first
 # de pertinent », more thesaurus groups), tuned on the development files AND on held-out parts 1–3,
 # whose misses were read: from then on they are development data. Held-out 4 (written blind by a
 # writer who saw only the episodes' text, committed before the round's first change) was scored
-# once, after the round: the figures below.
+# once, after the round: the figures below. Held-out 5, written blind after the round was frozen,
+# was scored once too, with the same ranker: a second judgment of it (paraphrase 97.2 %, first
+# 94.4 %, English 91.7 %, rien 86.7 %).
 FLOORS: dict[str, tuple[float, float, float, float]] = {
     "labelled": (56 / 58, 54 / 58, 0.945, 1.0),
     "held-out paraphrase": (16 / 18, 13 / 18, 0.805, 1.0),
@@ -52,6 +55,9 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "held-out 4 paraphrase": (69 / 72, 66 / 72, 0.935, 1.0),
     "held-out 4 english": (24 / 24, 22 / 24, 0.945, 1.0),
     "held-out 4 rien": (1.0, 1.0, 1.0, 26 / 30),
+    "held-out 5 paraphrase": (70 / 72, 68 / 72, 0.955, 1.0),
+    "held-out 5 english": (22 / 24, 22 / 24, 0.915, 1.0),
+    "held-out 5 rien": (1.0, 1.0, 1.0, 26 / 30),
 }
 
 
