@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from ocmem.plugin.mcpservers import Source, silverbullet_servers
 from ocmem.plugin.tools import plugin_config
 from ocmem.setup.mcpservers import init_notes, mcp_problems
 from ocmem.setup.setupchecks import ERROR, WARNING
-from support.plugin_runtime import BUN_ENV, bun
+from support.plugin_runtime import bun_json
 
 URL = "https://notes.example.org/sb"
 TOKEN = "sb-token-0123456789abcdef"
@@ -152,15 +151,7 @@ def test_the_pattern_reads_the_same_in_javascript() -> None:
         f"const cases = {json.dumps(texts)};"
         "console.log(JSON.stringify(cases.map((p) => p.some((t) => r.test(t)))))"
     )
-    done = subprocess.run(
-        [*bun(), "-e", script],
-        env={**os.environ, **BUN_ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert json.loads(done.stdout) == python
+    assert bun_json(script) == python
 
 
 def write(path: Path, servers: dict[str, object]) -> Path:

@@ -64,9 +64,8 @@ def test_python_and_the_plugin_read_a_page_name_alike() -> None:
     validated memory and the other not would open a gap. The table's cases and 400 random
     names over the characters that matter, through Bun."""
     import random
-    import subprocess
 
-    from support.plugin_runtime import BUN_ENV, REPO, bun
+    from support.plugin_runtime import REPO, bun_json
 
     rng = random.Random(23)
     names = [raw for raw, _ in PAGE_CASES]
@@ -75,15 +74,7 @@ def test_python_and_the_plugin_read_a_page_name_alike() -> None:
         f"import {{ pagePath }} from {json.dumps(str(REPO / 'plugin/ocmem/mcp.ts'))};"
         f"console.log(JSON.stringify({json.dumps(names)}.map((n) => pagePath(n) || null)))"
     )
-    done = subprocess.run(
-        [*bun(), "-e", script],
-        env={**os.environ, **BUN_ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    plugin = json.loads(done.stdout)
+    plugin = bun_json(script)
     differ = [(n, p, page_path(n)) for n, p in zip(names, plugin, strict=True) if p != page_path(n)]
     assert differ == []
 

@@ -32,6 +32,20 @@ def bun() -> list[str]:
 BUN_ENV = {"BUN_BE_BUN": "1"}
 
 
+def bun_json(script: str) -> Any:
+    """What ``script`` (TypeScript, run by OpenCode's Bun) prints on its one line, read as JSON: to
+    check that the plugin's code and ocmem's answer alike."""
+    done = subprocess.run(
+        [*bun(), "-e", script],
+        env={**os.environ, **BUN_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return json.loads(done.stdout)
+
+
 def driver(
     home: Path, project: Path, steps: list[dict[str, Any]], tmp: Path, name: str = "driver"
 ) -> tuple[list[str], dict[str, str], Path]:
