@@ -212,7 +212,7 @@ def test_search_by_tag_and_accent_insensitive_words(memory: Memory, clock: Clock
     _fill(memory, clock, 6)
     by_tag = re.findall(r"· (Tâche \d+) ·", memory.search_journal(tags=["reseau"]).render())
     assert by_tag == ["Tâche 05", "Tâche 03", "Tâche 01"]
-    by_word = re.findall(r"· (Tâche \d+) ·", memory.search_journal("LECON GAM").render())
+    by_word = re.findall(r"· (Tâche \d+) ·", memory.search_journal("LECON GAMM").render())
     assert by_word[0] == "Tâche 02"  # every entry has a « Leçon », one has « gamma »
     assert memory.search_journal("amma").lines[-1].startswith("0 entrée")  # not mid-word
 

@@ -466,6 +466,8 @@ VOCABULARY = [
     "\\#tag",
     "échec",
     "Leçon",
+    "git",
+    "gamma",
 ]
 
 
@@ -478,7 +480,7 @@ VOCABULARY = [
         min_size=1,
         max_size=10,
     ),
-    query=st.lists(st.sampled_from([*VOCABULARY, "certif", "zzz"]), min_size=1, max_size=3),
+    query=st.lists(st.sampled_from([*VOCABULARY, "certif", "zzz", "gam"]), min_size=1, max_size=3),
     tags=st.lists(st.sampled_from(["docker", "reseau"]), max_size=1),
 )
 def test_search_finds_what_the_plain_definition_finds(
@@ -487,9 +489,9 @@ def test_search_finds_what_the_plain_definition_finds(
     query: list[str],
     tags: list[str],
 ) -> None:
-    """Matches are the entries having one of the query's stems (or a word starting with it); the
-    hits are among them, with perhaps entries having related terms, or none: « rien de
-    pertinent »."""
+    """Matches are the entries having one of the query's stems, or a word starting with it when
+    it has 4 letters or more; the hits are among them, with perhaps entries having related terms,
+    or none: « rien de pertinent »."""
     root = tmp_path_factory.mktemp("prop")
     (root / ".ocmem").mkdir()
     path = root / "journal.md"
@@ -507,7 +509,7 @@ def test_search_finds_what_the_plain_definition_finds(
             .replace("- Piège :", "")
             .replace("- Leçon :", "")
         )
-        if any(h == s or (len(s) >= 3 and h.startswith(s)) for s in stems for h in have):
+        if any(h == s or (len(s) >= 4 and h.startswith(s)) for s in stems for h in have):
             expected.add(block.ref)
     found = search(Paths(root).journal_index, [path], " ".join(query), tags, limit=5)
     assert found.total == len(expected)
@@ -685,6 +687,25 @@ def test_a_question_about_a_tool_the_journal_never_met_finds_nothing(
     assert titles(found)[:1] == [EPISODE.title]
     other = search(index, [path], "certbot avec traefik et caddy sous kubernetes")
     assert other.hits == [] and other.nothing_relevant
+
+
+def test_a_three_letter_stem_matches_only_itself(memory_dir: Path, index: Path) -> None:
+    """A stem of 3 letters is a word: « php » is not the beginning of « phpmyadmin », nor « gam »
+    of « gamma »; « gamm » is."""
+    path = memory_dir / "journal.md"
+    write(
+        path,
+        [
+            *ROUTINE,
+            entry(41, "Accès à phpmyadmin", "phpmyadmin derrière une authentification"),
+            entry(42, "Workers php saturés", "pm.max_children de php-fpm relevé"),
+            entry(43, "Canal gamma du moniteur", "réglage gamma"),
+        ],
+    )
+    assert titles(search(index, [path], "php")) == ["Workers php saturés"]
+    assert titles(search(index, [path], "gam")) == []
+    assert titles(search(index, [path], "gamm")) == ["Canal gamma du moniteur"]
+    assert titles(search(index, [path], "phpmyadmin")) == ["Accès à phpmyadmin"]
 
 
 def test_the_everyday_words_are_read_by_the_first_search_that_meets_an_unknown_word(

@@ -18,7 +18,8 @@ Ranking (``ocmem.home.journalquery``): BM25 over five columns of stems (``ocmem.
 title > tags > lesson = pitfall > the rest (request, what was done); query words are ORed, so
 a question in natural words ranks the entries sharing the most (and the rarest) of its words
 first, and a stem of 4 letters or more also matches as a prefix (« certif » finds
-« certificat »; « git » does not find « gitea »), exact matches counting more. Ties go to the newest entry. Tags filter exactly.
+« certificat »; « ssh » does not find « sshd »), exact matches counting more. Ties go to the
+newest entry. Tags filter exactly.
 Synonyms from a small thesaurus of server work (``ocmem.text.thesaurus``: « saturé » → « plein »,
 "unreachable" → « injoignable ») add their BM25 at a lower weight, for an entry that lacks the
 query's own word. When the best entry lacks part of the query, terms the journal itself relates

@@ -101,8 +101,9 @@ GLOSSARY: dict[str, str] = {
 
 _MIN_STEM = 3
 # a stem this long or longer also matches the terms it begins (« certif »: « certificat »); a
-# shorter one is a word of its own (« git » is not « gitea », « ssh » not « sshd »): chosen on the
-# development queries, 4 keeps as many paraphrases as 3 and answers « rien » more often
+# shorter one is a word of its own (« ssh » is not « sshd », nor « req », of « limit_req »,
+# « requête »): chosen on the development queries, 4 keeps as many paraphrases as 3 and answers
+# « rien » more often
 MIN_PREFIX = 4
 # English inflections the French stemmer does not know, removed first from ASCII words whose base
 # keeps 4 letters or more: "renewed" → renew, "logging" → log, "entries" → entry. Nothing else is
