@@ -126,6 +126,8 @@ def _ranked(
     refs = {h.ref for h in hits}
     shown = [r for r in order if f"journal {rows[r][3]}" in refs]
     unknown = [w for w in words if frequency[w] == 0 and not w.isdigit()]
+    if unknown:
+        _fill_everyday(db)
     wording = {w for w in unknown if _everyday(db, surfaces.get(w, ()))}
     specific = set(unknown) - wording
     if hits and not any(
@@ -222,8 +224,8 @@ def _known_beginnings(
 
 
 def _everyday(db: sqlite3.Connection, words: Iterable[str]) -> bool:
-    """Whether every one of ``words`` (at least one) is an everyday word (``ocmem.text.lexicon``)."""
-    _fill_everyday(db)
+    """Whether every one of ``words`` (at least one) is an everyday word (``ocmem.text.lexicon``;
+    ``_fill_everyday`` first)."""
     found = [db.execute("SELECT 1 FROM everyday WHERE word = ?", (w,)).fetchone() for w in words]
     return bool(found) and all(found)
 

@@ -131,9 +131,8 @@ GROUPS: tuple[str, ...] = (
     "serveur serveurs machine machines hôte host server servers",
     "service services démon démons daemon daemons",
     "application applications appli applis app apps",
-    "déploiement déploiements déployer déployé deploy deployment deployments livraison mep prod "
-    "production",
-    "mémoire memory swap",
+    "déploiement déploiements déployer déployé livraison mep prod production",
+    "mémoire swap",
     "rotation rotations tourner tournait rotate rotating archiver archivage archive archives",
     "base bdd database databases sgbd",
     "paquet paquets package packages",
