@@ -27,18 +27,18 @@ Scores = Any  # bench.journal_corpus.Scores
 # Batch c's « rien » asks about the journal's own topics (« versionner la config de nginx dans
 # git »): a lexical search answers half of them with entries on the same tools.
 FLOORS: dict[str, tuple[float, float, float, float]] = {
-    "dev paraphrase": (35 / 36, 32 / 36, 0.925, 1.0),
+    "dev paraphrase": (35 / 36, 32 / 36, 0.93, 1.0),
     "dev english": (16 / 16, 16 / 16, 0.995, 1.0),
     "dev rien": (1.0, 1.0, 1.0, 14 / 15),
-    "dev check paraphrase": (8 / 10, 6 / 10, 0.695, 1.0),
+    "dev check paraphrase": (8 / 10, 6 / 10, 0.7, 1.0),
     "dev check english": (5 / 5, 5 / 5, 0.995, 1.0),
     "dev check rien": (1.0, 1.0, 1.0, 4 / 5),
-    "dev b paraphrase": (35 / 36, 34 / 36, 0.945, 1.0),
+    "dev b paraphrase": (35 / 36, 34 / 36, 0.95, 1.0),
     "dev b english": (18 / 18, 17 / 18, 0.955, 1.0),
-    "dev b rien": (1.0, 1.0, 1.0, 22 / 24),
-    "dev c paraphrase": (36 / 36, 33 / 36, 0.945, 1.0),
-    "dev c english": (10 / 12, 10 / 12, 0.825, 1.0),
-    "dev c rien": (1.0, 1.0, 1.0, 13 / 24),
+    "dev b rien": (1.0, 1.0, 1.0, 23 / 24),
+    "dev c paraphrase": (34 / 36, 33 / 36, 0.93, 1.0),
+    "dev c english": (11 / 12, 11 / 12, 0.915, 1.0),
+    "dev c rien": (1.0, 1.0, 1.0, 20 / 24),
 }
 
 

@@ -91,7 +91,7 @@ def journal_file(tmp_path: Path) -> Path:
         for i in range(30)
     ]
     entries += [
-        _entry(40, "Disque plein à cause des images Docker", "prune chaque semaine", ("disque",)),
+        _entry(40, "Disque plein à cause des images Docker", "prune : de la place", ("disque",)),
         _entry(41, "Renouvellement du certificat", "certbot renew", ("certbot",)),
         _entry(42, "Sauvegarde restic en échec", "restic unlock après un arrêt", ("backup",)),
     ]
@@ -109,6 +109,8 @@ def _titles(index: Path, path: Path, query: str) -> list[str]:
 
 
 def test_a_paraphrase_meets_its_entry_through_synonyms(journal_file: Path, tmp_path: Path) -> None:
+    """« stockage » meets « place », « saturé » « plein » (one word of two met by a synonym, the
+    other by nothing, is too little of a question since the fifth round)."""
     index = tmp_path / "index.sqlite3"
     assert (
         _titles(index, journal_file, "stockage saturé")[0]

@@ -53,7 +53,9 @@ from ocmem.text.searchterms import surfaces as query_surfaces
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "5"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words
+INDEX_VERSION = "6"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words;
+# 6: English glossary words (hour, late, last, project, two), stop-words (one, myself, out), names
+# kept whole (gitea, redis, composer)
 MAX_RECENT = 20
 
 _COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4, "exposition": -1}

@@ -132,7 +132,15 @@ def _ranked(
     specific = set(unknown) - wording
     if hits and not any(
         ranking.relevant(
-            words, frequency, size, related, entry_terms[r], synonyms.credit, specific, wording
+            words,
+            frequency,
+            size,
+            related,
+            entry_terms[r],
+            _fields_of(db, r),
+            synonyms.credit,
+            specific,
+            wording,
         )
         for r in shown
     ):
@@ -255,6 +263,14 @@ def _terms_of(db: sqlite3.Connection, rowid: int) -> ranking.EntryTerms:
         "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE rowid = ?", (rowid,)
     ).fetchone()
     return ranking.EntryTerms(" ".join(row).split() if row else ())
+
+
+def _fields_of(db: sqlite3.Connection, rowid: int) -> list[ranking.EntryTerms]:
+    """An entry's terms, per field (title, tags, lesson, pitfall, rest)."""
+    row = db.execute(
+        "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE rowid = ?", (rowid,)
+    ).fetchone()
+    return [ranking.EntryTerms(field.split()) for field in row or ()]
 
 
 def _hit(path: Path, start: int, stop: int, at: str) -> Hit:
