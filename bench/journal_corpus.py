@@ -767,13 +767,17 @@ HOLDOUTS = (
     ("held-out 3", DATA / "retrieval_holdout_2026-12-02c.txt"),
     ("held-out 4", DATA / "retrieval_holdout_2026-12-02d.txt"),
     ("held-out 5", DATA / "retrieval_holdout_2026-12-02e.txt"),
+    ("held-out 6", DATA / "retrieval_holdout_2026-12-02f.txt"),
+    ("held-out 7", DATA / "retrieval_holdout_2026-12-02g.txt"),
 )
 """The held-out parts (each written before a round of tuning, frozen): parts, query => title.
 The first was written by the session that tuned, scored after its first two rounds; the others
 by writers who saw only the episodes' text. The second was scored before the third round and, by
 mistake, once in its middle (aggregates only); the third only after it. The fourth round tuned on
 the first three (their misses read: development data since); the fourth part, written before
-it, and the fifth, written after it, were each scored once after it."""
+it, and the fifth, written after it, were each scored once after it. The fifth round tuned on
+parts 1–5 (development data since); the sixth part, written before it, and the seventh, written
+after it, were each scored once after it."""
 
 
 class Part(NamedTuple):

@@ -19,10 +19,10 @@ Scores = Any  # bench.journal_corpus.Scores: part, ranks, nothing, recall, first
 
 # What each part keeps (recall@5, first-hit, MRR, « rien de pertinent » precision): the figures
 # reached on 2026-12-02. The targets of issue 25 (held-out recall@5 ≥ 95 %, first-hit ≥ 80 %,
-# « rien de pertinent » ≥ 90 %) are judged on the parts held out from the last round, held-out 4
-# and 5: met for their paraphrases (139/144: 96.5 %, first 93.1 %), not for « rien » (52/60:
-# 86.7 %) nor for held-out 5's English questions (22/24). These floors say what is, not what is
-# wanted.
+# « rien de pertinent » ≥ 90 %) are judged on the parts held out from the last round, held-out 6
+# and 7 together: paraphrases 144/144 (first 97.2 %), English 46/48 (95.8 %, first 85.4 %), all
+# their answers 190/192 (99.0 %, first 94.3 %), « rien » 110/120 (91.7 %): met. Held-out 7's
+# English questions alone miss (22/24, first 19/24). These floors say what is, not what is wanted.
 # Held-out 1 (written by the session that tuned). First round (Snowball stems, related terms, the
 # 30 % threshold): paraphrase 66.7 % / 66.7 % / 0.67, english 93.3 % / 86.7 % / 0.90, rien 75 %.
 # Second round (the thesaurus ocmem.text.thesaurus, question stop-words): paraphrase 77.8 % /
@@ -38,9 +38,14 @@ Scores = Any  # bench.journal_corpus.Scores: part, ranks, nothing, recall, first
 # de pertinent », more thesaurus groups), tuned on the development files AND on held-out parts 1–3,
 # whose misses were read: from then on they are development data. Held-out 4 (written blind by a
 # writer who saw only the episodes' text, committed before the round's first change) was scored
-# once, after the round: the figures below. Held-out 5, written blind after the round was frozen,
-# was scored once too, with the same ranker: a second judgment of it (paraphrase 97.2 %, first
-# 94.4 %, English 91.7 %, rien 86.7 %).
+# once, after the round (paraphrase 95.8 %, first 91.7 %, English 100 %, rien 86.7 %). Held-out 5,
+# written blind after the round was frozen, was scored once too, with the same ranker: a second
+# judgment of it (paraphrase 97.2 %, first 94.4 %, English 91.7 %, rien 86.7 %).
+# Fifth round (« rien de pertinent » weighs the question's words an entry holds together and how
+# many, more English glossary words, names the stemmer keeps whole), tuned on the development
+# files and held-out parts 1–5 (4 and 5: 86.7 % → 93.3 % « rien »). Held-out 6 (written blind,
+# with twice the « rien » questions, committed before the round's first change) was scored once,
+# after the round; held-out 7 (the same recipe, written after the round was frozen) too.
 FLOORS: dict[str, tuple[float, float, float, float]] = {
     "labelled": (56 / 58, 54 / 58, 0.945, 1.0),
     "held-out paraphrase": (16 / 18, 13 / 18, 0.805, 1.0),
@@ -58,6 +63,12 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "held-out 5 paraphrase": (71 / 72, 69 / 72, 0.965, 1.0),
     "held-out 5 english": (24 / 24, 24 / 24, 0.995, 1.0),
     "held-out 5 rien": (1.0, 1.0, 1.0, 28 / 30),
+    "held-out 6 paraphrase": (72 / 72, 70 / 72, 0.98, 1.0),
+    "held-out 6 english": (24 / 24, 22 / 24, 0.955, 1.0),
+    "held-out 6 rien": (1.0, 1.0, 1.0, 55 / 60),
+    "held-out 7 paraphrase": (72 / 72, 70 / 72, 0.985, 1.0),
+    "held-out 7 english": (22 / 24, 19 / 24, 0.84, 1.0),
+    "held-out 7 rien": (1.0, 1.0, 1.0, 55 / 60),
 }
 
 

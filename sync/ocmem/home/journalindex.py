@@ -25,9 +25,11 @@ Synonyms from a small thesaurus of server work (``ocmem.text.thesaurus``: « sat
 query's own word. When the best entry lacks part of the query, terms the journal itself relates
 to the query's stems (``ocmem.text.searchterms.related``: « espace » → « disque ») add theirs,
 lower still. The rank is that BM25 times a power of the share of the query's weight an entry
-carries: the more of the question's distinct words, the sooner. When no entry shown carries
-enough of the query's weight (IDF), the answer is « rien de pertinent »
-(``Found.nothing_relevant``), not a match made of one common word; a query word the journal never
+carries: the more of the question's distinct words, the sooner. When no entry shown holds
+enough of the question (``ocmem.text.searchterms.evidence``: the share of its weight, IDF, an
+entry carries, the share one of its fields carries alone, how many of its words), the answer is
+« rien de pertinent » (``Found.nothing_relevant``), not a match made of one common word, or of
+one rare word met in passing; a query word the journal never
 uses weighs more there when it is no everyday word either (``ocmem.text.lexicon``: a name such as
 « htpasswd »), less when it is one (wording such as « dehors »).
 """
