@@ -501,8 +501,8 @@ def evidence(
     weight it carries (``coverage``), plus the share that one of its ``fields`` (its title, tags,
     lesson, pitfall, the rest: their terms) carries alone, plus ``HELD_WORD`` per query stem it
     carries some of (up to ``HELD_WORDS``). A question whose words an entry holds together, or
-    several of them, is about it; one rare word met in passing (« bureau » in an episode about IPv6, for
-    « l'imprimante du bureau »), or words scattered over its text, are not."""
+    several of them, is about it; one rare word met in passing (« bureau » in an episode about
+    IPv6, for « l'imprimante du bureau »), or words scattered over its text, are not."""
     weights, held = _credits(words, frequency, size, related_terms, entry, synonym_terms, weight)
     total = sum(weights.values())
     if total == 0:
