@@ -5,7 +5,7 @@ lists them and fails (CI runs it; tests/test_generated.py too).
 
 - README.md's command table, from the command line (ocmem.cli.docs);
 - docs/guide.md's table of ocmem.yaml's keys, from the settings loader (ocmem.home.settings);
-- plugin/ocmem/contract.ts, from ocmem.plugin.contract;
+- plugin/ocmem/contract.ts, from ocmem.bridge.contract;
 - the constants block of sync/ocmem/silverbullet/ocmem.lua, from ocmem's caps, pages and labels;
 - silverbullet/Library/ocmem.md, the SilverBullet page, from its Lua sources;
 - memory/*.md, this repository's top level being a fresh home, from ocmem's templates.
@@ -39,7 +39,7 @@ def _guide(text: str) -> str:
 
 
 def _contract(_: str) -> str:
-    from ocmem.plugin import contract
+    from ocmem.bridge import contract
 
     return contract.typescript()
 

@@ -1,4 +1,4 @@
-"""Which processes are the agent's (ocmem.plugin.agentproc), and the commands it may not run itself."""
+"""Which processes are the agent's (ocmem.bridge.agentproc), and the commands it may not run itself."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import CliResult, journal_fields
+from ocmem.bridge import agentproc
+from ocmem.bridge.agentproc import AGENT_ENV, Proc, ancestors, parse_stat, read_proc
 from ocmem.formats import operations
 from ocmem.home.paths import Paths
-from ocmem.plugin import agentproc
-from ocmem.plugin.agentproc import AGENT_ENV, Proc, ancestors, parse_stat, read_proc
 
 REPO = Path(__file__).resolve().parents[1]
 

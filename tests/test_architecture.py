@@ -19,7 +19,7 @@ WINGS = (
     "home",
     "silverbullet",
     "services",
-    "plugin",
+    "bridge",
     "setup",
     "cli",
 )

@@ -1,4 +1,4 @@
-"""The Python ↔ TypeScript contract of the plugin cannot drift (sync/ocmem/plugin/contract.py)."""
+"""The Python ↔ TypeScript contract of the plugin cannot drift (sync/ocmem/bridge/contract.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from conftest import HOME_ID, CliResult
+from ocmem.bridge import contract
+from ocmem.bridge.tools import absolute, plugin_config
 from ocmem.home.settings import load_settings
-from ocmem.plugin import contract
-from ocmem.plugin.tools import absolute, plugin_config
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
 GENERATED = PLUGIN / "ocmem" / "contract.ts"
@@ -34,7 +34,7 @@ def test_the_plugin_declares_no_second_copy_of_the_settings() -> None:
 
 def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: Path) -> None:
     answer: dict[str, Any] = dict(plugin_config(load_settings(home), env={}))
-    # The home's own SilverBullet folder: nowhere until its id is known (ocmem.plugin.mcpservers).
+    # The home's own SilverBullet folder: nowhere until its id is known (ocmem.bridge.mcpservers).
     inbox, reserved = answer.pop("silverbullet_inbox"), answer.pop("silverbullet_reserved")
     # How OpenCode would start `ocmem mcp`: known once `ocmem init` said how ocmem runs.
     own = answer.pop("ocmem_mcp_command")

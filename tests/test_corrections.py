@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ocmem.bridge.tools import plugin_config
 from ocmem.guards.corrections import CORRECTION_SOURCE, is_correction
 from ocmem.home.settings import load_settings
-from ocmem.plugin.tools import plugin_config
 from ocmem.text.similarity import fold
 
 CORRECTIONS = [

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from conftest import Clock, configure_sync
+from ocmem.bridge import tools
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Status
-from ocmem.plugin import tools
 from ocmem.setup.doctor import diagnose
 
 

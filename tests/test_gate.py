@@ -1,4 +1,4 @@
-"""The plugin's gate (ocmem.plugin.gate): who it serves, what it answers, what it records."""
+"""The plugin's gate (ocmem.bridge.gate): who it serves, what it answers, what it records."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from conftest import journal_fields
+from ocmem.bridge import agentproc
+from ocmem.bridge.agentproc import AGENT_ENV, Proc
+from ocmem.bridge.gate import admission
 from ocmem.errors import Refused
 from ocmem.home import sessions
 from ocmem.home.paths import Paths
-from ocmem.plugin import agentproc
-from ocmem.plugin.agentproc import AGENT_ENV, Proc
-from ocmem.plugin.gate import admission
 
 # Runs the gate (a child process), on the machine's clock.
 pytestmark = pytest.mark.real_clock

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from conftest import CliResult, Clock
+from ocmem.bridge.tools import prompt_context
 from ocmem.home.settings import load_settings
 from ocmem.home.shipped import has_section, shipped_section
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.plugin.tools import prompt_context
 from ocmem.services import sync
 
 RULES = "# Règles\n\nRéponds en français.\n"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from ocmem.bridge import mcpservers
+from ocmem.bridge.mcpservers import Source, silverbullet_servers
+from ocmem.bridge.tools import plugin_config
 from ocmem.home.settings import load_settings
-from ocmem.plugin import mcpservers
-from ocmem.plugin.mcpservers import Source, silverbullet_servers
-from ocmem.plugin.tools import plugin_config
 from ocmem.setup.mcpservers import init_notes, mcp_problems
 from ocmem.setup.setupchecks import ERROR, WARNING
 from support.plugin_runtime import bun_json

@@ -1,5 +1,5 @@
 """``ocmem mcp`` (issue 23): the safe MCP server to the SilverBullet space. Its policy
-(ocmem.plugin.spacetools) by tables; the server through the official SDK's own client, in
+(ocmem.bridge.spacetools) by tables; the server through the official SDK's own client, in
 process and over stdio, against the loopback SilverBullet; its installation into opencode.json."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import HOME_ID, SB_TOKEN, CliResult
+from ocmem.bridge import mcpservers
+from ocmem.bridge.mcpserve import build
+from ocmem.bridge.spaceanswers import TOOLS, Space
 from ocmem.errors import OcmemError
 from ocmem.home.pagenames import is_validated, page_path, validated_pages
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
-from ocmem.plugin import mcpservers
-from ocmem.plugin.mcpserve import build
-from ocmem.plugin.spaceanswers import TOOLS, Space
 from ocmem.text import inert
 
 mcp = pytest.importorskip("mcp")  # the `mcp` extra: installed with `.[test]`
@@ -297,8 +297,8 @@ def test_in_hardened_mode_the_server_is_the_agents_and_never_reads_the_token(
     assert done.code == 0, done.err
     entry = json.loads((home / "opencode.json").read_text())["mcp"]["ocmem"]
     assert entry["command"] == [program, "--home", str(home), "mcp"]
+    from ocmem.bridge.mcpserve import backend
     from ocmem.errors import Refused
-    from ocmem.plugin.mcpserve import backend
 
     with pytest.raises(Refused, match="durci"):
         backend(lambda: workspace, {})

@@ -8,11 +8,11 @@ from typing import Any
 import click
 import pytest
 
+from ocmem.bridge.contract import tool_schemas
 from ocmem.cli.commands import cli
 from ocmem.errors import InputError
 from ocmem.formats import journal, operations
 from ocmem.home.settings import Limits
-from ocmem.plugin.contract import tool_schemas
 
 
 def command(path: str) -> click.Command:

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from conftest import Clock, journal_fields
+from ocmem.bridge.tools import PLUGIN, plugin_config, prompt_context, run_tool
 from ocmem.errors import InputError, Refused
 from ocmem.guards.provenance import Provenance
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
-from ocmem.plugin.tools import PLUGIN, plugin_config, prompt_context, run_tool
 from ocmem.services.memory import Memory
 
 

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from conftest import CliResult, Clock, journal_fields
+from ocmem.bridge.tools import prompt_context
 from ocmem.formats import memorymd, pending
 from ocmem.home.workspace import Workspace
-from ocmem.plugin.tools import prompt_context
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.silverbullet import library

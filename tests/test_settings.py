@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import CliResult
+from ocmem.bridge.tools import plugin_config
 from ocmem.errors import InputError
 from ocmem.home.settings import SECTIONS, Limits, load_settings
-from ocmem.plugin.tools import plugin_config
 
 
 def write_config(home: Path, text: str) -> None:

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from conftest import CliResult, Clock, journal_fields
+from ocmem.bridge.agentproc import AGENT_ENV
+from ocmem.bridge.tools import CLI, PLUGIN, prompt_context, run_tool
 from ocmem.errors import Refused
 from ocmem.formats import journal, pending, shortterm
 from ocmem.home import sessions
 from ocmem.home.paths import Paths
 from ocmem.home.workspace import Workspace
-from ocmem.plugin.agentproc import AGENT_ENV
-from ocmem.plugin.tools import CLI, PLUGIN, prompt_context, run_tool
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 

@@ -15,12 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Clock
+from ocmem.bridge.tools import redactions
 from ocmem.home import fsio, sessions
 from ocmem.home import workspace as workspace_module
 from ocmem.home.fsio import WRITES_KEEP_BYTES, file_sha256, run_lock, write_state
 from ocmem.home.paths import Paths
 from ocmem.home.workspace import Workspace
-from ocmem.plugin.tools import redactions
 
 
 def announced(paths: Paths) -> list[dict[str, object]]:

@@ -1,4 +1,4 @@
-// Generated from sync/ocmem/plugin/contract.py by `scripts/generate.py`: do not edit.
+// Generated from sync/ocmem/bridge/contract.py by `scripts/generate.py`: do not edit.
 /* eslint-disable */
 export type Exposure = {
   kind: string
@@ -426,7 +426,7 @@ export const TOOLS = {
   }
 } as const
 export type ToolName = keyof typeof TOOLS
-/** What the agent's shell may not run (ocmem.plugin.agentproc refuses them too). */
+/** What the agent's shell may not run (ocmem.bridge.agentproc refuses them too). */
 export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix", "mcp --installer", "mcp --install", "mcp --retirer", "mcp --uninstall"] as const
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}

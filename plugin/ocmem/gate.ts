@@ -1,5 +1,5 @@
 /** The plugin's one door into ocmem: the gate, one long-lived `ocmem gate` per OpenCode process,
- * spoken to one JSON object per line (sync/ocmem/plugin/gate.py). */
+ * spoken to one JSON object per line (sync/ocmem/bridge/gate.py). */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"

@@ -1,5 +1,5 @@
 /** The shapes of ocmem's answers, checked at run time (the types are generated from
- * sync/ocmem/plugin/contract.py, which applies the same rule in `problems`). */
+ * sync/ocmem/bridge/contract.py, which applies the same rule in `problems`). */
 import { resolve } from "node:path"
 import { COLD_START, PATH_FIELDS, SHAPES, type Settings } from "./contract.ts"
 

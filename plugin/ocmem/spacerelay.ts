@@ -1,4 +1,4 @@
-/** The relay between `ocmem mcp` and the gate (sync/ocmem/plugin/mcpserve.py). OpenCode starts
+/** The relay between `ocmem mcp` and the gate (sync/ocmem/bridge/mcpserve.py). OpenCode starts
  * MCP servers as the agent's user, and in the hardened mode that user cannot read the
  * SilverBullet token: only the gate (the home's owner) can. So the plugin listens on a Unix
  * socket in a folder of its own (mode 0700), names it in `OCMEM_SPACE_SOCKET` for the servers

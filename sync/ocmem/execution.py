@@ -1,6 +1,6 @@
 """Running one ocmem command: its outcome or error as an exit code and the text to print.
 
-The command line (``ocmem.cli.entry``) and the plugin's gate (``ocmem.plugin.gate``, which runs commands
+The command line (``ocmem.cli.entry``) and the plugin's gate (``ocmem.bridge.gate``, which runs commands
 in-process) share this, so both answer exactly alike. Exit codes: 0 ok, 1 error, 2 usage or
 invalid input, 3 refused / needs a human, 75 busy. Any other exception is a bug: one line, the
 traceback kept in a file.

@@ -40,14 +40,14 @@ class Context:
     def reader(self) -> tuple[Workspace, bool]:
         """The workspace, and whether the agent runs this reader itself: quarantined text is
         then masked in what it prints (ocmem.guards.exposure)."""
-        from ocmem.plugin.agentproc import agent_reason
+        from ocmem.bridge.agentproc import agent_reason
 
         workspace = self.workspace()
         return workspace, agent_reason(workspace.paths) is not None
 
     def human_workspace(self, what: str, *, creating: bool = False) -> Workspace:
-        """The workspace, for a command the agent may not run itself (see ocmem.plugin.agentproc)."""
-        from ocmem.plugin.agentproc import refuse_agent
+        """The workspace, for a command the agent may not run itself (see ocmem.bridge.agentproc)."""
+        from ocmem.bridge.agentproc import refuse_agent
 
         workspace = self.workspace(creating=creating)
         refuse_agent(workspace.paths, what)

@@ -7,7 +7,7 @@ where the details were logged (``--debug`` or ``OCMEM_DEBUG=1`` prints the trace
 
 The two machine-facing commands that take a JSON object on stdin — ``journal add`` (the
 retrospective without the plugin) and ``tool NAME`` (a memory tool run outside the plugin's gate,
-``ocmem.plugin.gate``) — and the two journal readers in their plain form (``journal search
+``ocmem.bridge.gate``) — and the two journal readers in their plain form (``journal search
 WORDS…``, no word starting with ``-``; ``journal recent``) run without importing click: they have
 no options to parse, and the click import alone costs about twice Python's own start-up.
 Everything else (an option, ``--help``, a usage error) goes through ``ocmem.cli.commands``.
@@ -51,10 +51,10 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
     )
     if rest != ["journal", "add"] and not (len(rest) == 2 and rest[0] == "tool") and not reading:
         return None
+    from ocmem.bridge.agentproc import refuse_agent
     from ocmem.cli.stdin import read_json
     from ocmem.home.fsio import DEFAULT_WAIT_SECONDS
     from ocmem.home.workspace import open_workspace
-    from ocmem.plugin.agentproc import refuse_agent
 
     workspace = open_workspace(
         home,
@@ -66,8 +66,8 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
         waiting=progress.waiting if progress is not None else None,
     )
     if reading:
+        from ocmem.bridge.agentproc import agent_reason
         from ocmem.formats.operations import RECENT_MAX
-        from ocmem.plugin.agentproc import agent_reason
         from ocmem.services.memory import Memory
 
         memory = Memory(workspace, agent=agent_reason(workspace.paths) is not None)
@@ -79,7 +79,7 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
         from ocmem.services.memory import Memory
 
         return Memory(workspace).add_journal(read_json("journal add"))
-    from ocmem.plugin.tools import run_tool
+    from ocmem.bridge.tools import run_tool
 
     return run_tool(workspace, rest[1], read_json(f"tool {rest[1]}"))
 

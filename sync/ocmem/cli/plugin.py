@@ -16,8 +16,8 @@ from ocmem.outcome import Outcome
 @cli.command(name="plugin-config", hidden=True)
 @pass_context
 def plugin_config_command(obj: Context) -> Outcome:
-    """Settings for the OpenCode plugin (JSON, see ocmem.plugin.contract)."""
-    from ocmem.plugin.tools import plugin_config
+    """Settings for the OpenCode plugin (JSON, see ocmem.bridge.contract)."""
+    from ocmem.bridge.tools import plugin_config
 
     return text_outcome(json.dumps(plugin_config(obj.workspace().settings), ensure_ascii=False))
 
@@ -27,7 +27,7 @@ def plugin_config_command(obj: Context) -> Outcome:
 @pass_context
 def prompt_context_command(obj: Context, session: str | None) -> Outcome:
     """Memory blocks for the system prompt and start-of-session warnings (JSON)."""
-    from ocmem.plugin.tools import prompt_context
+    from ocmem.bridge.tools import prompt_context
 
     return text_outcome(json.dumps(prompt_context(obj.workspace(), session), ensure_ascii=False))
 
@@ -37,7 +37,7 @@ def prompt_context_command(obj: Context, session: str | None) -> Outcome:
 @pass_context
 def tool_command(obj: Context, name: str) -> Outcome:
     """Run a memory tool for the plugin: envelope JSON on stdin."""
-    from ocmem.plugin.tools import run_tool
+    from ocmem.bridge.tools import run_tool
 
     workspace = obj.human_workspace(f"tool {name}")
     return run_tool(workspace, name, read_json(f"tool {name}"))
@@ -46,8 +46,8 @@ def tool_command(obj: Context, name: str) -> Outcome:
 @cli.command(name="gate", hidden=True)
 @pass_context
 def gate_command(obj: Context) -> Outcome:
-    """The plugin's gate: JSON requests on stdin, one answer per line (see ocmem.plugin.gate)."""
-    from ocmem.plugin.gate import serve
+    """The plugin's gate: JSON requests on stdin, one answer per line (see ocmem.bridge.gate)."""
+    from ocmem.bridge.gate import serve
 
     return serve(obj.home, clock=obj.clock)
 
@@ -78,7 +78,7 @@ def mcp_command(obj: Context, install: bool, uninstall: bool) -> Outcome:
         if install:
             return mcpinstall.install(obj.human_workspace("mcp --installer"))
         return mcpinstall.uninstall(obj.human_workspace("mcp --retirer"))
-    from ocmem.plugin.mcpserve import serve
+    from ocmem.bridge.mcpserve import serve
 
     serve(obj.workspace)
     return Outcome()

@@ -4,7 +4,7 @@ they write memory.
 
 From this declaration: the plugin's tool schemas and tool names (generated into
 ``plugin/ocmem/contract.ts``), the check of every tool call's arguments before it runs
-(``check_args``, in ``ocmem.plugin.tools``), the options of ``ocmem journal add`` and
+(``check_args``, in ``ocmem.bridge.tools``), the options of ``ocmem journal add`` and
 ``ocmem propose`` (``ocmem.cli.memory``), and the commands the agent's shell may not run
 (``AGENT_REFUSED``, also generated into the plugin's guard). ``tests/test_operations.py`` holds
 the command line and the plugin to it.
@@ -190,7 +190,7 @@ OPERATIONS = (NOTE, FORGET, SEARCH, JOURNAL, PROPOSE, ACCEPT)
 BY_TOOL = {op.tool: op for op in OPERATIONS}
 
 # Commands the agent's shell may not run (the command line refuses them through
-# ocmem.plugin.agentproc; the plugin's guard refuses them before the shell even runs): every
+# ocmem.bridge.agentproc; the plugin's guard refuses them before the shell even runs): every
 # memory write a tool makes, promotion, and what sets ocmem up or opens a door into it.
 # `pending reject` stays open: the agent records the human's no during « valide pending ».
 AGENT_REFUSED = (

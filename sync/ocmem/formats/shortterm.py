@@ -8,7 +8,7 @@ A note written by an exposed session (``ocmem.guards.exposure``) carries its mar
     [2026-11-29 → expire 2026-12-06 · exposée, levée par l'humain : webfetch http://…] texte
 
 A quarantined note is kept, counted in the cap and listed, but never put in a session's prompt
-(``ocmem.plugin.tools.prompt_context``) until the human lifts it (``ocmem note --trust N``). The file
+(``ocmem.bridge.tools.prompt_context``) until the human lifts it (``ocmem note --trust N``). The file
 holds nothing but such lines, so its size is exactly what the cap measures.
 """
 

@@ -27,7 +27,7 @@ every session's memory.
 
 The plugin applies these rules in its ``tool.execute.before`` hook, in microseconds, from the
 regular expressions and lists below, which ``ocmem plugin-config`` sends it
-(``ocmem.plugin.contract.PluginSettings``). Every expression is written once here, in the syntax that
+(``ocmem.bridge.contract.PluginSettings``). Every expression is written once here, in the syntax that
 Python and JavaScript read alike (``tests/test_exposure.py`` checks both agree).
 """
 

@@ -146,7 +146,7 @@ class Paths(NamedTuple):
 
     @property
     def agents_dir(self) -> Path:
-        """The OpenCode processes a plugin gate serves (see ``ocmem.plugin.agentproc``)."""
+        """The OpenCode processes a plugin gate serves (see ``ocmem.bridge.agentproc``)."""
         return self.state_dir / "agents"
 
     @property

@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ocmem.bridge import mcpservers
+from ocmem.bridge.spaceanswers import TOOLS
 from ocmem.errors import InputError, Refused
 from ocmem.home.fsio import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.plugin import mcpservers
-from ocmem.plugin.spaceanswers import TOOLS
 
 
 def entry(ws: Workspace) -> dict[str, Any]:

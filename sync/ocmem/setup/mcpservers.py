@@ -1,5 +1,5 @@
 """What ``ocmem doctor`` (and ``ocmem init``) say of SilverBullet MCP servers in OpenCode's
-configuration (issue 23, ``ocmem.plugin.mcpservers`` finds them): each one holds a token for the
+configuration (issue 23, ``ocmem.bridge.mcpservers`` finds them): each one holds a token for the
 whole space, so the agent could write validated memory in SilverBullet and the next pull would
 install it. The plugin refuses their writes outside ``Agents/Inbox/<home-id>/``, but only in the
 OpenCode it runs in; the server itself keeps its full-space token.
@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ocmem.bridge import mcpservers
 from ocmem.home.settings import Settings
-from ocmem.plugin import mcpservers
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem
 
 

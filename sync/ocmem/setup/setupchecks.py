@@ -97,8 +97,8 @@ def _files(folder: Path) -> list[Path]:
 def plugin_config_call(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:
     """The plugin's first call (``plugin-config``), run here: a setting that makes it fail or
     answer what the plugin cannot use leaves OpenCode on defaults, without the user's rules."""
-    from ocmem.plugin import contract
-    from ocmem.plugin.tools import plugin_config
+    from ocmem.bridge import contract
+    from ocmem.bridge.tools import plugin_config
 
     fix = f"corrige la section plugin de {settings.paths.config_file}, puis ocmem doctor"
     try:

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ocmem import __version__
+from ocmem.bridge import mcpservers
+from ocmem.bridge.agentproc import AGENT_ENV
 from ocmem.formats import operations
 from ocmem.guards import exposure
 from ocmem.guards.corrections import CORRECTION_SOURCE
@@ -35,8 +37,6 @@ from ocmem.home import sessions
 from ocmem.home.paths import Paths
 from ocmem.home.settings import SECTIONS, Settings
 from ocmem.home.space import ENV_TOKEN
-from ocmem.plugin import mcpservers
-from ocmem.plugin.agentproc import AGENT_ENV
 from ocmem.text.words import LIGATURES
 
 # Put in the first message of a maintenance run (the weekly curation): no retrospective then.
@@ -97,7 +97,7 @@ class PluginSettings(TypedDict):
     # the file they are kept in (read again when a file changed after the plugin last read it).
     exposure_windows: list[Window]
     windows_file: str
-    # SilverBullet MCP servers (ocmem.plugin.mcpservers): the names ocmem found in the configs
+    # SilverBullet MCP servers (ocmem.bridge.mcpservers): the names ocmem found in the configs
     # it reads, the pattern that tells one in the merged config OpenCode hands the plugin, the
     # only folder their tools may write to ("" when the home has no id: nowhere) and the pages
     # of it ocmem pushes itself (without .md).
@@ -105,7 +105,7 @@ class PluginSettings(TypedDict):
     silverbullet_mcp_pattern: str
     silverbullet_inbox: str
     silverbullet_reserved: list[str]
-    # ocmem's own MCP server (ocmem.plugin.spacetools): the command OpenCode starts it with (a
+    # ocmem's own MCP server (ocmem.bridge.spacetools): the command OpenCode starts it with (a
     # server of the merged config with exactly this command is ocmem's) and the pages whose
     # reading through it does not expose the session (folders end with /; without .md).
     ocmem_mcp_command: list[str]
@@ -289,7 +289,7 @@ def tool_schemas() -> dict[str, dict[str, Any]]:
 def typescript() -> str:
     """The text of plugin/ocmem/contract.ts."""
     lines = [
-        "// Generated from sync/ocmem/plugin/contract.py by `scripts/generate.py`: do not edit.",
+        "// Generated from sync/ocmem/bridge/contract.py by `scripts/generate.py`: do not edit.",
         "/* eslint-disable */",
     ]
     for name, fields in shapes().items():
@@ -306,7 +306,7 @@ def typescript() -> str:
     lines.append(f"export const TOOLS = {tools} as const")
     lines.append("export type ToolName = keyof typeof TOOLS")
     lines.append(
-        "/** What the agent's shell may not run (ocmem.plugin.agentproc refuses them too). */"
+        "/** What the agent's shell may not run (ocmem.bridge.agentproc refuses them too). */"
     )
     refused = json.dumps(list(operations.AGENT_REFUSED), ensure_ascii=False)
     lines.append(f"export const AGENT_REFUSED_COMMANDS = {refused} as const")

@@ -14,6 +14,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ocmem.bridge import mcpservers
+from ocmem.bridge.contract import (
+    PATH_FIELDS,
+    PluginSettings,
+    PromptContext,
+    Window,
+    cold_start_settings,
+    problems,
+)
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import journal, marks, operations, shortterm
 from ocmem.guards import exposure
@@ -33,15 +42,6 @@ from ocmem.home.space import (
 )
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
-from ocmem.plugin import mcpservers
-from ocmem.plugin.contract import (
-    PATH_FIELDS,
-    PluginSettings,
-    PromptContext,
-    Window,
-    cold_start_settings,
-    problems,
-)
 from ocmem.services.context import context_report
 from ocmem.services.memory import Memory
 from ocmem.text import inert

@@ -1,6 +1,6 @@
 """``ocmem mcp``: the SilverBullet space for the model, over MCP on stdio (the official MCP
-Python SDK, the optional ``ocmem[mcp]`` extra). The policy is :mod:`ocmem.plugin.spacetools`,
-the answers :mod:`ocmem.plugin.spaceanswers`; this module names the four tools, describes them to
+Python SDK, the optional ``ocmem[mcp]`` extra). The policy is :mod:`ocmem.bridge.spacetools`,
+the answers :mod:`ocmem.bridge.spaceanswers`; this module names the four tools, describes them to
 the model, and turns ocmem's refusals into tool errors the model reads.
 
 Where the answers come from:
@@ -23,9 +23,9 @@ import socket
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ocmem.bridge.spaceanswers import Space
 from ocmem.errors import OcmemError, Refused
 from ocmem.home.workspace import Workspace
-from ocmem.plugin.spaceanswers import Space
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

@@ -1,6 +1,6 @@
 """The four tools of ``ocmem mcp`` as text answers, over a lazily made client: what the MCP
-server (``ocmem.plugin.mcpserve``, default mode) and the gate (``space`` requests relayed by the
-plugin, hardened mode) both run. The policy is :mod:`ocmem.plugin.spacetools`; here, the
+server (``ocmem.bridge.mcpserve``, default mode) and the gate (``space`` requests relayed by the
+plugin, hardened mode) both run. The policy is :mod:`ocmem.bridge.spacetools`; here, the
 arguments are checked and each answer is put in words for the model."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ocmem.bridge.spacetools import MAX_LISTED, SpaceTools
 from ocmem.errors import InputError, OcmemError
 from ocmem.home.pagenames import file_of
 from ocmem.home.space import load_sync_config
 from ocmem.home.workspace import Workspace
-from ocmem.plugin.spacetools import MAX_LISTED, SpaceTools
 from ocmem.silverbullet.client import SilverBullet
 
 if TYPE_CHECKING:

@@ -28,6 +28,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ocmem.bridge import mcpservers
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home import identity
 from ocmem.home.fsio import Backups
@@ -35,7 +36,6 @@ from ocmem.home.pagenames import file_of, is_validated, page_path, validated_pag
 from ocmem.home.settings import setting
 from ocmem.home.space import SyncConfig, secret_values
 from ocmem.home.workspace import Workspace
-from ocmem.plugin import mcpservers
 from ocmem.silverbullet.client import SilverBullet, TornRead, remote_name_problem
 from ocmem.text import inert
 

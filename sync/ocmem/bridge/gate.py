@@ -27,7 +27,7 @@ Why a process rather than one command per call:
   is recorded as the session's exposure (``ocmem.home.sessions``);
 - no Python start-up per memory tool call (see docs/benchmarks.md).
 
-The gate registers the OpenCode process it serves (``ocmem.plugin.agentproc``) and refuses to serve when
+The gate registers the OpenCode process it serves (``ocmem.bridge.agentproc``) and refuses to serve when
 it was started from a model's shell, for an OpenCode that already has a gate, or from inside an
 OpenCode it serves: so the model cannot open a second door of its own from its shell.
 """
@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ocmem import __version__
+from ocmem.bridge import agentproc
 from ocmem.clock import Clock
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
@@ -54,7 +55,6 @@ from ocmem.home.fsio import append_state, log_event, remove_state, write_state
 from ocmem.home.paths import Paths, resolve_home
 from ocmem.home.workspace import Workspace, open_workspace
 from ocmem.outcome import Outcome
-from ocmem.plugin import agentproc
 
 OPS = (
     "plugin-config",
@@ -169,19 +169,19 @@ class Gate:
         if op == "plugin-config":
             return self.plugin_config()
         if op == "prompt-context":
-            from ocmem.plugin.tools import prompt_context
+            from ocmem.bridge.tools import prompt_context
 
             session = _string(request, "session")
             return Outcome(
                 [json.dumps(prompt_context(self.workspace(), session), ensure_ascii=False)]
             )
         if op == "tool":
-            from ocmem.plugin.tools import PLUGIN, run_tool
+            from ocmem.bridge.tools import PLUGIN, run_tool
 
             envelope = request.get("envelope")
             if not isinstance(envelope, dict):
                 raise InputError(
-                    "« envelope » doit être un objet", fix="voir ocmem.plugin.contract"
+                    "« envelope » doit être un objet", fix="voir ocmem.bridge.contract"
                 )
             return run_tool(
                 self.workspace(10),
@@ -191,8 +191,8 @@ class Gate:
                 allow_accept=not self.hardened,
             )
         if op == "exposure":
-            from ocmem.plugin.contract import problems
-            from ocmem.plugin.tools import record_exposure
+            from ocmem.bridge.contract import problems
+            from ocmem.bridge.tools import record_exposure
 
             found = request.get("exposures")
             if not isinstance(found, list) or any(problems(e, "Exposure") for e in found):
@@ -224,7 +224,7 @@ class Gate:
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
 
     def plugin_config(self) -> Outcome:
-        from ocmem.plugin.tools import plugin_config
+        from ocmem.bridge.tools import plugin_config
 
         config = plugin_config(self.workspace().settings, self.env)
         seen = {
@@ -239,7 +239,7 @@ class Gate:
         """A tool of ``ocmem mcp``, relayed by the plugin (the server is the agent's and cannot
         read the token in the hardened mode; the gate, the owner's, can). The plugin has
         recorded the exposure before asking."""
-        from ocmem.plugin.spaceanswers import Space
+        from ocmem.bridge.spaceanswers import Space
 
         if not isinstance(args, dict):
             raise InputError("« args » doit être un objet", fix='"args": {"page": "…"}')

@@ -1,6 +1,6 @@
 """Which processes are the agent's: an OpenCode that runs the plugin, and everything it started.
 
-The plugin's gate (``ocmem gate``, see ``ocmem.plugin.gate``) registers the OpenCode process it serves
+The plugin's gate (``ocmem gate``, see ``ocmem.bridge.gate``) registers the OpenCode process it serves
 in ``<state>/agents/`` (its pid and start time, so a reused pid never matches). A process is the
 agent's when
 
