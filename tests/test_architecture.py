@@ -66,6 +66,15 @@ def test_every_module_is_in_a_wing_and_every_wing_has_modules() -> None:
     assert {wing(m) for m in MODULES} == set(WINGS)
 
 
+def test_no_two_modules_share_a_file_name() -> None:
+    """A file name says what the module holds: two ``memory.py`` in two wings say it of neither."""
+    by_name: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if path.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(path.name, []).append(name)
+    assert {file: sorted(names) for file, names in by_name.items() if len(names) > 1} == {}
+
+
 def test_no_import_runs_up_between_wings() -> None:
     wrong = [
         f"{name} ({wing(name)}) imports {target} ({wing(target)})"

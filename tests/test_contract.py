@@ -34,7 +34,7 @@ def test_the_plugin_declares_no_second_copy_of_the_settings() -> None:
 
 def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: Path) -> None:
     answer: dict[str, Any] = dict(plugin_config(load_settings(home), env={}))
-    # The home's own SilverBullet folder: nowhere until its id is known (ocmem.bridge.mcpservers).
+    # The home's own SilverBullet folder: nowhere until its id is known (ocmem.bridge.mcpdiscovery).
     inbox, reserved = answer.pop("silverbullet_inbox"), answer.pop("silverbullet_reserved")
     # How OpenCode would start `ocmem mcp`: known once `ocmem init` said how ocmem runs.
     own = answer.pop("ocmem_mcp_command")

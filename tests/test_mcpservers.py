@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ocmem.bridge import mcpservers
-from ocmem.bridge.mcpservers import Source, silverbullet_servers
+from ocmem.bridge import mcpdiscovery
+from ocmem.bridge.mcpdiscovery import Source, silverbullet_servers
 from ocmem.bridge.tools import plugin_config
 from ocmem.home.settings import load_settings
-from ocmem.setup.mcpservers import init_notes, mcp_problems
+from ocmem.setup.mcpchecks import init_notes, mcp_problems
 from ocmem.setup.setupchecks import ERROR, WARNING
 from support.plugin_runtime import bun_json
 
@@ -139,7 +139,7 @@ def test_entries_merge_in_load_order_and_a_later_file_can_disable() -> None:
 def test_the_pattern_reads_the_same_in_javascript() -> None:
     """The plugin applies the pattern with JavaScript's RegExp(…, "i") to a server's name and its
     entry as JSON: same answers as Python on every table case."""
-    pattern = mcpservers.marker_pattern(URL)
+    pattern = mcpdiscovery.marker_pattern(URL)
     cases = [(n, e, True) for _, n, e in FOUND if "token" not in _] + [
         (n, e, False) for _, n, e in NOT_FOUND
     ]
@@ -172,7 +172,7 @@ def test_the_configs_that_apply_are_read_in_opencodes_order(tmp_path: Path) -> N
         "OPENCODE_CONFIG": str(tmp_path / "custom.json"),
         "OPENCODE_CONFIG_DIR": str(tmp_path / "cfgdir"),
     }
-    files = mcpservers.config_files(env, None, project)
+    files = mcpdiscovery.config_files(env, None, project)
     expected = [
         tmp_path / "xdg/opencode/config.json",
         tmp_path / "xdg/opencode/opencode.json",
@@ -192,14 +192,14 @@ def test_the_configs_that_apply_are_read_in_opencodes_order(tmp_path: Path) -> N
         tmp_path / "cfgdir/opencode.jsonc",
     ]
     assert files == expected
-    no_project = mcpservers.config_files(
+    no_project = mcpdiscovery.config_files(
         {**env, "OPENCODE_DISABLE_PROJECT_CONFIG": "1"}, None, project
     )
     assert (
         repo / "opencode.json" not in no_project and user / ".opencode/opencode.json" in no_project
     )
     write(project / ".opencode/opencode.json", {"sb": local("x")})
-    sources, _ = mcpservers.read_sources(
+    sources, _ = mcpdiscovery.read_sources(
         {**env, "OPENCODE_CONFIG_CONTENT": '{"mcp": {}}'}, None, project
     )
     assert [s.where for s in sources] == [
@@ -275,7 +275,7 @@ def test_the_plugin_receives_the_servers_the_pattern_and_the_inbox(
 
 def test_a_home_without_an_id_may_write_nowhere(tmp_path: Path) -> None:
     settings = load_settings(tmp_path / "fresh")
-    assert mcpservers.home_inbox(settings) == "" and mcpservers.reserved_pages(settings) == []
+    assert mcpdiscovery.home_inbox(settings) == "" and mcpdiscovery.reserved_pages(settings) == []
 
 
 def test_init_says_so(home: Path, tmp_path: Path) -> None:
@@ -290,4 +290,4 @@ def test_a_fifo_in_place_of_a_config_is_not_read(tmp_path: Path) -> None:
     user = tmp_path / "u"
     (user / ".opencode").mkdir(parents=True)
     os.mkfifo(user / ".opencode/opencode.json")
-    assert mcpservers.read_sources({"HOME": str(user)}, None, None) == ([], [])
+    assert mcpdiscovery.read_sources({"HOME": str(user)}, None, None) == ([], [])

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import HOME_ID, SB_TOKEN, CliResult
-from ocmem.bridge import mcpservers
+from ocmem.bridge import mcpdiscovery
 from ocmem.bridge.mcpserve import build
 from ocmem.bridge.spaceanswers import TOOLS, Space
 from ocmem.errors import OcmemError
@@ -250,10 +250,10 @@ def test_installing_writes_one_entry_that_doctor_does_not_take_for_a_silverbulle
     config = json.loads((home / "opencode.json").read_text())
     entry = config["mcp"]["ocmem"]
     assert entry["type"] == "local" and entry["command"][-3:] == ["--home", str(home), "mcp"]
-    assert entry["command"] == mcpservers.own_command(load_settings(home).paths)
+    assert entry["command"] == mcpdiscovery.own_command(load_settings(home).paths)
     again = run_cli("--home", str(home), "mcp", "--installer")
     assert again.code == 0 and "déjà" in again.out
-    servers, _ = mcpservers.find(load_settings(home), dict(os.environ))
+    servers, _ = mcpdiscovery.find(load_settings(home), dict(os.environ))
     assert servers == []
     removed = run_cli("--home", str(home), "mcp", "--retirer")
     assert removed.code == 0 and "ocmem" not in json.loads(
@@ -264,10 +264,10 @@ def test_installing_writes_one_entry_that_doctor_does_not_take_for_a_silverbulle
 def test_own_server_is_not_a_silverbullet_one_even_under_a_telling_path() -> None:
     own = ["/srv/silverbullet-agent/venv/bin/ocmem", "--home", "/srv/silverbullet-agent", "mcp"]
     text = json.dumps({"mcp": {"ocmem": {"type": "local", "command": own}}})
-    source = mcpservers.Source("opencode.json", text)
-    flagged, _ = mcpservers.silverbullet_servers([source])
+    source = mcpdiscovery.Source("opencode.json", text)
+    flagged, _ = mcpdiscovery.silverbullet_servers([source])
     assert [s.name for s in flagged] == ["ocmem"]
-    assert mcpservers.silverbullet_servers([source], own=own)[0] == []
+    assert mcpdiscovery.silverbullet_servers([source], own=own)[0] == []
 
 
 def test_a_config_with_comments_is_left_to_the_human(
@@ -292,7 +292,7 @@ def test_in_hardened_mode_the_server_is_the_agents_and_never_reads_the_token(
     sudo = ["sudo", "-n", "-u", "ocmem", "--", program, "--home", str(home)]
     paths.plugin_command.write_text(json.dumps({"command": sudo}))
     paths.hardened_file.write_text("{}")
-    assert mcpservers.own_command(paths) == [program, "--home", str(home), "mcp"]
+    assert mcpdiscovery.own_command(paths) == [program, "--home", str(home), "mcp"]
     done = run_cli("--home", str(home), "mcp", "--installer")
     assert done.code == 0, done.err
     entry = json.loads((home / "opencode.json").read_text())["mcp"]["ocmem"]

@@ -1,4 +1,4 @@
-/** SilverBullet MCP servers in the agent's hands (issue 23, sync/ocmem/bridge/mcpservers.py finds
+/** SilverBullet MCP servers in the agent's hands (issue 23, sync/ocmem/bridge/mcpdiscovery.py finds
  * them; docs/security.md). Such a server holds a token for the whole space: through it the model
  * could write Agents/Memory/MEMORY.md in SilverBullet, which the next pull installs as validated
  * memory. OpenCode 1.18.33 names an MCP tool `<server>_<tool>`, both with every character but

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ocmem import __version__
-from ocmem.bridge import mcpservers
+from ocmem.bridge import mcpdiscovery
 from ocmem.bridge.agentproc import AGENT_ENV
 from ocmem.formats import operations
 from ocmem.guards import exposure
@@ -97,7 +97,7 @@ class PluginSettings(TypedDict):
     # the file they are kept in (read again when a file changed after the plugin last read it).
     exposure_windows: list[Window]
     windows_file: str
-    # SilverBullet MCP servers (ocmem.bridge.mcpservers): the names ocmem found in the configs
+    # SilverBullet MCP servers (ocmem.bridge.mcpdiscovery): the names ocmem found in the configs
     # it reads, the pattern that tells one in the merged config OpenCode hands the plugin, the
     # only folder their tools may write to ("" when the home has no id: nowhere) and the pages
     # of it ocmem pushes itself (without .md).
@@ -209,7 +209,7 @@ def cold_start_settings() -> PluginSettings:
         "exposure_windows": [],
         "windows_file": paths.rel(paths.windows_index),
         "silverbullet_mcp": [],
-        "silverbullet_mcp_pattern": mcpservers.marker_pattern(),
+        "silverbullet_mcp_pattern": mcpdiscovery.marker_pattern(),
         "silverbullet_inbox": "",
         "silverbullet_reserved": [],
         "ocmem_mcp_command": [],

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ocmem.bridge import mcpservers
+from ocmem.bridge import mcpdiscovery
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home import identity
 from ocmem.home.fsio import Backups
@@ -208,7 +208,7 @@ class SpaceTools:
         )
         if not page.startswith(inbox) or page == inbox.rstrip("/"):
             return f"refusé : {page} est hors de {inbox}. {rule}"
-        reserved = {p.lower() for p in mcpservers.reserved_pages(self.ws.settings)}
+        reserved = {p.lower() for p in mcpdiscovery.reserved_pages(self.ws.settings)}
         if page.lower() in reserved:
             return (
                 f"refusé : {page} est une page qu'ocmem pousse lui-même (ou les décisions de "

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ocmem.bridge import mcpservers
+from ocmem.bridge import mcpdiscovery
 from ocmem.bridge.contract import (
     PATH_FIELDS,
     PluginSettings,
@@ -64,12 +64,12 @@ def plugin_config(settings: Settings, env: Mapping[str, str] | None = None) -> P
     config["trust_project"] = bool(setting(settings, "plugin", "trust_project"))
     config["exposure_windows"] = exposure_windows(settings.paths)
     config["hardened"] = hardened(settings.paths)
-    servers, _ = mcpservers.find(settings, env)
+    servers, _ = mcpdiscovery.find(settings, env)
     config["silverbullet_mcp"] = [server.name for server in servers]
-    config["silverbullet_mcp_pattern"] = mcpservers.marker_pattern(configured_url(settings, env))
-    config["silverbullet_inbox"] = mcpservers.home_inbox(settings)
-    config["silverbullet_reserved"] = mcpservers.reserved_pages(settings)
-    config["ocmem_mcp_command"] = mcpservers.own_command(settings.paths)
+    config["silverbullet_mcp_pattern"] = mcpdiscovery.marker_pattern(configured_url(settings, env))
+    config["silverbullet_inbox"] = mcpdiscovery.home_inbox(settings)
+    config["silverbullet_reserved"] = mcpdiscovery.reserved_pages(settings)
+    config["ocmem_mcp_command"] = mcpdiscovery.own_command(settings.paths)
     config["ocmem_mcp_validated"] = own_server_validated(settings, env)
     if not config["hardened"]:
         config["redact"] = redactions(secret_values(settings, env))

@@ -1,6 +1,6 @@
 """The ``ocmem`` command group, its global options and what every command receives (``Context``):
-the commands themselves are in ``ocmem.cli.memory``, ``ocmem.cli.space``,
-``ocmem.cli.maintenance`` and ``ocmem.cli.plugin``; ``ocmem.cli.commands`` puts them together."""
+the commands themselves are in ``ocmem.cli.memorycommands``, ``ocmem.cli.spacecommands``,
+``ocmem.cli.maintenance`` and ``ocmem.cli.plugincommands``; ``ocmem.cli.commands`` puts them together."""
 
 from __future__ import annotations
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import click
 
-from ocmem.cli import french, maintenance, memory, plugin, space
+from ocmem.cli import french, maintenance, memorycommands, plugincommands, spacecommands
 from ocmem.cli.app import Context, cli
 
 __all__ = ["Context", "cli"]
-COMMAND_MODULES = (maintenance, memory, space, plugin)  # imported: their commands register
+# Imported: their commands register.
+COMMAND_MODULES = (maintenance, memorycommands, spacecommands, plugincommands)
 
 
 def _wait_after_the_command(

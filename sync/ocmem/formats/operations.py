@@ -5,7 +5,7 @@ they write memory.
 From this declaration: the plugin's tool schemas and tool names (generated into
 ``plugin/ocmem/contract.ts``), the check of every tool call's arguments before it runs
 (``check_args``, in ``ocmem.bridge.tools``), the options of ``ocmem journal add`` and
-``ocmem propose`` (``ocmem.cli.memory``), and the commands the agent's shell may not run
+``ocmem propose`` (``ocmem.cli.memorycommands``), and the commands the agent's shell may not run
 (``AGENT_REFUSED``, also generated into the plugin's guard). ``tests/test_operations.py`` holds
 the command line and the plugin to it.
 """

@@ -36,7 +36,7 @@ from ocmem.home.space import (
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import setupchecks, todo
-from ocmem.setup.mcpservers import mcp_problems
+from ocmem.setup.mcpchecks import mcp_problems
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem, Repair
 
 LOW_DISK_BYTES = 1 << 20

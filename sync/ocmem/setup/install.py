@@ -36,7 +36,7 @@ from ocmem.home.shipped import (
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
 from ocmem.setup import memorysignals, oldmemory, opencodedir, todo
-from ocmem.setup.mcpservers import init_notes
+from ocmem.setup.mcpchecks import init_notes
 from ocmem.text import inert
 
 if TYPE_CHECKING:

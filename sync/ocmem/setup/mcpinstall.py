@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ocmem.bridge import mcpservers
+from ocmem.bridge import mcpdiscovery
 from ocmem.bridge.spaceanswers import TOOLS
 from ocmem.errors import InputError, Refused
 from ocmem.home.fsio import read_text
@@ -19,7 +19,7 @@ from ocmem.outcome import Outcome
 
 
 def entry(ws: Workspace) -> dict[str, Any]:
-    command = mcpservers.own_command(ws.paths)
+    command = mcpdiscovery.own_command(ws.paths)
     if not command:
         raise Refused(
             "ce dossier n'est pas encore installé : ocmem ne sait pas comment OpenCode le lance",
@@ -39,21 +39,21 @@ def _config(ws: Workspace) -> tuple[Path, dict[str, Any], str | None]:
             if other.exists():
                 raise Refused(
                     f"la configuration d'OpenCode est dans {other} (ocmem n'écrit que opencode.json)",
-                    fix=f"ajoute-y à la main, dans « mcp » : {json.dumps({mcpservers.OWN_SERVER: entry(ws)}, ensure_ascii=False)}",
+                    fix=f"ajoute-y à la main, dans « mcp » : {json.dumps({mcpdiscovery.OWN_SERVER: entry(ws)}, ensure_ascii=False)}",
                 )
         return path, {}, None
     try:
         data = json.loads(text)
     except ValueError:
         try:
-            mcpservers.parse_jsonc(text)
+            mcpdiscovery.parse_jsonc(text)
         except ValueError as exc:
             raise InputError(
                 f"{path} n'est pas du JSON valide ({exc})", fix="corrige-le puis relance"
             ) from exc
         raise Refused(
             f"{path} a des commentaires, qu'ocmem perdrait en le réécrivant",
-            fix=f"ajoute-y à la main, dans « mcp » : {json.dumps({mcpservers.OWN_SERVER: entry(ws)}, ensure_ascii=False)}",
+            fix=f"ajoute-y à la main, dans « mcp » : {json.dumps({mcpdiscovery.OWN_SERVER: entry(ws)}, ensure_ascii=False)}",
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("mcp", {}), dict):
         raise InputError(
@@ -72,22 +72,22 @@ def install(ws: Workspace) -> Outcome:
     path, data, text = _config(ws)
     servers: dict[str, Any] = dict(data.get("mcp") or {})
     outcome = Outcome()
-    if servers.get(mcpservers.OWN_SERVER) == wanted:
+    if servers.get(mcpdiscovery.OWN_SERVER) == wanted:
         outcome.lines.append(f"ocmem mcp est déjà dans {path}")
         return outcome
-    servers[mcpservers.OWN_SERVER] = wanted
+    servers[mcpdiscovery.OWN_SERVER] = wanted
     data = {**data, "mcp": servers}
     data.setdefault("$schema", "https://opencode.ai/config.json")
     with ws.transaction("mcp --installer") as txn:
         txn.write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", old=text)
     outcome.lines += [
-        f"ocmem mcp ajouté à {path} (serveur « {mcpservers.OWN_SERVER} », outils "
-        f"{', '.join(f'{mcpservers.OWN_SERVER}_{t}' for t in TOOLS)})",
+        f"ocmem mcp ajouté à {path} (serveur « {mcpdiscovery.OWN_SERVER} », outils "
+        f"{', '.join(f'{mcpdiscovery.OWN_SERVER}_{t}' for t in TOOLS)})",
         "  l'agent lit l'espace SilverBullet et n'écrit que sous sa boîte de dépôt ; "
         "OpenCode le démarre à sa prochaine session",
         f"  pour le retirer : ocmem --home {ws.paths.home} mcp --retirer",
     ]
-    servers_found, _ = mcpservers.find(ws.settings)
+    servers_found, _ = mcpdiscovery.find(ws.settings)
     for server in servers_found:
         outcome.lines.append(
             f"  ⚠ le serveur MCP « {server.name} » ({', '.join(server.sources)}) écrit partout "
@@ -100,10 +100,10 @@ def uninstall(ws: Workspace) -> Outcome:
     path, data, text = _config(ws)
     servers: dict[str, Any] = dict(data.get("mcp") or {})
     outcome = Outcome()
-    if mcpservers.OWN_SERVER not in servers:
+    if mcpdiscovery.OWN_SERVER not in servers:
         outcome.lines.append(f"ocmem mcp n'est pas dans {path} : rien à retirer")
         return outcome
-    del servers[mcpservers.OWN_SERVER]
+    del servers[mcpdiscovery.OWN_SERVER]
     rest = {k: v for k, v in data.items() if k != "mcp"}
     if servers:
         rest["mcp"] = servers

@@ -1,5 +1,5 @@
 """What ``ocmem doctor`` (and ``ocmem init``) say of SilverBullet MCP servers in OpenCode's
-configuration (issue 23, ``ocmem.bridge.mcpservers`` finds them): each one holds a token for the
+configuration (issue 23, ``ocmem.bridge.mcpdiscovery`` finds them): each one holds a token for the
 whole space, so the agent could write validated memory in SilverBullet and the next pull would
 install it. The plugin refuses their writes outside ``Agents/Inbox/<home-id>/``, but only in the
 OpenCode it runs in; the server itself keeps its full-space token.
@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ocmem.bridge import mcpservers
+from ocmem.bridge import mcpdiscovery
 from ocmem.home.settings import Settings
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem
 
@@ -25,8 +25,8 @@ def mcp_problems(
     ``directory``: the project (default: the current directory)."""
     env = os.environ if env is None else env
     where = Path.cwd() if directory is None else directory
-    servers, unreadable = mcpservers.find(settings, env, where)
-    inbox = mcpservers.home_inbox(settings) or "Agents/Inbox/<id>/"
+    servers, unreadable = mcpdiscovery.find(settings, env, where)
+    inbox = mcpdiscovery.home_inbox(settings) or "Agents/Inbox/<id>/"
     for server in servers:
         files = ", ".join(server.sources)
         what = (
@@ -61,9 +61,9 @@ def own_server_problems(settings: Settings, env: Mapping[str, str]) -> Iterator[
     """``ocmem mcp`` as the global configuration declares it: a command that is no longer this
     ocmem's (a moved virtualenv), or an SDK that is not installed, and OpenCode would start a
     server that fails."""
-    sources, _ = mcpservers.read_sources(env, settings.paths.home)
-    merged, declared, _ = mcpservers.merged_servers(sources)
-    entry = merged.get(mcpservers.OWN_SERVER)
+    sources, _ = mcpdiscovery.read_sources(env, settings.paths.home)
+    merged, declared, _ = mcpdiscovery.merged_servers(sources)
+    entry = merged.get(mcpdiscovery.OWN_SERVER)
     if not isinstance(entry, dict) or entry.get("enabled", True) is False:
         return
     command = entry.get("command")
@@ -73,8 +73,8 @@ def own_server_problems(settings: Settings, env: Mapping[str, str]) -> Iterator[
         or "ocmem" not in " ".join(map(str, command))
     ):
         return  # a server of the user's own under that name: not ocmem's to judge
-    files = ", ".join(declared[mcpservers.OWN_SERVER])
-    if command != mcpservers.own_command(settings.paths):
+    files = ", ".join(declared[mcpdiscovery.OWN_SERVER])
+    if command != mcpdiscovery.own_command(settings.paths):
         yield Problem(
             WARNING,
             f"« mcp.ocmem » ({files}) ne lance pas cet ocmem-ci ({' '.join(map(str, command))})",
