@@ -93,9 +93,9 @@ def test_a_crash_during_archive_never_loses_an_entry(
     memory: Memory, clock: Clock, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fill_journal(memory, clock, [(2026, 7), (2026, 11)])
-    from ocmem.home import fsio, workspace
+    from ocmem.home import atomic, workspace
 
-    real = fsio.atomic_write
+    real = atomic.atomic_write
 
     def crash_on_journal(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "journal.md":

@@ -31,7 +31,7 @@ from ocmem.cli import docs
 from ocmem.cli.commands import cli
 from ocmem.formats import journal, pending, shortterm
 from ocmem.home import identity as home_identity
-from ocmem.home.fsio import TEMP_SUFFIX
+from ocmem.home.atomic import TEMP_SUFFIX
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
 from ocmem.services.memory import Memory
@@ -597,7 +597,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
 ) -> None:
     import errno
 
-    from ocmem.home import fsio, workspace
+    from ocmem.home import atomic, workspace
 
     envelope = {
         "session": "ses_9",
@@ -606,7 +606,7 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
         "args": journal_fields(titre="Rétrospective"),
     }
     journal_before = (home / "memory/journal.md").read_bytes()
-    real = fsio.atomic_write
+    real = atomic.atomic_write
 
     def full_on_sessions(path: Path, data: object, **kw: Any) -> None:
         if path.parent.name == "sessions":

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from conftest import CliResult, journal_fields
 from ocmem.formats import journal
 from ocmem.home import journalindex
-from ocmem.home.fsio import atomic_write
+from ocmem.home.atomic import atomic_write
 from ocmem.home.journalindex import recent_headers, search
 from ocmem.home.paths import Paths
 from ocmem.text.searchterms import fold, query_terms, stem, terms, words

@@ -318,9 +318,9 @@ def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(
     proposals: Proposals,
 ) -> None:
     proposals.propose(fact(refs))
-    from ocmem.home import fsio, workspace
+    from ocmem.home import atomic, workspace
 
-    real_write = fsio.atomic_write
+    real_write = atomic.atomic_write
 
     def crash_on_pending(path: Path, data: Any, **kw: Any) -> None:
         if path.name == "pending.md":

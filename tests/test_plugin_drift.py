@@ -16,7 +16,7 @@ import pytest
 
 from ocmem.bridge import contract
 from ocmem.formats import operations
-from ocmem.home.fsio import monitored
+from ocmem.home.announce import monitored
 from ocmem.home.paths import Paths
 from ocmem.text.words import LIGATURES, fold
 from support.plugin_runtime import BUN_ENV, REPO, bun

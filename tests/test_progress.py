@@ -17,8 +17,8 @@ import pytest
 
 from conftest import Clock, configure_sync
 from ocmem.errors import Busy, OcmemError
-from ocmem.home.fsio import run_lock
 from ocmem.home.paths import Paths
+from ocmem.home.runlock import run_lock
 from ocmem.home.settings import load_settings
 from ocmem.home.space import load_sync_config
 from ocmem.progress import Progress

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ocmem.formats import journal
-from ocmem.home.fsio import atomic_write
+from ocmem.home.atomic import atomic_write
 from ocmem.home.journalindex import search
 from ocmem.text import searchterms, thesaurus
 from ocmem.text.searchterms import query_terms, stem, terms

@@ -605,7 +605,7 @@ def test_the_shared_space_loses_nothing(
 ) -> None:
     # An empty page is confirmed over a span longer than the test's slow saves (30 ms).
     monkeypatch.setattr(reads, "EMPTY_CONFIRM_SECONDS", 0.1)
-    # Crashes here are exceptions, not power cuts (tests/test_fsio.py covers those): syncing
+    # Crashes here are exceptions, not power cuts (tests/test_atomic.py covers those): syncing
     # every state save to disk would only make the run ten times slower.
     monkeypatch.setattr(os, "fsync", lambda fd: None)
     run_machine(server, tmp_path_factory.mktemp("shared"), EXAMPLES)

@@ -16,10 +16,13 @@ from hypothesis import strategies as st
 
 from conftest import Clock
 from ocmem.bridge.tools import redactions
-from ocmem.home import fsio, sessions
+from ocmem.home import sessions
 from ocmem.home import workspace as workspace_module
-from ocmem.home.fsio import WRITES_KEEP_BYTES, file_sha256, run_lock, write_state
+from ocmem.home.announce import WRITES_KEEP_BYTES, announce
+from ocmem.home.digest import file_sha256
 from ocmem.home.paths import Paths
+from ocmem.home.runlock import run_lock
+from ocmem.home.statefiles import write_state
 from ocmem.home.workspace import Workspace
 
 
@@ -51,7 +54,7 @@ def test_a_removal_is_announced_before_the_file_goes_and_undone_with_the_run(
     with workspace.transaction("test") as txn:
         txn.create(skill, "---\nname: old\n---\n")
     seen: list[tuple[bool, object]] = []
-    real_announce = fsio.announce
+    real_announce = announce
 
     def watching(*args: Any) -> None:
         real_announce(*args)
@@ -101,7 +104,7 @@ def test_appends_are_announced_as_the_bytes_they_add_and_cut_tails_as_the_whole_
     and the digest of what it adds, so announcing costs the same on any journal; the monitor
     checks the bytes before it against the file it kept. A cut tail is a whole new file."""
     from conftest import journal_fields
-    from ocmem.home.fsio import sha256
+    from ocmem.home.digest import sha256
     from ocmem.services.memory import Memory
 
     paths = workspace.paths

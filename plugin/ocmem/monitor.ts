@@ -1,5 +1,5 @@
 /** Default mode's tamper monitor: the home (OpenCode's config dir) kept as it was when OpenCode
- * started plus what ocmem announces in its writes journal (sync/ocmem/home/fsio.py); anything else
+ * started plus what ocmem announces in its writes journal (sync/ocmem/home/announce.py); anything else
  * that changed is moved to the quarantine and the kept version put back. */
 import { createHash } from "node:crypto"
 import {

@@ -92,7 +92,7 @@ def registered(paths: Paths) -> set[str]:
 
 def register(paths: Paths, client: Proc, gate: Proc) -> None:
     """Record that ``gate`` serves ``client`` (the OpenCode process); drop dead records."""
-    from ocmem.home.fsio import remove_state, write_state
+    from ocmem.home.statefiles import remove_state, write_state
 
     for key in registered(paths):
         if not alive(key):

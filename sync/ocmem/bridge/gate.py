@@ -51,8 +51,9 @@ from ocmem.bridge import agentproc
 from ocmem.clock import Clock
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
-from ocmem.home.fsio import append_state, log_event, remove_state, write_state
+from ocmem.home.actionlog import log_event
 from ocmem.home.paths import Paths, resolve_home
+from ocmem.home.statefiles import append_state, remove_state, write_state
 from ocmem.home.workspace import Workspace, open_workspace
 from ocmem.outcome import Outcome
 

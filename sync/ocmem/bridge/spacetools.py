@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ocmem.bridge import mcpdiscovery
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home import identity
-from ocmem.home.fsio import Backups
+from ocmem.home.backups import Backups
 from ocmem.home.pagenames import file_of, is_validated, page_path, validated_pages
 from ocmem.home.settings import setting
 from ocmem.home.space import SyncConfig, secret_values

@@ -28,7 +28,7 @@ from ocmem.formats import journal, marks, operations, shortterm
 from ocmem.guards import exposure
 from ocmem.guards.provenance import Provenance
 from ocmem.home import pagenames, sessions
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings, setting
 from ocmem.home.shipped import loop_problems

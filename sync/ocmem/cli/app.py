@@ -26,7 +26,7 @@ class Context:
         self.wait: float | None = None
 
     def workspace(self, *, creating: bool = False) -> Workspace:
-        from ocmem.home.fsio import DEFAULT_WAIT_SECONDS
+        from ocmem.home.runlock import DEFAULT_WAIT_SECONDS
 
         return open_workspace(
             self.home,

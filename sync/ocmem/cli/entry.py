@@ -53,7 +53,7 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
         return None
     from ocmem.bridge.agentproc import refuse_agent
     from ocmem.cli.stdin import read_json
-    from ocmem.home.fsio import DEFAULT_WAIT_SECONDS
+    from ocmem.home.runlock import DEFAULT_WAIT_SECONDS
     from ocmem.home.workspace import open_workspace
 
     workspace = open_workspace(

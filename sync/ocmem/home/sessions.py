@@ -40,8 +40,8 @@ from ocmem.errors import InputError, OcmemError
 from ocmem.guards.exposure import DIRECT_CALL as DIRECT_CALL
 from ocmem.guards.exposure import UNTRUSTED_OUTPUT as UNTRUSTED_OUTPUT
 from ocmem.guards.exposure import describe
-from ocmem.home.fsio import remove_state
 from ocmem.home.paths import Paths
+from ocmem.home.statefiles import remove_state
 
 if TYPE_CHECKING:
     from ocmem.home.workspace import Transaction

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from ocmem.errors import OcmemError
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths
 
 BEGIN_MARKER = "<!-- ocmem:begin -->"

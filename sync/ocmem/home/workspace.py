@@ -17,20 +17,13 @@ from typing import TYPE_CHECKING
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError
-from ocmem.home.fsio import (
-    Backups,
-    about_path,
-    announce,
-    announce_append,
-    announce_removal,
-    atomic_write,
-    log_event,
-    prune,
-    read_text,
-    run_lock,
-    storage_error,
-)
+from ocmem.home.actionlog import log_event
+from ocmem.home.announce import announce, announce_append, announce_removal
+from ocmem.home.atomic import atomic_write, read_text
+from ocmem.home.backups import Backups, prune
+from ocmem.home.diskerrors import about_path, storage_error
 from ocmem.home.paths import Paths
+from ocmem.home.runlock import run_lock
 from ocmem.home.settings import Limits, Settings, load_settings
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from ocmem.formats import skills
 from ocmem.formats.fill import Fill
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.settings import Settings
 
 CHARS_PER_TOKEN = 4

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import journal, marks
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
 from ocmem.text import inert

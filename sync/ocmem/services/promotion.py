@@ -12,7 +12,7 @@ from typing import NamedTuple
 from ocmem.errors import Refused
 from ocmem.formats import archive, memorymd, pending, skills
 from ocmem.formats.fill import Fill
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.settings import Limits
 from ocmem.services import supersession
 from ocmem.services.drafts import NOTHING_REPLACED

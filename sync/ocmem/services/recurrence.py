@@ -22,7 +22,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ocmem.errors import OcmemError
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths
 from ocmem.text import inert
 from ocmem.text.similarity import fold, similarity

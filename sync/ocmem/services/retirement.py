@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ocmem.errors import InputError, Refused
 from ocmem.formats import archive, memorymd
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.services import supersession

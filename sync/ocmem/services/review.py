@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from ocmem.formats import journal, memorymd, pending
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.services import recurrence
 from ocmem.text import inert, relations

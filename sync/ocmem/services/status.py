@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 

@@ -16,14 +16,11 @@ import httpx
 from ocmem.errors import Busy, OcmemError
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
-from ocmem.home.fsio import (
-    TEMP_SUFFIX,
-    file_sha256,
-    read_text,
-    run_lock,
-    storage_error,
-)
+from ocmem.home.atomic import TEMP_SUFFIX, read_text
+from ocmem.home.digest import file_sha256
+from ocmem.home.diskerrors import storage_error
 from ocmem.home.paths import Paths, resolve_home
+from ocmem.home.runlock import run_lock
 from ocmem.home.shipped import OWN_SKILLS, data_root, has_section, plugin_files
 from ocmem.home.space import (
     ENV_TOKEN,

@@ -41,8 +41,9 @@ from typing import Any
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.home.fsio import log_event, remove_state
+from ocmem.home.actionlog import log_event
 from ocmem.home.paths import Paths
+from ocmem.home.statefiles import remove_state
 from ocmem.outcome import Outcome
 
 DEFAULT_OWNER = "ocmem"

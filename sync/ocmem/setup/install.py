@@ -24,7 +24,7 @@ from ocmem.formats import shortterm
 from ocmem.formats.fill import Fill
 from ocmem.guards.textsafety import find_injection, find_personal_data, find_secrets
 from ocmem.home import identity
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.shipped import (
     BEGIN_MARKER,
     END_MARKER,

@@ -13,7 +13,7 @@ from typing import Any
 from ocmem.bridge import mcpdiscovery
 from ocmem.bridge.spaceanswers import TOOLS
 from ocmem.errors import InputError, Refused
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 

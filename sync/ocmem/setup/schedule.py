@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.home.fsio import Backups, read_text, storage_error, write_state
+from ocmem.home.atomic import read_text
+from ocmem.home.backups import Backups
+from ocmem.home.diskerrors import storage_error
 from ocmem.home.paths import Paths, resolve_home
 from ocmem.home.settings import Settings
 from ocmem.home.shipped import data_root
@@ -50,6 +52,7 @@ from ocmem.home.space import (
     is_configured,
     load_sync_config,
 )
+from ocmem.home.statefiles import write_state
 
 if TYPE_CHECKING:
     from ocmem.home.workspace import Workspace

@@ -19,7 +19,7 @@ import httpx
 
 from ocmem.errors import OcmemError
 from ocmem.home import identity
-from ocmem.home.fsio import read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings
 from ocmem.home.space import is_configured, load_sync_config

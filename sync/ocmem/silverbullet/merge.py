@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ocmem.home.fsio import sha256
+from ocmem.home.digest import sha256
 
 JOURNAL_BLOCK = re.compile(r"^## (\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~[\w-]+)?) · ", re.MULTILINE)
 PENDING_BLOCK = re.compile(r"^## (P-\d{4,}(?:~[\w-]+)?) · ", re.MULTILINE)

@@ -21,7 +21,7 @@ from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.formats import decisionspage
 from ocmem.formats.fill import Fill
 from ocmem.home import identity, shipped
-from ocmem.home.fsio import file_sha256, sha256
+from ocmem.home.digest import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome

@@ -45,7 +45,9 @@ from datetime import datetime
 from ocmem.errors import Busy, Refused
 from ocmem.formats import journal, pending
 from ocmem.home import identity
-from ocmem.home.fsio import Backups, read_text, sha256
+from ocmem.home.atomic import read_text
+from ocmem.home.backups import Backups
+from ocmem.home.digest import sha256
 from ocmem.home.space import PushRule, SyncConfig
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome, Status

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.errors import OcmemError
-from ocmem.home.fsio import remove_state, write_state
 from ocmem.home.paths import Paths
+from ocmem.home.statefiles import remove_state, write_state
 
 STATE_VERSION = 1
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]", "localhost.localdomain"}

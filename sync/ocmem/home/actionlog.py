@@ -1,0 +1,55 @@
+"""The action log (``.ocmem/log.jsonl``): one JSON line per action, and the rotation of ocmem's
+logs past LOG_MAX_BYTES."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ocmem.clock import Clock
+from ocmem.home.paths import Paths
+
+# log.jsonl (and cron.log, curation.log) rotate past LOG_MAX_BYTES; LOG_GENERATIONS old ones stay.
+LOG_MAX_BYTES = 1 << 20
+LOG_GENERATIONS = 3
+
+
+def rotate(log: Path) -> bool:
+    """``log`` → ``log.1`` → … → ``log.N`` once it passes LOG_MAX_BYTES (the oldest goes)."""
+    try:
+        if log.stat().st_size <= LOG_MAX_BYTES:
+            return False
+    except FileNotFoundError:
+        return False
+    for n in range(LOG_GENERATIONS - 1, 0, -1):
+        older = log.with_name(f"{log.name}.{n}")
+        if older.exists():
+            os.replace(older, log.with_name(f"{log.name}.{n + 1}"))
+    os.replace(log, log.with_name(f"{log.name}.1"))
+    return True
+
+
+def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
+    """Append one JSON line describing an action. Callers never pass secrets.
+
+    Best effort: the log records what was done, it is not what makes it safe; a disk that
+    refuses the line (full, read-only) does not undo a write that succeeded. False then.
+    """
+    record = {"ts": clock.stamp(), "action": action}
+    record.update(fields)
+    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    try:
+        paths.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > LOG_MAX_BYTES:
+            rotate(paths.log_file)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,57 @@
+"""Atomic writes (ocmem.home.atomic): a crash or a refusing disk leaves the old bytes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ocmem.errors import StorageError
+from ocmem.home.atomic import TEMP_SUFFIX, atomic_write
+from ocmem.services.memory import Memory
+
+
+def test_atomic_write_keeps_the_old_bytes_when_the_rename_crashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "d").mkdir()
+    target = tmp_path / "d/f.md"
+    target.write_text("ancien contenu\n")
+
+    def crash(src: object, dst: object) -> None:
+        raise OSError("crash simulé")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        atomic_write(target, "nouveau contenu\n")
+    assert target.read_text() == "ancien contenu\n"
+    assert [p.name for p in (tmp_path / "d").iterdir()] == ["f.md"]  # no temp file left
+
+
+def test_atomic_write_keeps_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "f.md"
+    target.write_text("x")
+    target.chmod(0o640)
+    atomic_write(target, "y")
+    assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_crash_during_an_engine_write_leaves_memory_intact(
+    memory: Memory, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.add_note("première note")
+    before = (home / "memory/SHORT_TERM.md").read_bytes()
+    backups = sorted((home / ".ocmem/backups").rglob("*"))
+    real_fsync = os.fsync
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError("disque retiré")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(StorageError, match="rien n'a été modifié"):
+        memory.add_note("seconde note")
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert (home / "memory/SHORT_TERM.md").read_bytes() == before
+    assert not list((home / "memory").glob(f"*{TEMP_SUFFIX}"))
+    assert sorted((home / ".ocmem/backups").rglob("*")) == backups  # the run's copy was discarded
