@@ -5,6 +5,7 @@ empty subpackage faces; no source file too long to read."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,6 +149,38 @@ def test_no_source_file_is_too_long_to_read() -> None:
         and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+_TS_IMPORT = re.compile(
+    r"""^\s*(?:(?:import|export)\s[^"'`]*?\bfrom\s*|import\s*)["']([^"']+)["']""", re.M
+)
+
+
+def ts_imports(path: Path) -> set[str]:
+    """What a TypeScript file of the plugin imports (types included), as written."""
+    return set(_TS_IMPORT.findall(path.read_text(encoding="utf-8")))
+
+
+def test_the_plugins_core_knows_its_host_only_through_its_seam() -> None:
+    """plugin/ocmem/ (the core) imports no host package, not even a type: it reaches its host
+    through plugin/ocmem/host.ts; plugin/ocmem.ts, the OpenCode 1 adapter, is the core's only
+    user, and exports the V1 plugin function alone (docs/opencode.md, « OpenCode 2 »)."""
+    core = sorted((REPO / "plugin" / "ocmem").glob("*.ts"))
+    host_types = {
+        p.name: sorted(i for i in ts_imports(p) if not i.startswith(("./", "node:", "bun:")))
+        for p in core
+    }
+    assert {name: found for name, found in host_types.items() if found} == {}
+    sources = [REPO / "plugin" / "ocmem.ts", *core]
+    users = sorted(p.name for p in sources if "./ocmem/core.ts" in ts_imports(p))
+    assert users == ["ocmem.ts"]
+    adapter = (REPO / "plugin" / "ocmem.ts").read_text(encoding="utf-8")
+    assert "@opencode-ai/plugin" in ts_imports(REPO / "plugin" / "ocmem.ts")
+    # OpenCode calls every export as a plugin; an OpenCode 2 entry (a default `{ id, setup }`)
+    # waits until an OpenCode 2 can be installed here and run by the e2e suite.
+    assert re.findall(r"^export\b.*", adapter, re.M) == [
+        "export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {"
+    ]
 
 
 # The two doors to the disk (ocmem.home.statefiles's docstring): the Transaction for the home's

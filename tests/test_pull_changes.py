@@ -299,11 +299,12 @@ def test_the_first_pull_is_a_summary() -> None:
 
 
 def test_the_plugin_reads_the_changes_header_and_the_file_lines_it_prints() -> None:
-    """The session-start pull's output is read by plugin/ocmem.ts to tell the user what became
-    memory: the header and the `  modifié : FILE` lines must be what it looks for."""
+    """The session-start pull's output is read by the plugin's core (plugin/ocmem/core.ts) to
+    tell the user what became memory: the header and the `  modifié : FILE` lines must be what it
+    looks for."""
     from pathlib import Path
 
-    plugin = (Path(__file__).resolve().parents[1] / "plugin" / "ocmem.ts").read_text()
+    plugin = (Path(__file__).resolve().parents[1] / "plugin" / "ocmem" / "core.ts").read_text()
     assert f'PULL_CHANGES_HEADER = "{changes.HEADER}"' in plugin
     lines = changes.render([changes.Change("memory/MEMORY.md", b"a\n", b"b\n")])
     assert lines[0].startswith(changes.HEADER)

@@ -137,7 +137,7 @@ def test_the_journal_stays_small(home: Path) -> None:
 
 
 def erase(text: str, secrets: list[str]) -> str:
-    """The plugin's filter (plugin/ocmem.ts, redact)."""
+    """The plugin's filter (plugin/ocmem/text.ts, redact)."""
     for secret in secrets:
         text = text.replace(secret, "[masqué]")
     return text

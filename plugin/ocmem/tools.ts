@@ -1,11 +1,12 @@
 /** The memory tools the model calls (their schemas: sync/ocmem/formats/operations.py, generated
  * into the contract); each runs in ocmem, through the gate. Promotion asks the user first. */
-import type { ToolContext } from "@opencode-ai/plugin/tool"
 import { TOOLS, type ProposalSummary, type ToolName } from "./contract.ts"
+import type { ToolContext, ToolSpec } from "./host.ts"
 
-export const ASK_SHOWN_MS = 30_000 // longest wait for OpenCode's permission.asked event after an answered ask
+export const ASK_SHOWN_MS = 30_000 // longest wait for the host's word that an answered ask was shown
+export const PROMOTION = "memory_accept" // the permission a promotion asks the user for
 
-/** The permission prompts OpenCode showed (its permission.asked events), by
+/** The permission prompts the host showed (OpenCode 1: its permission.asked events), by
  * `${sessionID}/${messageID}/${proposal}`: events reach plugins asynchronously, a loaded machine
  * delivers them late, so a promotion waits for its own (up to a bound). */
 export class Asks {
@@ -47,14 +48,8 @@ export type ToolRunner = {
   askShownMs?: number
 }
 
-export type ToolDefinition = {
-  description: string
-  args: Record<string, unknown>
-  execute(args: any, ctx: ToolContext): Promise<string>
-}
-
-export function memoryTools(runner: ToolRunner): Record<ToolName, ToolDefinition> {
-  const tools = {} as Record<ToolName, ToolDefinition>
+export function memoryTools(runner: ToolRunner): Record<ToolName, ToolSpec> {
+  const tools = {} as Record<ToolName, ToolSpec>
   for (const name of Object.keys(TOOLS) as ToolName[]) {
     tools[name] = {
       description: TOOLS[name].description,
@@ -62,6 +57,7 @@ export function memoryTools(runner: ToolRunner): Record<ToolName, ToolDefinition
       execute: (args: any, ctx: ToolContext) => runner.run(name, args, ctx.sessionID),
     }
   }
+  tools.memory_accept.permission = PROMOTION
   tools.memory_accept.execute = async (args: any, ctx: ToolContext) => {
     if (await runner.asksToPromote()) {
       // What the human must see before saying yes: above all, an exposed session's proposal.
@@ -75,7 +71,7 @@ export function memoryTools(runner: ToolRunner): Record<ToolName, ToolDefinition
         exposition: shown?.exposure ?? "",
         remplace: shown?.replaces ?? "",
       }
-      await ctx.ask({ permission: "memory_accept", patterns, always: [], metadata })
+      await ctx.ask({ permission: PROMOTION, patterns, always: [], metadata })
       const wait = runner.askShownMs ?? ASK_SHOWN_MS
       if (!(await runner.asks.wasShown(`${ctx.sessionID}/${ctx.messageID}/${args.id}`, wait)))
         return (

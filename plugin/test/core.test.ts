@@ -1,0 +1,110 @@
+import { afterEach, expect, test } from "bun:test"
+import { join } from "node:path"
+import { AGENT_ENV, TOOLS } from "../ocmem/contract.ts"
+import { startCore } from "../ocmem/core.ts"
+import type { Core, PermissionRequest } from "../ocmem/host.ts"
+import { REDACTED } from "../ocmem/text.ts"
+import { MEMORY_BLOCK } from "./fakegate.ts"
+import { FakeHost, scene, until } from "./fakehost.ts"
+
+// The core through its host alone (host.ts), with a stand-in gate behind it.
+let started: Core | undefined
+afterEach(async () => {
+  await started?.dispose()
+  started = undefined
+})
+
+async function start(settings: Record<string, unknown> = {}, command?: string[]) {
+  const s = scene(settings, command)
+  const host = new FakeHost(s.project)
+  const core = (started = await startCore(host, s.home))
+  return { ...s, host, core }
+}
+
+test("a root session: its memory in the system prompt, its calls counted with its subagents', one reminder of the retrospective", async () => {
+  const { core, host, project } = await start({ threshold: 2 })
+  core.sessionStarted("root", undefined)
+  core.sessionStarted("child", "root")
+  await core.userMessage("root", ["déploie le service X"])
+  expect(await core.systemBlocks("root")).toEqual([MEMORY_BLOCK])
+  expect(await core.toolBefore({ tool: "bash", sessionID: "root" }, { command: "ls" })).toBeUndefined()
+  expect(await core.toolBefore({ tool: "read", sessionID: "child" }, { filePath: join(project, "a.ts") })).toBeUndefined()
+  const due = await core.systemBlocks("root")
+  expect(due[0]).toBe(MEMORY_BLOCK)
+  expect(due[1]).toContain("(2 appels d'outils)")
+  expect(await core.systemBlocks("child")).toEqual([]) // a subagent gets neither memory nor reminder
+  expect(await core.systemBlocks(undefined)).toEqual([])
+  await core.toolAfter({ tool: "skill", sessionID: "root" }, { name: "retrospective" }, { output: "", metadata: { name: "retrospective" } })
+  expect(await core.systemBlocks("root")).toEqual([MEMORY_BLOCK])
+  expect(host.asked).toEqual([]) // every parent was said by sessionStarted
+})
+
+test("« retiens ça » from the user asks for the retrospective at once; a subagent's prompt is not the user", async () => {
+  const { core, host, requests } = await start()
+  host.parents.set("child", "root")
+  await core.userMessage("child", ["Retiens ÇA : on déploie avec Podman"])
+  expect(host.asked).toEqual(["child", "root"]) // no event said it: the host was asked
+  await core.userMessage("root", ["Retiens ÇA : on déploie avec Podman"])
+  const blocks = await core.systemBlocks("root")
+  expect(blocks.at(-1)).toContain("l'utilisateur a dit « retiens ça »")
+  await core.tools.memory_note.execute({ text: "x", days: null }, { sessionID: "root", messageID: "m", ask: async () => undefined })
+  expect(requests().find((r) => r.op === "tool").envelope.user_messages).toEqual(["Retiens ÇA : on déploie avec Podman"])
+})
+
+test("a refusal is the core's answer, the host decides how to block", async () => {
+  const { core, home } = await start()
+  const edit = await core.toolBefore({ tool: "edit", sessionID: "s" }, { filePath: join(home, "AGENTS.md"), oldString: "a", newString: "b" })
+  expect(edit).toStartWith("ocmem : refusé")
+  expect(await core.toolBefore({ tool: "bash", sessionID: "s" }, { command: "ocmem note 'le port est 22'" })).toStartWith("ocmem : refusé")
+  expect(await core.toolBefore({ tool: "bash", sessionID: "s" }, { command: "ls" })).toBeUndefined()
+})
+
+test("secrets reach the model neither in a tool's output nor in the history; a shell carries its session", async () => {
+  const secret = "sekret-0123456789abcdef"
+  const { core } = await start({ redact: [secret] })
+  const result = { output: `jeton : ${secret}`, metadata: { output: secret } }
+  await core.toolAfter({ tool: "bash", sessionID: "s" }, { command: "cat x" }, result)
+  expect(result).toEqual({ output: `jeton : ${REDACTED}`, metadata: { output: REDACTED } })
+  expect(core.redacts()).toBe(true)
+  expect(core.redacted(`a ${secret} b`)).toBe(`a ${REDACTED} b`)
+  expect(core.shellEnv("s")).toEqual({ [AGENT_ENV]: "s" })
+  expect(core.shellEnv(undefined)).toEqual({ [AGENT_ENV]: "shell" })
+})
+
+test("an exposure is recorded by ocmem before the call that brings it runs; the turn's end closes its window", async () => {
+  const { core, requests } = await start()
+  await core.toolBefore({ tool: "webfetch", sessionID: "s" }, { url: "http://127.0.0.1:1/page" })
+  const sent = requests().filter((r) => r.op === "exposure")
+  expect(sent).toHaveLength(1)
+  expect(sent[0]).toMatchObject({ session: "s", open: true, exposures: [{ kind: "untrusted_tool", source: "webfetch http://127.0.0.1:1/page" }] })
+  await core.sessionIdle("s")
+  await until(() => requests().filter((r) => r.op === "exposure").length === 2)
+  expect(requests().at(-1)).toMatchObject({ op: "exposure", session: "s", open: false, exposures: [] })
+})
+
+test("the tools the core adds: the memory tools, the promotion asks its permission and waits for the host to show it", async () => {
+  const { core, requests } = await start()
+  expect(Object.keys(core.tools).sort()).toEqual(Object.keys(TOOLS).sort())
+  expect(core.tools.memory_journal.args).toEqual(TOOLS.memory_journal.args)
+  expect(Object.entries(core.tools).flatMap(([name, t]) => (t.permission ? [[name, t.permission]] : []))).toEqual([["memory_accept", "memory_accept"]])
+  const asked: PermissionRequest[] = []
+  const ctx = {
+    sessionID: "s",
+    messageID: "m1",
+    async ask(request: PermissionRequest) {
+      asked.push(request)
+      setTimeout(() => core.permissionShown({ sessionID: "s", messageID: "m1", permission: request.permission, pattern: request.patterns[0] }), 20)
+    },
+  }
+  expect(await core.tools.memory_accept.execute({ id: "P-0001" }, ctx)).toBe("ok memory_accept")
+  expect(asked.map((r) => r.permission)).toEqual(["memory_accept"])
+  expect(requests().filter((r) => r.op === "tool").map((r) => [r.name, r.envelope.session])).toEqual([["memory_accept", "s"]])
+})
+
+test("a gate that cannot start: the host's log and screen say so, and the home is still guarded", async () => {
+  const { core, host, home } = await start({}, ["/nonexistent/ocmem"])
+  const refusal = await core.toolBefore({ tool: "write", sessionID: "s" }, { filePath: join(home, "AGENTS.md"), content: "x" })
+  expect(refusal).toStartWith("ocmem : refusé")
+  expect(host.logs.some(([level, m]) => level === "error" && m.startsWith("passerelle ocmem fermée"))).toBe(true)
+  expect(host.toasts.some(([m, variant]) => variant === "error" && m.startsWith("ocmem indisponible"))).toBe(true)
+})
