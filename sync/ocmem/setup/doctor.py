@@ -457,7 +457,7 @@ class Doctor:
             setupchecks.home_identity(self.paths, is_configured(self.settings, self.env)),
             setupchecks.links_outside(self.paths),
             setupchecks.plugin_config_call(self.settings, self.env),
-            setupchecks.opencode_install(self.env),
+            setupchecks.opencode_install(self.env, self.paths.home),
             setupchecks.offline_start(self.paths),
             setupchecks.scheduled_runs(self.settings, self.ws.clock.utc()),
             setupchecks.silverbullet(self.settings, self.env, self.transport, self.space),

@@ -35,7 +35,7 @@ from ocmem.home.shipped import (
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup import memorysignals, oldmemory, opencodedir, todo
+from ocmem.setup import memorysignals, oldmemory, opencodedir, opencodeversion, todo
 from ocmem.setup.mcpchecks import init_notes
 from ocmem.text import inert
 
@@ -159,6 +159,9 @@ class Installer:
             self._set_aside(old)
             self._write_imports(imports)
         self._report_old(old)
+        opencode2 = opencodeversion.inspect(self.env, self.paths.home).opencode2()
+        if opencode2 is not None:  # first: without it, nothing else here reaches the agent
+            self.report.notes.insert(0, "\n".join(opencode2.lines()))
         self.report.notes += init_notes(self.ws.settings, self.env)
         if self.txn.backups.saved:
             self.report.notes.append(f"Sauvegardes : {self.txn.backups.folder}")

@@ -1,15 +1,13 @@
 """What ``ocmem doctor`` checks of the user's own set-up, beyond the home's files: the home's
-identity, links that leave the home, the call the plugin makes at start-up, OpenCode itself, and
-the SilverBullet instance (reachable, token accepted, the expected space). Each finding names the
-command that fixes it; none of these checks writes anything.
+identity, links that leave the home, the call the plugin makes at start-up, OpenCode itself (an
+OpenCode 2 is an error: it does not load the plugin, ``opencodeversion``), and the SilverBullet
+instance (reachable, token accepted, the expected space). Each finding names the command that
+fixes it; none of these checks writes anything.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -24,14 +22,14 @@ from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings
 from ocmem.home.space import is_configured, load_sync_config
 from ocmem.home.workspace import Transaction
+from ocmem.setup import opencodeversion
 from ocmem.setup.opencodedir import CHECKED_OPENCODE, registry_needed, settle_command
+from ocmem.setup.opencodeversion import OPENCODE1_INSTALL as OPENCODE_INSTALL
 
 ERROR = "erreur"
 WARNING = "avertissement"
 
 Repair = Callable[[Transaction], str]  # a safe repair, through the run's transaction
-
-OPENCODE_INSTALL = f"npm install -g opencode-ai@{CHECKED_OPENCODE}"
 
 
 @dataclass
@@ -120,12 +118,17 @@ def plugin_config_call(settings: Settings, env: Mapping[str, str]) -> Iterator[P
 
 
 def opencode_install(
-    env: Mapping[str, str], run: Callable[[list[str]], str] | None = None
+    env: Mapping[str, str], home: Path | None = None, run: Callable[[list[str]], str] | None = None
 ) -> Iterator[Problem]:
-    """OpenCode on this machine: found where a user's shell (and cron) finds it, of the release
-    the end-to-end suite checked."""
-    program = find_opencode(env)
-    if program is None:
+    """OpenCode on this machine: found where a user's shell (and cron) finds it, an OpenCode 1
+    (OpenCode 2 does not load the plugin), of the release the end-to-end suite checked."""
+    seen = opencodeversion.inspect(env, home, run)
+    two = seen.opencode2()
+    if two is not None:
+        yield Problem(
+            ERROR if two.blocking else WARNING, f"{two.what} ; sans lui : {two.lost}", two.fix
+        )
+    if seen.program is None:
         yield Problem(
             ERROR,
             "OpenCode est introuvable (ni dans le PATH, ni dans ~/.opencode/bin) : rien ne charge "
@@ -133,37 +136,22 @@ def opencode_install(
             f"installe-le : `{OPENCODE_INSTALL}` (la version vérifiée avec ocmem)",
         )
         return
-    try:
-        output = (run or _version_of)([str(program), "--version"])
-    except (OSError, subprocess.SubprocessError) as exc:
+    if seen.failure is not None:
         yield Problem(
             ERROR,
-            f"{program} ne démarre pas ({exc})",
+            f"{seen.program} ne démarre pas ({seen.failure})",
             f"réinstalle OpenCode : `{OPENCODE_INSTALL}`",
         )
         return
-    found = re.search(r"\d+\.\d+\.\d+", output)
-    version = found.group(0) if found else output.strip()[:40] or "?"
-    if version != CHECKED_OPENCODE:
+    version = seen.version or seen.output.strip()[:40] or "?"
+    if version != CHECKED_OPENCODE and not (two and two.blocking):
         yield Problem(
             WARNING,
-            f"OpenCode {version} ({program}) : ocmem est vérifié avec {CHECKED_OPENCODE} (hooks, "
-            "événements, chargement des plugins), une autre version peut ne pas charger le plugin",
+            f"OpenCode {version} ({seen.program}) : ocmem est vérifié avec {CHECKED_OPENCODE} "
+            "(hooks, événements, chargement des plugins), une autre version peut ne pas charger "
+            "le plugin",
             f"`{OPENCODE_INSTALL}`, ou vérifie avec la suite e2e (docs/opencode.md)",
         )
-
-
-def find_opencode(env: Mapping[str, str]) -> Path | None:
-    found = shutil.which("opencode", path=env.get("PATH", os.defpath))
-    if found:
-        return Path(found)
-    installer = Path(env.get("HOME", str(Path.home()))) / ".opencode" / "bin" / "opencode"
-    return installer if os.access(installer, os.X_OK) else None
-
-
-def _version_of(command: list[str]) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=20, check=True)
-    return done.stdout or done.stderr
 
 
 def offline_start(paths: Paths) -> Iterator[Problem]:
