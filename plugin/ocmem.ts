@@ -58,9 +58,9 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
     event: async ({ event }) => {
       const type = event.type as string
       const props: any = event.properties
-      if (type === "session.created" || type === "session.updated") core.sessionStarted(props.info.id, props.info.parentID)
+      if (type === "session.created" || type === "session.updated") await core.sessionStarted(props.info.id, props.info.parentID)
       else if (type === "permission.asked")
-        core.permissionShown({ sessionID: props.sessionID, messageID: props.tool?.messageID, permission: props.permission, pattern: props.patterns?.[0] })
+        await core.permissionShown({ sessionID: props.sessionID, messageID: props.tool?.messageID, permission: props.permission, pattern: props.patterns?.[0] })
       else if (type === "session.idle") await core.sessionIdle(props.sessionID)
     },
 

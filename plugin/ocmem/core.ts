@@ -291,6 +291,8 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
     return report(root, s, fresh)
   }
 
+  // Every tool ocmem gives the model, each run by ocmem through the gate: a new one is one more
+  // set of ToolSpecs here (the adapter registers them all, with the permission each asks).
   const tools: Record<string, ToolSpec> = memoryTools({
     async run(name, args, sessionID) {
       await ready
@@ -322,11 +324,15 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
       silverbullet.learn(servers) // every MCP server the host starts, project ones included
     },
 
-    sessionStarted(sessionID, parentID) {
+    // Events wait for ocmem's start like every hook: the host's first event also tells it
+    // that ocmem is up (bench/hook_micro.mjs counts the processes started before the calls).
+    async sessionStarted(sessionID, parentID) {
+      await ready
       sessions.learn(sessionID, parentID)
     },
 
-    permissionShown({ sessionID, messageID, permission, pattern }) {
+    async permissionShown({ sessionID, messageID, permission, pattern }) {
+      await ready
       if (permission === PROMOTION) asks.shown(`${sessionID}/${messageID}/${pattern}`)
     },
 

@@ -71,11 +71,11 @@ export interface Core {
   /** The MCP servers of the host's configuration (name → entry), once it is loaded. */
   mcpConfigured(servers: unknown): void
   /** A session exists and who started it (undefined: a root session); may be said again. */
-  sessionStarted(sessionID: string, parentID: string | undefined): void
+  sessionStarted(sessionID: string, parentID: string | undefined): Promise<void>
   /** A turn of the session is over: its last answer is given. */
   sessionIdle(sessionID: string): Promise<void>
   /** A permission prompt reached the user. */
-  permissionShown(shown: PermissionShown): void
+  permissionShown(shown: PermissionShown): Promise<void>
   /** The user's own words in a new message of the session (nothing the host added), awaited
    * before the model is asked. */
   userMessage(sessionID: string, texts: string[]): Promise<void>

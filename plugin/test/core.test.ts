@@ -23,8 +23,8 @@ async function start(settings: Record<string, unknown> = {}, command?: string[])
 
 test("a root session: its memory in the system prompt, its calls counted with its subagents', one reminder of the retrospective", async () => {
   const { core, host, project } = await start({ threshold: 2 })
-  core.sessionStarted("root", undefined)
-  core.sessionStarted("child", "root")
+  await core.sessionStarted("root", undefined)
+  await core.sessionStarted("child", "root")
   await core.userMessage("root", ["déploie le service X"])
   expect(await core.systemBlocks("root")).toEqual([MEMORY_BLOCK])
   expect(await core.toolBefore({ tool: "bash", sessionID: "root" }, { command: "ls" })).toBeUndefined()
@@ -93,7 +93,7 @@ test("the tools the core adds: the memory tools, the promotion asks its permissi
     messageID: "m1",
     async ask(request: PermissionRequest) {
       asked.push(request)
-      setTimeout(() => core.permissionShown({ sessionID: "s", messageID: "m1", permission: request.permission, pattern: request.patterns[0] }), 20)
+      setTimeout(() => void core.permissionShown({ sessionID: "s", messageID: "m1", permission: request.permission, pattern: request.patterns[0] }), 20)
     },
   }
   expect(await core.tools.memory_accept.execute({ id: "P-0001" }, ctx)).toBe("ok memory_accept")
