@@ -95,11 +95,9 @@ export const OcmemPlugin: Plugin = async ({ client, directory, worktree }) => {
       Object.assign(output.env, core.shellEnv(input.sessionID))
     },
 
-    // A refusal is thrown: the tool does not run, the model reads why, the session goes on.
-    "tool.execute.before": async (input, output) => {
-      const refusal = await core.toolBefore(input, output.args)
-      if (refusal !== undefined) throw new Error(refusal)
-    },
+    // Passed on as they are (no await of our own: each costs more than some hooks). A refusal
+    // rejects: the tool does not run, the model reads why, the session goes on.
+    "tool.execute.before": (input, output) => core.toolBefore(input, output.args),
 
     "tool.execute.after": (input, output) => core.toolAfter(input, input.args, output),
 

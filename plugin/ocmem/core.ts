@@ -414,7 +414,7 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
           ? [canonical(resolve(cwd, args.filePath))]
           : []
       const refusal = guard.refusal(call.tool, args, cwd, targets) ?? silverbullet.refusal(call.tool, args)
-      if (refusal) return `ocmem : ${refusal}`
+      if (refusal) throw new Error(`ocmem : ${refusal}`)
       // Exposed from the call on (erring on the side of exposure: even if the tool then fails).
       if (s.exposures.length < MAX_EXPOSURES) {
         const read = call.tool === "read" ? targets[0] : undefined
@@ -431,7 +431,6 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
           await report(root, s, [])
         }
       }
-      return undefined
     },
 
     async toolAfter(call, args, result) {

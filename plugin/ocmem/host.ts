@@ -88,9 +88,11 @@ export interface Core {
   redacted(text: string): string
   /** Variables to add to the environment of a shell the session starts. */
   shellEnv(sessionID: string | undefined): Record<string, string>
-  /** Before a tool runs (`args`: the model's, unchecked): why it must not run, as the model
-   * should read it, or undefined. */
-  toolBefore(call: ToolCall, args: any): Promise<string | undefined>
+  /** Before a tool runs (`args`: the model's, unchecked). Rejects when it must not run, with an
+   * Error whose message says why, for the model: both OpenCode 1 and 2 refuse a call whose
+   * before hook throws, so a host passes this promise on as it is (one more await per tool call
+   * would cost more than some whole hooks). */
+  toolBefore(call: ToolCall, args: any): Promise<void>
   /** After a tool ran, before the model reads `result`. */
   toolAfter(call: ToolCall, args: any, result: ToolResult): Promise<void>
   /** The host is closing: finish what is pending. */

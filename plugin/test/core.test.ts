@@ -51,11 +51,11 @@ test("« retiens ça » from the user asks for the retrospective at once; a suba
   expect(requests().find((r) => r.op === "tool").envelope.user_messages).toEqual(["Retiens ÇA : on déploie avec Podman"])
 })
 
-test("a refusal is the core's answer, the host decides how to block", async () => {
+test("a refused call rejects with what the model reads; an allowed one resolves", async () => {
   const { core, home } = await start()
-  const edit = await core.toolBefore({ tool: "edit", sessionID: "s" }, { filePath: join(home, "AGENTS.md"), oldString: "a", newString: "b" })
-  expect(edit).toStartWith("ocmem : refusé")
-  expect(await core.toolBefore({ tool: "bash", sessionID: "s" }, { command: "ocmem note 'le port est 22'" })).toStartWith("ocmem : refusé")
+  const edit = core.toolBefore({ tool: "edit", sessionID: "s" }, { filePath: join(home, "AGENTS.md"), oldString: "a", newString: "b" })
+  await expect(edit).rejects.toThrow(/^ocmem : refusé : .*AGENTS\.md est protégé/)
+  await expect(core.toolBefore({ tool: "bash", sessionID: "s" }, { command: "ocmem note 'le port est 22'" })).rejects.toThrow(/^ocmem : refusé/)
   expect(await core.toolBefore({ tool: "bash", sessionID: "s" }, { command: "ls" })).toBeUndefined()
 })
 
@@ -103,8 +103,7 @@ test("the tools the core adds: the memory tools, the promotion asks its permissi
 
 test("a gate that cannot start: the host's log and screen say so, and the home is still guarded", async () => {
   const { core, host, home } = await start({}, ["/nonexistent/ocmem"])
-  const refusal = await core.toolBefore({ tool: "write", sessionID: "s" }, { filePath: join(home, "AGENTS.md"), content: "x" })
-  expect(refusal).toStartWith("ocmem : refusé")
+  await expect(core.toolBefore({ tool: "write", sessionID: "s" }, { filePath: join(home, "AGENTS.md"), content: "x" })).rejects.toThrow(/^ocmem : refusé/)
   expect(host.logs.some(([level, m]) => level === "error" && m.startsWith("passerelle ocmem fermée"))).toBe(true)
   expect(host.toasts.some(([m, variant]) => variant === "error" && m.startsWith("ocmem indisponible"))).toBe(true)
 })
