@@ -1,6 +1,6 @@
 /** A stand-in for `ocmem gate` in the core's unit tests (the real one is behind
  * tests/test_plugin_taint.py and the e2e suite): the same JSON-lines protocol
- * (sync/ocmem/plugin/gate.py), answers of the right shapes, every request written to
+ * (sync/ocmem/bridge/gate.py), answers of the right shapes, every request written to
  * $FAKE_GATE_LOG. $FAKE_GATE_SETTINGS: fields laid over the cold-start settings of $OCMEM_HOME.
  *
  * usage (as the core starts it): <bun> fakegate.ts gate */
