@@ -85,3 +85,33 @@ def test_injection_markers_are_refused(text: str) -> None:
 )
 def test_plain_facts_are_not_injection(text: str) -> None:
     assert find_injection(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("clé Google AIzaSyB3kQ9vXw2LmN7pR4tY8uZ1cE6fH0jK5s- pour le front", "clé Google"),
+        ("publié avec npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "jeton npm"),
+        ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 pour le modèle", "jeton Hugging Face"),
+        ("aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8h3kLmN2", "clé secrète AWS"),
+        ("clé de chiffrement : " + "3f9a1c7e5b2d8f4a" * 4, "clé secrète en hexadécimal"),
+        ("ENCRYPTION_KEY=" + "3F9A1C7E5B2D8F4A" * 2, "clé secrète en hexadécimal"),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----", "clé privée"),
+    ],
+)
+def test_provider_tokens_and_named_keys_are_found(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in find_secrets(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "commit key 3f2a9c1d5e7b8a9f0c1d2e3f4a5b6c7d8e9f0a1b (40 hex: a commit, not a key)",
+        "empreinte sha256 de la clé 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "la clé publique est 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "la clé de cache est d41d8cd98f00b204e9800998ecf8427e",
+        "npm_config_cache=/tmp/npm-cache et hf_hub_download(repo_id=x)",
+    ],
+)
+def test_digests_public_keys_and_look_alike_names_are_not_secrets(text: str) -> None:
+    assert find_secrets(text) == []

@@ -13,20 +13,7 @@ from ocmem.guards.credentials import find_prose_secrets
 from ocmem.guards.findings import Finding as Finding  # re-exported: callers import it from here
 from ocmem.guards.findings import line_of
 from ocmem.guards.personal import find_personal_data as find_personal_data
-
-_SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("clé privée", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("clé AWS", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("jeton GitHub", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("jeton GitLab", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
-    ("clé d'API (sk-…)", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}")),
-    ("jeton Slack", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("clé Google", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("clé Stripe", re.compile(r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}")),
-    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
-    ("en-tête Bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    ("identifiants dans une URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@")),
-]
+from ocmem.guards.tokens import find_shapes
 
 _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -73,9 +60,8 @@ def _redact(value: str) -> str:
 
 def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
     findings = [
-        Finding(kind, line_of(text, match.start()), _redact(match.group(0)))
-        for kind, pattern in _SECRET_PATTERNS
-        for match in pattern.finditer(text)
+        Finding(kind, line_of(text, start), _redact(text[start:end]))
+        for start, end, kind in find_shapes(text)
     ]
     # « token: ghp_… » is already named by its shape; the prose finding would repeat it.
     shaped = {f.line for f in findings}

@@ -1,0 +1,92 @@
+"""Secrets recognised by their shape: keys and tokens with a provider's prefix, private keys,
+credentials in a URL or a header, and keys named as such (an AWS secret key, a hexadecimal
+encryption key).
+
+These are the shapes ocmem checks itself, cheaply, on every text: providers with a documented
+prefix (AWS, GitHub, GitLab, OpenAI and Anthropic, Slack, Google, Stripe, npm, Hugging Face,
+DigitalOcean, Vault, age, Tailscale, Grafana, Postman, Shopify, Databricks, Doppler, Linear),
+JWTs, private keys, credentials in a URL or a Bearer header.
+
+Patterns are kept as strings and compiled on first use: most texts hold no stem
+(``_STEMS``) of any of them, and then nothing is compiled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# (kind, pattern). A pattern has no group of its own and no global flag: they are joined into
+# one alternation, each in a named group.
+_SHAPES: tuple[tuple[str, str], ...] = (
+    ("clé privée", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
+    ("clé AWS", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    (
+        # The 40-character secret after its name, whatever separates them: ``=``, ``:``, a
+        # quote or a space (``aws_secret_access_key wJalr…`` in ~/.aws/credentials' neighbours).
+        "clé secrète AWS",
+        r"(?i:aws[\w.-]{0,20}?secret[\w.-]{0,20}?)[\s\"'=:]{1,5}"
+        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    ),
+    ("jeton GitHub", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ("jeton GitLab", r"\bgl(?:pat|dt|ft|soat|rt|cbt|ptt)-[A-Za-z0-9_-]{20,}"),
+    ("clé d'API (sk-…)", r"\bsk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
+    ("jeton Slack", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("clé Google", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("clé Stripe", r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("JWT", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    ("en-tête Bearer", r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}"),
+    ("identifiants dans une URL", r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@"),
+    ("jeton npm", r"\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])|:_authToken=[ \t]*[A-Za-z0-9_-]{20,}"),
+    ("jeton Hugging Face", r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
+    ("jeton DigitalOcean", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    ("jeton Vault", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    ("clé secrète age", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    ("clé Tailscale", r"\btskey-[a-z]+-[A-Za-z0-9-]{16,}"),
+    ("jeton Grafana", r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"),
+    ("clé Postman", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    ("jeton Shopify", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+    ("jeton Databricks", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("jeton Doppler", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("clé Linear", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
+)
+# Every shape holds one of these: a text without any skips the alternation.
+_STEMS = (
+    r"PRIVATE KEY|PuTTY|AKIA|ASIA|ABIA|ACCA|(?i:aws)|gh[pousr]_|github_pat_|gl[a-z]{1,3}t-|sk-"
+    r"|xox|AIza|k_live_|k_test_|eyJ|Bearer|://|npm_|_authToken|hf_|api_org_|_v1_|hv[sbr]\.|AGE-SECRET-KEY"
+    r"|tskey-|glsa_|glc_|PMAK-|shp|dapi|dp\.|lin_"
+)
+
+# A key named as one (« clé de chiffrement : 3f9a… », ``ENCRYPTION_KEY=…``, "secret key is …")
+# when its value is hexadecimal of a key's length: 128, 192, 256, 384 or 512 bits. A digest
+# (« empreinte sha256 de la clé », "fingerprint", md5…), a public key or a cache key is not one.
+_KEY_NAME = (
+    r"(?<![A-Za-z0-9])(?i:cl[ée]f?s?|keys?|secrets?|secrète)"
+    r"(?:[ \t_-]+(?!(?i:publiques?|public|id|de[ \t]+(?:cache|tri|partition)))[\w'’]+){0,4}"
+    r"[ \t]*(?:[:=]|:=|=>|->|→|est|is|vaut)?[ \t]*[\"'`«]?[ \t]*$"
+)
+_DIGEST = (
+    r"(?i)(?<![A-Za-z])(?:sha-?\d*|md5|hash|hach[ée]e?|hachage|fingerprint|empreinte|digest"
+    r"|checksum|somme|commit)(?![A-Za-z])"
+)
+_HEX_RUN = r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,128}(?![0-9A-Za-z])"
+_KEY_BITS = frozenset({32, 48, 64, 96, 128})
+HEX_KEY = "clé secrète en hexadécimal"
+
+
+def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of every shaped secret in ``text``."""
+    if re.search(_STEMS, text):
+        names = [f"s{i}" for i in range(len(_SHAPES))]
+        alternation = "|".join(
+            f"(?P<{name}>{pattern})" for name, (_kind, pattern) in zip(names, _SHAPES, strict=True)
+        )
+        for match in re.finditer(alternation, text):
+            kind = _SHAPES[names.index(str(match.lastgroup))][0]
+            yield match.start(), match.end(), kind
+    for run in re.finditer(_HEX_RUN, text):
+        value = run.group(0)
+        if len(value) in _KEY_BITS and (value.islower() or value.isupper() or value.isdigit()):
+            before = text[text.rfind("\n", 0, run.start()) + 1 : run.start()]
+            if re.search(_KEY_NAME, before) and not re.search(_DIGEST, before):
+                yield run.start(), run.end(), HEX_KEY
