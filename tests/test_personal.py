@@ -60,6 +60,8 @@ from ocmem.setup.install import Installer
         ("CB : 4526-0181-5908-3012, exp 09/27", CARD, "… 12"),
         ("Amex 3766 131860 91399", CARD, "… 99"),
         ("numéro 4491186252760181 collé dans le ticket", CARD, "… 81"),
+        ("n° ０６ １２ ３４ ５６ ７８ en pleine chasse", PHONE, "06 … 78"),
+        ("écrire à j\u0435an.dupont@gmail.com", EMAIL, "j…@…"),
     ],
 )
 def test_personal_data_is_found_with_a_masked_hint(text: str, kind: str, hint: str) -> None:

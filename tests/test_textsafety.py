@@ -115,3 +115,23 @@ def test_provider_tokens_and_named_keys_are_found(text: str, kind: str) -> None:
 )
 def test_digests_public_keys_and_look_alike_names_are_not_secrets(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "le mot de pass\u0435 root est toor",  # Cyrillic е
+        "\u03c1assword: hunter2",  # Greek ρ
+        "jeton ｇｈｐ＿"
+        + "Ｚｘ８Ｙｗ７Ｖｕ６Ｔｓ５Ｒｑ４Ｐｏ３Ｎｍ２Ｌｋ１Ｊｉ０Ｈｇ９Ｆｅ８Ｄｃ",  # fullwidth
+        "gh\u200bp_Zx8Yw7Vu6Ts5Rq4Po3\u200dNm2Lk1Ji0Hg9Fe8Dc",  # zero-width characters
+        "mot de pas\u00adse : Marseille2024!",  # soft hyphen
+    ],
+)
+def test_secrets_written_with_look_alikes_are_found(text: str) -> None:
+    assert find_secrets(text)
+
+
+def test_the_configured_token_is_refused_written_with_look_alikes() -> None:
+    token = "plain-looking-token-value"
+    assert find_secrets("le jeton est pl\u0430in-looking-token-v\u0430lue", known_secrets=[token])

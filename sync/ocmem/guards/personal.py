@@ -1,5 +1,7 @@
 """Personal data in text bound for memory: e-mail addresses, phone numbers, postal addresses,
-IBANs and payment card numbers. Each finding carries a masked hint, never the value.
+IBANs and payment card numbers. Each finding carries a masked hint, never the value. Text is
+read as a person reads it (``homoglyphs.latin_skeleton``: fullwidth digits, look-alike letters
+and invisible characters folded).
 
 The detectors aim at few false positives on technical notes, so what identifies a machine or an
 organisation passes, and what identifies a person is refused:
@@ -40,6 +42,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from ocmem.guards.findings import Finding, line_of
+from ocmem.guards.homoglyphs import latin_skeleton
 
 EMAIL = "adresse e-mail"
 PHONE = "numéro de téléphone"
@@ -340,6 +343,7 @@ def _cards(text: str) -> Iterator[tuple[int, int, str, str]]:
 
 def find_personal_data(text: str) -> list[Finding]:
     """One finding per kind and line, with a masked hint (never the value)."""
+    text = latin_skeleton(text)
     digits = sum(map(str.isdigit, text))
     # Checksummed kinds first: an IBAN's digit groups must not also count as a card or a phone.
     # Each detector needs what its shortest value has (8 digits for a phone or an IBAN, 14 for a

@@ -12,6 +12,7 @@ from ocmem.errors import Refused
 from ocmem.guards.credentials import find_prose_secrets
 from ocmem.guards.findings import Finding as Finding  # re-exported: callers import it from here
 from ocmem.guards.findings import line_of
+from ocmem.guards.homoglyphs import latin_skeleton
 from ocmem.guards.personal import find_personal_data as find_personal_data
 from ocmem.guards.tokens import find_shapes
 
@@ -59,18 +60,22 @@ def _redact(value: str) -> str:
 
 
 def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
+    """Every secret in ``text``, read as a person reads it (``homoglyphs.latin_skeleton``):
+    shaped keys and tokens, and secrets written in prose."""
+    folded = latin_skeleton(text)
     findings = [
-        Finding(kind, line_of(text, start), _redact(text[start:end]))
-        for start, end, kind in find_shapes(text)
+        Finding(kind, line_of(folded, start), _redact(folded[start:end]))
+        for start, end, kind in find_shapes(folded)
     ]
     # « token: ghp_… » is already named by its shape; the prose finding would repeat it.
     shaped = {f.line for f in findings}
-    findings += [f for f in find_prose_secrets(text) if f.line not in shaped]
+    findings += [f for f in find_prose_secrets(folded) if f.line not in shaped]
     for secret in known_secrets:
-        if secret and len(secret) >= 8 and secret in text:
-            findings.append(
-                Finding("jeton SilverBullet configuré", line_of(text, text.index(secret)), "…")
-            )
+        # Folding keeps the lines: a line of ``folded`` is the same line of ``text``.
+        where = next((t for t in (text, folded) if len(secret) >= 8 and secret in t), None)
+        if where is not None:
+            line = line_of(where, where.index(secret))
+            findings.append(Finding("jeton SilverBullet configuré", line, "…"))
     return sorted(findings, key=lambda f: f.line)
 
 
