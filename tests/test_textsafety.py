@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from ocmem.errors import Refused
 from ocmem.execution import exit_code
+from ocmem.guards.detectsecrets import may_hold_token
 from ocmem.guards.textsafety import check_text, find_injection, find_secrets
 
 
@@ -135,3 +139,59 @@ def test_secrets_written_with_look_alikes_are_found(text: str) -> None:
 def test_the_configured_token_is_refused_written_with_look_alikes() -> None:
     token = "plain-looking-token-value"
     assert find_secrets("le jeton est pl\u0430in-looking-token-v\u0430lue", known_secrets=[token])
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            "bot MTAyMzQ1Njc4OTAxMjM0NTY3OA.GhIjKl.aBcDeFgHiJkLmNoPqRsTuVwXyZ01234 sur Discord",
+            "jeton de bot Discord",
+        ),
+        (
+            "SG.aBcDeFgHiJkLmNoPqRsTuV.wXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ012 en prod",
+            "clé SendGrid",
+        ),
+        ("clé SK0123456789abcdef0123456789abcdef pour les SMS", "clé Twilio"),
+        (
+            "bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw7 pour les alertes",
+            "jeton de bot Telegram",
+        ),
+        ("newsletter 0123456789abcdef0123456789abcdef-us21", "clé Mailchimp"),
+    ],
+)
+def test_detect_secrets_plugins_find_their_tokens(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in find_secrets(text)}
+
+
+@pytest.mark.parametrize(
+    ("line", "opens"),
+    [
+        ("sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", False),
+        ("request 7d9f2c1e-3b4a-4c5d-8e6f-0a1b2c3d4e5f", False),
+        ("la migration 0042_add_index_users_email.py", False),
+        ("/var/lib/postgresql/16/main/base/16384", False),
+        ("ModuleNotFoundError après PasswordAuthentication", False),
+        ("jeton aBcDeFgHiJkLmNoPqRsT1", True),
+        ("clé 0123456789abcdef0123456789abcdef-us21", True),
+    ],
+)
+def test_detect_secrets_is_woken_only_by_a_token_like_run(line: str, opens: bool) -> None:
+    assert may_hold_token(line) == opens
+
+
+@pytest.mark.real_clock  # a fresh interpreter, to see its imports; no date involved
+@pytest.mark.parametrize(
+    ("text", "imported"),
+    [
+        ("apt upgrade, redémarrage de nginx ; le mot de passe est dans le coffre", False),
+        ("jeton aBcDeFgHiJkLmNoPqRsT1uVwXyZ", True),
+    ],
+)
+def test_detect_secrets_is_imported_only_for_a_token_like_text(text: str, imported: bool) -> None:
+    code = (
+        "import sys; from ocmem.guards.textsafety import find_secrets; "
+        f"find_secrets({text!r}); print('detect_secrets' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(imported)

@@ -5,11 +5,13 @@ How agent text is written so that SilverBullet can only display it is ``ocmem.te
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
 from ocmem.errors import Refused
 from ocmem.guards.credentials import find_prose_secrets
+from ocmem.guards.detectsecrets import find_tokens
 from ocmem.guards.findings import Finding as Finding  # re-exported: callers import it from here
 from ocmem.guards.findings import line_of
 from ocmem.guards.homoglyphs import latin_skeleton
@@ -65,7 +67,7 @@ def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
     folded = latin_skeleton(text)
     findings = [
         Finding(kind, line_of(folded, start), _redact(folded[start:end]))
-        for start, end, kind in find_shapes(folded)
+        for start, end, kind in _spans(folded)
     ]
     # « token: ghp_… » is already named by its shape; the prose finding would repeat it.
     shaped = {f.line for f in findings}
@@ -77,6 +79,15 @@ def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
             line = line_of(where, where.index(secret))
             findings.append(Finding("jeton SilverBullet configuré", line, "…"))
     return sorted(findings, key=lambda f: f.line)
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of the shaped secrets of ``text``, the first kind of each place kept."""
+    spans: list[tuple[int, int, str]] = []
+    for start, end, kind in itertools.chain(find_shapes(text), find_tokens(text)):
+        if not any(start < e and s < end for s, e, _k in spans):
+            spans.append((start, end, kind))
+    return spans
 
 
 def find_injection(text: str) -> list[Finding]:

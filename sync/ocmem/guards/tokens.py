@@ -2,10 +2,12 @@
 credentials in a URL or a header, and keys named as such (an AWS secret key, a hexadecimal
 encryption key).
 
-These are the shapes ocmem checks itself, cheaply, on every text: providers with a documented
-prefix (AWS, GitHub, GitLab, OpenAI and Anthropic, Slack, Google, Stripe, npm, Hugging Face,
-DigitalOcean, Vault, age, Tailscale, Grafana, Postman, Shopify, Databricks, Doppler, Linear),
-JWTs, private keys, credentials in a URL or a Bearer header.
+These are the shapes ocmem checks itself, cheaply, on every text. Providers with a documented
+prefix that detect-secrets (``ocmem.guards.detectsecrets``) does not know are here (Google,
+Hugging Face, npm without its ``.npmrc`` line, DigitalOcean, Vault, age, Tailscale…); the ones it
+knows are left to it, except the commonest (AWS, GitHub, GitLab, Slack, Stripe, JWT, private
+keys, a password in a URL), kept here so that they are refused even on a line that does not wake
+it up.
 
 Patterns are kept as strings and compiled on first use: most texts hold no stem
 (``_STEMS``) of any of them, and then nothing is compiled.
