@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 
@@ -195,3 +196,41 @@ def test_detect_secrets_is_imported_only_for_a_token_like_text(text: str, import
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == str(imported)
+
+
+def _b64(text: str, urlsafe: bool = False) -> str:
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    return encode(text.encode()).decode()
+
+
+GHP = "ghp_" + "Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Ji0Hg9Fe8Dc"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (f"echo {_b64(GHP)} | base64 -d", "jeton GitHub (en base64)"),
+        (f"data: {_b64(_b64(GHP))}", "jeton GitHub (en base64)"),
+        (f"token={_b64('>>' + GHP + '??', urlsafe=True)}", "jeton GitHub (en base64)"),
+        (f"env: {_b64('DB_PASSWORD=Sup3rS3cret!')}", "mot de passe ou jeton en clair (en base64)"),
+        (f"clé : {_b64('-----BEGIN EC PRIVATE KEY-----')}", "clé privée (en base64)"),
+        (
+            "corps : " + base64.b64encode(b"openssh-key-v1\x00\x00\x00\x00\x04none").decode(),
+            "clé privée (en base64)",
+        ),
+    ],
+)
+def test_secrets_in_base64_are_found(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in find_secrets(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"echo {_b64('bonjour, ceci est un simple test de base64')} | base64 -d",
+        "clé publique ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9",
+        "chemin /var/lib/docker/overlay2/l/ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    ],
+)
+def test_public_keys_and_plain_base64_are_not_secrets(text: str) -> None:
+    assert find_secrets(text) == []

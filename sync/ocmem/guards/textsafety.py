@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ocmem.errors import Refused
 from ocmem.guards.credentials import find_prose_secrets
 from ocmem.guards.detectsecrets import find_tokens
+from ocmem.guards.encoded import decoded_runs
 from ocmem.guards.findings import Finding as Finding  # re-exported: callers import it from here
 from ocmem.guards.findings import line_of
 from ocmem.guards.homoglyphs import latin_skeleton
@@ -62,12 +63,12 @@ def _redact(value: str) -> str:
 
 
 def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
-    """Every secret in ``text``, read as a person reads it (``homoglyphs.latin_skeleton``):
-    shaped keys and tokens, and secrets written in prose."""
+    """Every secret in ``text``, read as a person reads it (``homoglyphs.latin_skeleton``): shaped
+    keys and tokens, the same encoded in base64, and secrets written in prose."""
     folded = latin_skeleton(text)
     findings = [
         Finding(kind, line_of(folded, start), _redact(folded[start:end]))
-        for start, end, kind in _spans(folded)
+        for start, end, kind in _spans(folded, depth=0)
     ]
     # « token: ghp_… » is already named by its shape; the prose finding would repeat it.
     shaped = {f.line for f in findings}
@@ -81,13 +82,30 @@ def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
     return sorted(findings, key=lambda f: f.line)
 
 
-def _spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of the shaped secrets of ``text``, the first kind of each place kept."""
+def _spans(text: str, depth: int) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of the shaped secrets of ``text``, the first kind of each place kept;
+    base64 runs are decoded and read again, twice at most (base64 of base64)."""
     spans: list[tuple[int, int, str]] = []
-    for start, end, kind in itertools.chain(find_shapes(text), find_tokens(text)):
+    found = itertools.chain(
+        find_shapes(text),
+        find_tokens(text),
+        _in_base64(text, depth) if depth < 2 else (),
+    )
+    for start, end, kind in found:
         if not any(start < e and s < end for s, e, _k in spans):
             spans.append((start, end, kind))
     return spans
+
+
+_BASE64 = " (en base64)"
+
+
+def _in_base64(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
+    for start, end, decoded in decoded_runs(text):
+        kinds = [kind for _s, _e, kind in _spans(decoded, depth + 1)]
+        kinds += [f.kind for f in find_prose_secrets(decoded)]
+        if kinds:
+            yield start, end, kinds[0].removesuffix(_BASE64) + _BASE64
 
 
 def find_injection(text: str) -> list[Finding]:
