@@ -68,6 +68,8 @@ _plugins: list[BasePlugin] = []
 
 def may_hold_token(line: str) -> bool:
     """A run that could be a token (see the module's docstring)."""
+    if all(len(word) < 20 for word in line.split()):  # no run, no regex to compile
+        return False
     return any(map(_could_be_a_token, re.findall(_TOKEN_RUN, line)))
 
 

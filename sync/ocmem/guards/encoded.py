@@ -20,6 +20,8 @@ OPENSSH_HEADER = "-----BEGIN OPENSSH PRIVATE KEY-----"
 
 def decoded_runs(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, decoded text) of every base64 run of ``text`` that decodes to text."""
+    if all(len(word) < 24 for word in text.split()):  # no run, no regex to compile
+        return
     for match in re.finditer(_RUN, text):
         run = match.group(0).rstrip("=")
         if len(run) % 4 == 1 or run.islower() or run.isupper():

@@ -23,7 +23,6 @@ Not folded: letters of other scripts (Cherokee, Lisu, Canadian syllabics…), di
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 # Each pair: a character, then the ASCII letter it is confusable with. Unicode maps the I-like
@@ -43,20 +42,25 @@ _LOOKALIKES = (
 )
 # Hyphens that tokens and options never use but a copy from a word processor may bring.
 _HYPHENS = "\u2010\u2011\u2012\u2043\u2212"
-# Default-ignorable characters (Unicode's DerivedCoreProperties): invisible wherever they are.
+# Default-ignorable characters (Unicode's DerivedCoreProperties), invisible wherever they are:
+# ranges of code points, dropped.
 _INVISIBLE = (
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e0fff]+"
-)
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE01EF),
+)  # fmt: skip
 
-_table: dict[int, str] = {}
+# Built on first use (a translation table: str.translate, no regex to compile).
+_table: dict[int, str | None] = {}
 
 
-def _lookalikes() -> dict[int, str]:
+def _folding() -> dict[int, str | None]:
     if not _table:
         _table.update({ord(pair[0]): pair[1] for pair in _LOOKALIKES.split()})
         _table.update(dict.fromkeys(map(ord, _HYPHENS), "-"))
+        for first, last in _INVISIBLE:
+            _table.update(dict.fromkeys(range(first, last + 1)))
     return _table
 
 
@@ -64,7 +68,9 @@ def latin_skeleton(text: str) -> str:
     """``text`` with invisible characters dropped, NFKC applied and look-alikes made Latin."""
     if text.isascii():
         return text
-    table = _lookalikes()
+    table = _folding()
     # Before NFKC too: it would turn some look-alikes (« ϲ ») into another script's letter.
-    folded = unicodedata.normalize("NFKC", re.sub(_INVISIBLE, "", text).translate(table))
-    return folded.translate(table)
+    folded = text.translate(table)
+    if not unicodedata.is_normalized("NFKC", folded):
+        folded = unicodedata.normalize("NFKC", folded).translate(table)
+    return folded

@@ -9,8 +9,8 @@ knows are left to it, except the commonest (AWS, GitHub, GitLab, Slack, Stripe, 
 keys, a password in a URL), kept here so that they are refused even on a line that does not wake
 it up.
 
-Patterns are kept as strings and compiled on first use: most texts hold no stem
-(``_STEMS``) of any of them, and then nothing is compiled.
+Patterns are kept as strings and compiled on first use: most texts hold no stem (``_STEMS``)
+of any shape and no key name (``_KEY_WORDS``), and then nothing is compiled.
 """
 
 from __future__ import annotations
@@ -52,12 +52,15 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("jeton Doppler", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     ("clé Linear", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
 )
-# Every shape holds one of these: a text without any skips the alternation.
+# Every shape holds one of these (``aws`` in any case): a text without any skips the alternation,
+# and nothing is compiled.
 _STEMS = (
-    r"PRIVATE KEY|PuTTY|AKIA|ASIA|ABIA|ACCA|(?i:aws)|gh[pousr]_|github_pat_|gl[a-z]{1,3}t-|sk-"
-    r"|xox|AIza|k_live_|k_test_|eyJ|Bearer|://|npm_|_authToken|hf_|api_org_|_v1_|hv[sbr]\.|AGE-SECRET-KEY"
-    r"|tskey-|glsa_|glc_|PMAK-|shp|dapi|dp\.|lin_"
-)
+    "PRIVATE KEY", "PuTTY", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+    "github_pat_", "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glptt-", "sk-", "xox",
+    "AIza", "k_live_", "k_test_", "eyJ", "Bearer", "://", "npm_", "_authToken", "hf_", "api_org_",
+    "_v1_", "hvs.", "hvb.", "hvr.", "AGE-SECRET-KEY", "tskey-", "glsa_", "glc_", "PMAK-", "shp",
+    "dapi", "dp.", "lin_",
+)  # fmt: skip
 
 # A key named as one (« clé de chiffrement : 3f9a… », ``ENCRYPTION_KEY=…``, "secret key is …")
 # when its value is hexadecimal of a key's length: 128, 192, 256, 384 or 512 bits. A digest
@@ -71,6 +74,8 @@ _DIGEST = (
     r"(?i)(?<![A-Za-z])(?:sha-?\d*|md5|hash|hach[ée]e?|hachage|fingerprint|empreinte|digest"
     r"|checksum|somme|commit)(?![A-Za-z])"
 )
+# Every key name holds one of these (in lower case).
+_KEY_WORDS = ("cle", "clé", "key", "secr")
 _HEX_RUN = r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,128}(?![0-9A-Za-z])"
 _KEY_BITS = frozenset({32, 48, 64, 96, 128})
 HEX_KEY = "clé secrète en hexadécimal"
@@ -78,7 +83,8 @@ HEX_KEY = "clé secrète en hexadécimal"
 
 def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of every shaped secret in ``text``."""
-    if re.search(_STEMS, text):
+    lowered = text.lower()
+    if "aws" in lowered or any(stem in text for stem in _STEMS):
         names = [f"s{i}" for i in range(len(_SHAPES))]
         alternation = "|".join(
             f"(?P<{name}>{pattern})" for name, (_kind, pattern) in zip(names, _SHAPES, strict=True)
@@ -86,7 +92,7 @@ def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
         for match in re.finditer(alternation, text):
             kind = _SHAPES[names.index(str(match.lastgroup))][0]
             yield match.start(), match.end(), kind
-    for run in re.finditer(_HEX_RUN, text):
+    for run in re.finditer(_HEX_RUN, text) if any(w in lowered for w in _KEY_WORDS) else ():
         value = run.group(0)
         if len(value) in _KEY_BITS and (value.islower() or value.isupper() or value.isdigit()):
             before = text[text.rfind("\n", 0, run.start()) + 1 : run.start()]
