@@ -173,8 +173,9 @@ def test_detect_secrets_plugins_find_their_tokens(text: str, kind: str) -> None:
         ("la migration 0042_add_index_users_email.py", False),
         ("/var/lib/postgresql/16/main/base/16384", False),
         ("ModuleNotFoundError après PasswordAuthentication", False),
+        ("le VPC vpc-0a1b2c3d4e5f67890 et le groupe sg-0123456789abcdef0", False),
         ("jeton aBcDeFgHiJkLmNoPqRsT1", True),
-        ("clé 0123456789abcdef0123456789abcdef-us21", True),
+        ("jeton aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeF", True),
     ],
 )
 def test_detect_secrets_is_woken_only_by_a_token_like_run(line: str, opens: bool) -> None:

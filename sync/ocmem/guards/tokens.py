@@ -6,8 +6,8 @@ These are the shapes ocmem checks itself, cheaply, on every text. Providers with
 prefix that detect-secrets (``ocmem.guards.detectsecrets``) does not know are here (Google,
 Hugging Face, npm without its ``.npmrc`` line, DigitalOcean, Vault, age, Tailscale…); the ones it
 knows are left to it, except the commonest (AWS, GitHub, GitLab, Slack, Stripe, JWT, private
-keys, a password in a URL), kept here so that they are refused even on a line that does not wake
-it up.
+keys, a password in a URL) and Mailchimp's, kept here so that they are refused even on a line
+that does not wake it up.
 
 Patterns are kept as strings and compiled on first use: most texts hold no stem (``_STEMS``)
 of any shape and no key name (``_KEY_WORDS``), and then nothing is compiled.
@@ -51,6 +51,8 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("jeton Databricks", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
     ("jeton Doppler", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     ("clé Linear", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
+    # detect-secrets knows it, but as lower-case hexadecimal it does not wake it up.
+    ("clé Mailchimp", r"\b[0-9a-f]{32}-us\d{1,2}\b"),
 )
 # Every shape holds one of these (``aws`` in any case): a text without any skips the alternation,
 # and nothing is compiled.
@@ -59,7 +61,7 @@ _STEMS = (
     "github_pat_", "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glptt-", "sk-", "xox",
     "AIza", "k_live_", "k_test_", "eyJ", "Bearer", "://", "npm_", "_authToken", "hf_", "api_org_",
     "_v1_", "hvs.", "hvb.", "hvr.", "AGE-SECRET-KEY", "tskey-", "glsa_", "glc_", "PMAK-", "shp",
-    "dapi", "dp.", "lin_",
+    "dapi", "dp.", "lin_", "-us",
 )  # fmt: skip
 
 # A key named as one (« clé de chiffrement : 3f9a… », ``ENCRYPTION_KEY=…``, "secret key is …")
