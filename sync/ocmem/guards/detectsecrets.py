@@ -17,9 +17,9 @@ rarely). A digest, a commit, a UUID, a cloud resource id (``vpc-0a1b2c…``), a 
 snake_case name is none of these; a random token of 20 characters or more almost always is. An
 ordinary entry has none, and its write does not pay for the import. What the plugins find
 without such a run — a password in a URL, a private key's header, a Mailchimp key (lower-case
-hexadecimal), a hexadecimal secret after its name — ``ocmem.guards.tokens`` finds on every text;
-SoftLayer's and Cloudant's lower-case keys next to their names are the plugins' only findings
-left out.
+hexadecimal), a hexadecimal secret after its name — ``ocmem.guards.tokens`` and the prose rules
+find on every text; a SoftLayer or Cloudant key in lower case after a name such as ``sl_key`` is
+what may be left out.
 """
 
 from __future__ import annotations

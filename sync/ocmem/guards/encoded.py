@@ -1,11 +1,12 @@
 """Text hidden in base64: a run that decodes to readable text is read again by the guards.
 
-``echo ghp_… | base64``, a private key pasted as one base64 line (``LS0tLS1CRUdJTi…``), a Kubernetes
-secret's ``data:`` value: the guards look at what such a run says, not only at its letters. A
-run is decoded when it has at least 24 characters of the standard or the URL-safe alphabet (18
-bytes: the shortest secret worth hiding this way is longer), with upper and lower case letters
-(base64 of text always has both; paths, words and hexadecimal digests seldom do). Its decoding is kept when it is UTF-8 text made of printable
-characters, or when it is an OpenSSH private key's binary body (``openssh-key-v1``).
+``echo ghp_… | base64``, a private key pasted as one base64 line (``LS0tLS1CRUdJTi…``), a
+Kubernetes secret's ``data:`` value: the guards look at what such a run says, not only at its
+letters. A run is decoded when it has at least 24 characters of the standard or the URL-safe
+alphabet (18 bytes: the shortest secret worth hiding this way is longer), with upper and lower
+case letters (base64 of text always has both; paths, words and hexadecimal digests seldom do).
+Its decoding is kept when it is UTF-8 text made of printable characters, or when it is an
+OpenSSH private key's binary body (``openssh-key-v1``).
 """
 
 from __future__ import annotations

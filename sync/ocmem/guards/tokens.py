@@ -25,7 +25,7 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("clé AWS", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     (
         # The 40-character secret after its name, whatever separates them: ``=``, ``:``, a
-        # quote or a space (``aws_secret_access_key wJalr…`` in ~/.aws/credentials' neighbours).
+        # quote or only a space (``aws_secret_access_key wJalr…``).
         "clé secrète AWS",
         r"(?i:aws[\w.-]{0,20}?secret[\w.-]{0,20}?)[\s\"'=:]{1,5}"
         r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
@@ -87,12 +87,9 @@ def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of every shaped secret in ``text``."""
     lowered = text.lower()
     if "aws" in lowered or any(stem in text for stem in _STEMS):
-        names = [f"s{i}" for i in range(len(_SHAPES))]
-        alternation = "|".join(
-            f"(?P<{name}>{pattern})" for name, (_kind, pattern) in zip(names, _SHAPES, strict=True)
-        )
+        alternation = "|".join(f"(?P<s{i}>{pattern})" for i, (_k, pattern) in enumerate(_SHAPES))
         for match in re.finditer(alternation, text):
-            kind = _SHAPES[names.index(str(match.lastgroup))][0]
+            kind = _SHAPES[int(str(match.lastgroup)[1:])][0]
             yield match.start(), match.end(), kind
     for run in re.finditer(_HEX_RUN, text) if any(w in lowered for w in _KEY_WORDS) else ():
         value = run.group(0)
