@@ -18,6 +18,7 @@ from ocmem.guards.personal import (
     CARD,
     EMAIL,
     IBAN,
+    NIR,
     PHONE,
     card_number_is_valid,
     find_personal_data,
@@ -60,6 +61,11 @@ from ocmem.setup.install import Installer
         ("CB : 4526-0181-5908-3012, exp 09/27", CARD, "… 12"),
         ("Amex 3766 131860 91399", CARD, "… 99"),
         ("numéro 4491186252760181 collé dans le ticket", CARD, "… 81"),
+        ("NIR de l'intérimaire : 1 84 12 76 451 089 46", NIR, "1… 46"),
+        ("numéro sécu 291032A00412368", NIR, "2… 68"),
+        ("sécu : 2.91.03.2B.004.123.95", NIR, "2… 95"),
+        ("n° ０６ １２ ３４ ５６ ７８ en pleine chasse", PHONE, "06 … 78"),
+        ("écrire à j\u0435an.dupont@gmail.com", EMAIL, "j…@…"),
     ],
 )
 def test_personal_data_is_found_with_a_masked_hint(text: str, kind: str, hint: str) -> None:
@@ -120,6 +126,30 @@ def test_personal_data_is_found_with_a_masked_hint(text: str, kind: str, hint: s
 )
 def test_technical_look_alikes_are_not_personal_data(text: str) -> None:
     assert find_personal_data(text) == []
+
+
+_NIR_FIELDS = st.tuples(
+    st.sampled_from("1278"),
+    st.integers(0, 99),
+    st.sampled_from([*range(1, 13), 20, 42, 50, 99]),
+    st.sampled_from(["01", "13", "2A", "2B", "75", "95", "97", "99"]),
+    st.integers(1, 999),
+    st.integers(1, 999),
+)
+
+
+@given(_NIR_FIELDS, st.sampled_from([" ", ".", ""]), st.integers(1, 96))
+def test_a_nir_with_its_key_is_found_and_with_another_key_is_not(
+    fields: tuple[str, int, int, str, int, int], separator: str, shift: int
+) -> None:
+    sex, year, month, dept, commune, order = fields
+    groups = [sex, f"{year:02}", f"{month:02}", dept, f"{commune:03}", f"{order:03}"]
+    number = "".join(groups).replace("2A", "19").replace("2B", "18")
+    key = 97 - int(number) % 97
+    written = separator.join([*groups, f"{key:02}"])
+    assert [f.kind for f in find_personal_data(f"son numéro {written} est à jour")] == [NIR]
+    wrong = separator.join([*groups, f"{(key + shift - 1) % 97 + 1:02}"])
+    assert NIR not in {f.kind for f in find_personal_data(f"son numéro {wrong} est à jour")}
 
 
 def test_one_finding_per_kind_and_line() -> None:

@@ -1,5 +1,7 @@
 """Personal data in text bound for memory: e-mail addresses, phone numbers, postal addresses,
-IBANs and payment card numbers. Each finding carries a masked hint, never the value.
+IBANs, French social security numbers and payment card numbers. Each finding carries a masked
+hint, never the value. Text is read as a person reads it (``homoglyphs.latin_skeleton``:
+fullwidth digits, look-alike letters and invisible characters folded).
 
 The detectors aim at few false positives on technical notes, so what identifies a machine or an
 organisation passes, and what identifies a person is refused:
@@ -22,12 +24,16 @@ organisation passes, and what identifies a person is refused:
   capitalised and, without an article, end the address, so « 3 place holders » and « 3 Route
   Tables dans le VPC » pass; a 5-digit number after a port, PID, error code… is not a postcode.
 - IBAN: country code, check digits, the country's length and the mod-97 checksum.
+- Social security number (NIR): 15 characters, contiguous or grouped as on the card
+  (``1 84 12 76 451 089 46``): sex (1, 2, or 7, 8 for a temporary number), year, a month that
+  exists (01–12, or 20–42 and 50–99 when unknown), a department (2A/2B for Corsica), and the key
+  (97 minus the first 13 digits mod 97, Corsica counted as 19 and 18).
 - Card: 14 to 19 digits (contiguous or grouped by spaces or dashes) with a card network's
   prefix and length and a valid Luhn checksum. Processors' published test numbers
   (4242 4242 4242 4242…) are documentation, not personal data.
 
-Not detected: bare names (too many false positives), birth dates, social security and ID card
-numbers, licence plates, US-style phone numbers without ``+``.
+Not detected: bare names (too many false positives), birth dates, ID card numbers, licence
+plates, US-style phone numbers without ``+``.
 
 Patterns are kept as strings and compiled on first use (``re`` caches them): every ocmem command
 is a new process, and a detector runs only on text that could hold its kind.
@@ -40,11 +46,13 @@ import re
 from collections.abc import Callable, Iterator
 
 from ocmem.guards.findings import Finding, line_of
+from ocmem.guards.homoglyphs import latin_skeleton
 
 EMAIL = "adresse e-mail"
 PHONE = "numéro de téléphone"
 ADDRESS = "adresse postale"
 IBAN = "IBAN"
+NIR = "numéro de sécurité sociale"
 CARD = "numéro de carte bancaire"
 
 # --- e-mail ---------------------------------------------------------------------------------
@@ -285,6 +293,30 @@ def _first_chars(candidate: str, count: int) -> str | None:
     return None
 
 
+# One separator (a space, a dot or none) between all the groups: as on the card, or one number.
+_NIR = (
+    _ALONE_BEFORE + r"(?P<sex>[1278])(?P<sep>[ .]?)(?P<year>\d{2})(?P=sep)"
+    r"(?P<month>0[1-9]|1[0-2]|[2-4]\d|[5-9]\d)(?P=sep)(?P<dept>\d{2}|2[ABab])(?P=sep)"
+    r"(?P<commune>\d{3})(?P=sep)(?P<order>\d{3})(?P=sep)(?P<key>\d{2})" + _ALONE_AFTER
+)
+
+
+def nir_is_valid(match: re.Match[str]) -> bool:
+    """The key of a NIR's 13 first characters, and a month and a department that exist."""
+    month, dept = int(match.group("month")), match.group("dept").upper()
+    if 13 <= month <= 19 or 43 <= month <= 49 or dept == "00":
+        return False
+    sex, year, commune, order = (match.group(g) for g in ("sex", "year", "commune", "order"))
+    number = sex + year + f"{month:02}" + {"2A": "19", "2B": "18"}.get(dept, dept) + commune + order
+    return 97 - int(number) % 97 == int(match.group("key"))
+
+
+def _nirs(text: str) -> Iterator[tuple[int, int, str, str]]:
+    for match in re.finditer(_NIR, text):
+        if nir_is_valid(match):
+            yield match.start(), match.end(), NIR, f"{match.group('sex')}… {match.group('key')}"
+
+
 _CARD = (
     _ALONE_BEFORE + r"(?:\d{4}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,4}(?:(?P=sep)\d{1,3})?"
     r"|\d{4}(?P<amex>[ -])\d{6}(?P=amex)\d{4,5}"
@@ -340,14 +372,16 @@ def _cards(text: str) -> Iterator[tuple[int, int, str, str]]:
 
 def find_personal_data(text: str) -> list[Finding]:
     """One finding per kind and line, with a masked hint (never the value)."""
+    text = latin_skeleton(text)
     digits = sum(map(str.isdigit, text))
     # Checksummed kinds first: an IBAN's digit groups must not also count as a card or a phone.
-    # Each detector needs what its shortest value has (8 digits for a phone or an IBAN, 14 for a
-    # card, an @), so most texts run few of them.
+    # Each detector needs what its shortest value has (8 digits for a phone or an IBAN, 13 for a
+    # NIR, 14 for a card, an @), so most texts run few of them.
     detectors = [
         detector
         for detector, possible in (
             (_ibans, digits >= 8),
+            (_nirs, digits >= 13),
             (_cards, digits >= 14),
             (_emails, "@" in text),
             (_phones, digits >= 8),

@@ -5,28 +5,19 @@ How agent text is written so that SilverBullet can only display it is ``ocmem.te
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ocmem.errors import Refused
 from ocmem.guards.credentials import find_prose_secrets
+from ocmem.guards.detectsecrets import find_tokens
+from ocmem.guards.encoded import decoded_runs
 from ocmem.guards.findings import Finding as Finding  # re-exported: callers import it from here
 from ocmem.guards.findings import line_of
+from ocmem.guards.homoglyphs import latin_skeleton
 from ocmem.guards.personal import find_personal_data as find_personal_data
-
-_SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("clé privée", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("clé AWS", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("jeton GitHub", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("jeton GitLab", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
-    ("clé d'API (sk-…)", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}")),
-    ("jeton Slack", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("clé Google", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("clé Stripe", re.compile(r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}")),
-    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
-    ("en-tête Bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    ("identifiants dans une URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@")),
-]
+from ocmem.guards.tokens import find_shapes
 
 _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -72,20 +63,49 @@ def _redact(value: str) -> str:
 
 
 def find_secrets(text: str, known_secrets: Iterable[str] = ()) -> list[Finding]:
+    """Every secret in ``text``, read as a person reads it (``homoglyphs.latin_skeleton``): shaped
+    keys and tokens, the same encoded in base64, and secrets written in prose."""
+    folded = latin_skeleton(text)
     findings = [
-        Finding(kind, line_of(text, match.start()), _redact(match.group(0)))
-        for kind, pattern in _SECRET_PATTERNS
-        for match in pattern.finditer(text)
+        Finding(kind, line_of(folded, start), _redact(folded[start:end]))
+        for start, end, kind in _spans(folded, depth=0)
     ]
     # « token: ghp_… » is already named by its shape; the prose finding would repeat it.
     shaped = {f.line for f in findings}
-    findings += [f for f in find_prose_secrets(text) if f.line not in shaped]
+    findings += [f for f in find_prose_secrets(folded) if f.line not in shaped]
     for secret in known_secrets:
-        if secret and len(secret) >= 8 and secret in text:
-            findings.append(
-                Finding("jeton SilverBullet configuré", line_of(text, text.index(secret)), "…")
-            )
+        # Folding keeps the lines: a line of ``folded`` is the same line of ``text``.
+        where = next((t for t in (text, folded) if len(secret) >= 8 and secret in t), None)
+        if where is not None:
+            line = line_of(where, where.index(secret))
+            findings.append(Finding("jeton SilverBullet configuré", line, "…"))
     return sorted(findings, key=lambda f: f.line)
+
+
+def _spans(text: str, depth: int) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of the shaped secrets of ``text``, the first kind of each place kept;
+    base64 runs are decoded and read again, twice at most (base64 of base64)."""
+    spans: list[tuple[int, int, str]] = []
+    found = itertools.chain(
+        find_shapes(text),
+        find_tokens(text),
+        _in_base64(text, depth) if depth < 2 else (),
+    )
+    for start, end, kind in found:
+        if not any(start < e and s < end for s, e, _k in spans):
+            spans.append((start, end, kind))
+    return spans
+
+
+_BASE64 = " (en base64)"
+
+
+def _in_base64(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
+    for start, end, decoded in decoded_runs(text):
+        kinds = [kind for _s, _e, kind in _spans(decoded, depth + 1)]
+        kinds += [f.kind for f in find_prose_secrets(decoded)]
+        if kinds:
+            yield start, end, kinds[0].removesuffix(_BASE64) + _BASE64
 
 
 def find_injection(text: str) -> list[Finding]:
