@@ -23,7 +23,8 @@ from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
 from ocmem.silverbullet.client import SilverBulletError
-from ocmem.silverbullet.push import RECEIPT, untangle, with_receipt
+from ocmem.silverbullet.push import untangle
+from ocmem.silverbullet.receipt import RECEIPT, with_receipt
 from support.faults import AfterEachResponse
 from support.sbserver import RealServerFaults
 

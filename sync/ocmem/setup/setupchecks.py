@@ -248,7 +248,7 @@ def silverbullet(
     from ocmem.home.shipped import has_section
     from ocmem.silverbullet.client import SilverBullet
     from ocmem.silverbullet.library import PAGE_NAME
-    from ocmem.silverbullet.push import claim_of
+    from ocmem.silverbullet.receipt import claim_of, held_by_another
 
     seen = SpaceSeen() if seen is None else seen
     try:
@@ -277,11 +277,10 @@ def silverbullet(
                     )
                 read = client.read(page) if page in listed else None
                 holder = claim_of(read.body.decode("utf-8", "replace") if read else None)
-                if holder is not None and holder != home.key:
+                if holder is not None and holder.key != home.key:
                     yield Problem(
                         ERROR,
-                        f"{page} est tenue par un autre dossier ocmem (clé {holder}) sous le même "
-                        f"identifiant « {home.id} » : push refusé",
+                        f"{held_by_another(page, holder, home)} : push refusé",
                         "donne à ce dossier un identifiant à lui : `ocmem init --id-dossier NOM`",
                     )
     except OcmemError as exc:

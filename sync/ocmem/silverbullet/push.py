@@ -40,7 +40,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from ocmem.errors import Busy, Refused
 from ocmem.formats import journal, pending
@@ -59,12 +58,9 @@ from ocmem.silverbullet.client import (
     UnknownOutcome,
     is_conflict_copy,
 )
+from ocmem.silverbullet.receipt import claim_of, held_by_another, receipt_of, with_receipt
 from ocmem.silverbullet.state import PushedPage, SyncState
 from ocmem.text import inert
-
-RECEIPT = re.compile(r"^Envoi ocmem n° (\d+) \(([a-z0-9-]+), [^)]*\)[^\n]*$", re.MULTILINE)
-# The claim of the home that writes the page, inside its receipt line (older lines have none).
-CLAIM = re.compile(r"^Envoi ocmem n° \d+ \([a-z0-9-]+, [^)]*clé ([0-9a-f]{8})\)", re.MULTILINE)
 
 
 class PageKeepsChanging(Busy):
@@ -81,38 +77,6 @@ def conflict_copies_of(page: str, names: list[str]) -> list[str]:
 
 
 # --- the plan (pure) ------------------------------------------------------------------------
-
-
-def receipt_of(text: str | None) -> int | None:
-    """The number of ocmem's last write that the page shows (None: no receipt line)."""
-    found = RECEIPT.search(text or "")
-    return int(found.group(1)) if found else None
-
-
-def claim_of(text: str | None) -> str | None:
-    """The key of the home whose receipt the page shows (None: no receipt, or an older one)."""
-    found = CLAIM.search(text or "")
-    return found.group(1) if found else None
-
-
-def with_receipt(
-    text: str,
-    number: int,
-    home_id: str,
-    when: datetime,
-    pattern: re.Pattern[str],
-    key: str | None = None,
-) -> str:
-    """``text`` whose receipt line says write ``number`` (by the home ``key`` claims it for):
-    replaced where it is, else added at the end of the text before the first block."""
-    claim = f", clé {key}" if key else ""
-    line = f"Envoi ocmem n° {number} ({home_id}, {when:%Y-%m-%d %H:%M}{claim}) — ligne tenue par ocmem."
-    if RECEIPT.search(text):
-        return RECEIPT.sub(lambda _: line, text, count=1)
-    first = pattern.search(text)
-    head = (text[: first.start()] if first else text).rstrip("\n")
-    rest = text[first.start() :] if first else ""
-    return (f"{head}\n\n{line}\n" if head else f"{line}\n") + ("\n" + rest if rest else "")
 
 
 def untangle(page: str, ours: str) -> str | None:
@@ -248,6 +212,7 @@ class _Sent:
     updated: list[str] = field(default_factory=list)
     writes: int = 0
     conflicts: list[str] = field(default_factory=list)  # blocks whose agent copy was written
+    restored: list[str] = field(default_factory=list)  # delivered before, erased, sent again
     regressed: bool = False  # a read showed an older receipt than our last write
 
 
@@ -320,12 +285,11 @@ class Pusher:
         """A page another home writes (same id: two users, two homes, one cloud image's host
         name) is refused before anything is merged: its blocks are not the human's edits."""
         holder = claim_of(text)
-        if holder is None or holder == self.home.key:
+        if holder is None or holder.key == self.home.key:
             return
         raise Refused(
-            f"{name} est tenue par un autre dossier ocmem (clé {holder}) qui a le même "
-            f"identifiant « {self.home.id} » que celui-ci (clé {self.home.key}) : rien n'a été "
-            "envoyé, les deux se mélangeraient",
+            f"{held_by_another(name, holder, self.home)} : rien n'a été envoyé, les deux se "
+            "mélangeraient",
             fix=f"donne à ce dossier un identifiant à lui : `ocmem init --id-dossier {self._own_id()}` "
             "(ou un autre nom), puis `ocmem push`",
         )
@@ -371,6 +335,7 @@ class Pusher:
             return
         preamble = segments[0].text if segments[0].text.strip() else f"# {name}\n"
         sent = _Sent()
+        delivered = set(page.blocks)
         deadline = self.ws.clock.monotonic() + self.config.patience_seconds
         ours: str | None = None  # the last body we PUT, to recognise an overlapping write
         put_body: bytes | None = None  # the last body this run sent, to know the page as ours
@@ -441,6 +406,7 @@ class Pusher:
             sent.appended += [i for i in result.appended if i not in sent.appended]
             sent.updated += [i for i in result.updated if i not in sent.updated]
             sent.conflicts += [i for i in result.conflicts if i not in sent.conflicts]
+            sent.restored += [i for i in result.appended if i in delivered - set(sent.restored)]
             sent.writes += 1
 
     def _write_ahead(
@@ -568,12 +534,16 @@ class Pusher:
             report.lines.append(
                 f"  ⚠ bloc(s) en double dans la page : {', '.join(sorted(set(result.duplicates)))}"
             )
+        if sent.restored:
+            report.lines.append(
+                "  ocmem a remis dans la page ce qu'une version plus ancienne avait effacé : "
+                + ", ".join(sent.restored)
+            )
         for copy in copies:
             report.ask_human()
             ids = ", ".join(sorted(i for i, c in conflicts.items() if c == copy))
             gone = f" ; {ids} ne sont plus que dans la copie" if ids else ""
             report.lines.append(
-                f"  ⚠ conflit d'édition : SilverBullet a mis une autre version de {name} dans {copy}{gone} ; "
-                "ocmem a remis dans la page les blocs qu'une ancienne version avait effacés. "
+                f"  ⚠ conflit d'édition : SilverBullet a mis une autre version de {name} dans {copy}{gone}. "
                 "Recopie dans la page ce qui te manque, puis supprime la copie (ocmem ne la supprime jamais)"
             )
