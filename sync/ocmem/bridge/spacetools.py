@@ -10,7 +10,9 @@ next pull installs (docs/security.md). This is the safe way to the same space:
   ``Agents/AGENTS.md``) or a page the human lists in ``silverbullet.trusted_pages`` does not
   expose the session; any other read, a listing and a search do;
 - **write** only a page strictly under this home's ``Agents/Inbox/<home-id>/``, never one of
-  the pages ocmem pushes there nor the human's decisions page, never an existing page unless
+  the pages ocmem pushes there nor the human's decisions page, nor a name that passes for one
+  of them or for their conflict copies (``ocmem.home.pagenames.mimicked_page``: any case,
+  Unicode or percent-encoding spelling), never an existing page unless
   asked to replace it (its previous version kept in the backups), the content rendered inert
   like the push's (``ocmem.text.inert.draft``) — and the client's ``InboxGuard`` refuses any
   other request before it leaves;
@@ -32,7 +34,13 @@ from ocmem.bridge import mcpdiscovery
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home import identity
 from ocmem.home.backups import Backups
-from ocmem.home.pagenames import file_of, is_validated, page_path, validated_pages
+from ocmem.home.pagenames import (
+    file_of,
+    is_validated,
+    mimicked_page,
+    page_path,
+    validated_pages,
+)
 from ocmem.home.settings import setting
 from ocmem.home.space import SyncConfig, secret_values
 from ocmem.home.workspace import Workspace
@@ -208,11 +216,12 @@ class SpaceTools:
         )
         if not page.startswith(inbox) or page == inbox.rstrip("/"):
             return f"refusé : {page} est hors de {inbox}. {rule}"
-        reserved = {p.lower() for p in mcpdiscovery.reserved_pages(self.ws.settings)}
-        if page.lower() in reserved:
+        mimicked = mimicked_page(page, mcpdiscovery.reserved_pages(self.ws.settings))
+        if mimicked is not None:
             return (
-                f"refusé : {page} est une page qu'ocmem pousse lui-même (ou les décisions de "
-                f"l'utilisateur). {rule}"
+                f"refusé : {page} se lit comme {mimicked}, une page d'ocmem (qu'il pousse "
+                f"lui-même, ou les décisions de l'utilisateur), ou l'une de ses copies de "
+                f"conflit. {rule}"
             )
         return None
 

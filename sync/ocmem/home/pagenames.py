@@ -74,3 +74,46 @@ def validated_pages(settings: Settings, config: SyncConfig | None) -> list[str]:
 
 def is_validated(page: str, validated: Iterable[str]) -> bool:
     return any(page.startswith(v) if v.endswith("/") else page == v for v in validated)
+
+
+# What SilverBullet's browser appends to a page it moves aside (``journal.conflicted:<ms>``).
+_CONFLICT = ".conflicted:"
+
+
+def _skeleton(page: str) -> str:
+    """How a page name reads to a person: compatibility forms folded (fullwidth letters and
+    punctuation), case folded; accents, spaces, invisible characters, dots ending a segment and
+    the ``.md`` the name may repeat dropped."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", page).casefold())
+    kept = "".join(
+        c for c in folded if unicodedata.category(c) not in ("Mn", "Cf") and not c.isspace()
+    )
+    segments = [s.rstrip(".") for s in kept.split("/")]
+    last = segments[-1]
+    while last.endswith(".md"):
+        last = last[:-3].rstrip(" .")
+    return "/".join([*segments[:-1], last])
+
+
+def _alike(name: str, model: str) -> bool:
+    """Whether ``name`` reads as ``model``: the same characters, a letter of another script
+    standing for an ASCII letter (Cyrillic « о » for « o ») included."""
+    return len(name) == len(model) and all(
+        c == m or (not c.isascii() and m.isascii() and m.isalpha())
+        for c, m in zip(name, model, strict=True)
+    )
+
+
+def mimicked_page(page: str, reserved: Iterable[str]) -> str | None:
+    """The reserved page (ocmem's own pages, the human's decisions page) that ``page`` passes
+    for — itself, a conflict copy of it, or either spelled another way (case, Unicode,
+    look-alike letters, invisible characters; ``page`` as :func:`page_path` reads it, so
+    percent-encodings are already undone) —, None when it passes for none. The one rule of what
+    a tool may never write under ocmem's names (``ocmem mcp``; the plugin's tools later)."""
+    name = _skeleton(page)
+    for model in reserved:
+        shape = _skeleton(model)
+        copy = shape + _CONFLICT
+        if _alike(name, shape) or (len(name) > len(copy) and _alike(name[: len(copy)], copy)):
+            return model
+    return None
