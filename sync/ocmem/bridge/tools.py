@@ -42,7 +42,7 @@ from ocmem.home.space import (
 )
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
-from ocmem.services.context import context_report
+from ocmem.services.context import context_report, memory_for_prompt
 from ocmem.services.memory import Memory
 from ocmem.text import inert
 
@@ -149,7 +149,7 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
     system = []
     # As written: the escapes and token spans that keep MEMORY.md inert in SilverBullet are
     # undone (ocmem.text.inert.readable), so the model reads `fastcgi_pass`, not `fastcgi\_pass`.
-    memory = inert.readable(read_text(paths.memory_md)).strip()
+    memory = inert.readable(memory_for_prompt(paths.memory_md, ws.limits.memory_chars).text).strip()
     if memory:
         system.append(
             "## Mémoire validée (memory/MEMORY.md)\n"
