@@ -12,7 +12,10 @@
     ├── ShortTermFormatError memory/SHORT_TERM.md cannot be read as notes                    → 1
     ├── SilverBulletError    the server could not be used for this run                       → 1
     │   ├── UnknownOutcome       a PUT failed after it left: applied or not
-    │   └── TornRead             a file read shorter or longer than its size, every time
+    │   ├── TornRead             a file read shorter or longer than its size, every time
+    │   ├── PastDeadline         the pull's deadline passed while the server was still sending
+    │   └── TooLarge             a body past the bytes its reader allows, stopped there
+    │       └── BudgetSpent          the bytes a whole pull may receive, spent
     └── ForbiddenRequest     a request ocmem never sends (a bug, refused before sending)     → 1
 
 Exit codes are decided in one place, ``ocmem.execution`` (0 ok, 1 error, 2 usage or invalid

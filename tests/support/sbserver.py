@@ -36,6 +36,7 @@ import email.utils
 import gzip
 import hmac
 import io
+import itertools
 import json
 import mimetypes
 import os
@@ -47,7 +48,7 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -339,6 +340,8 @@ class _Response:
     status: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
+    # A body of unknown length, sent chunked after ``body`` (the hostile ``endless_listing``).
+    stream: Iterator[bytes] | None = None
 
     def header(self, name: str) -> str | None:
         for key, value in self.headers:
@@ -635,6 +638,12 @@ class FakeSilverBullet:
         self.clock = clock or MsClock()
         self.latency_ms = 0
         """Delay added to every request, in ms."""
+        self.drip_bytes_per_second = 0.0
+        """Hostile: send every response body at this rate (0: at once). A server that answers,
+        byte after byte, never silent long enough for a per-read timeout to fire."""
+        self.endless_listing = False
+        """Hostile: the listing never ends: the real entries, then made-up skills forever
+        (chunked, at ``drip_bytes_per_second`` if set)."""
         self.faults = faults
         """The fault model in force; may be swapped or cleared while running."""
         self.record_bodies = record_bodies
@@ -1409,8 +1418,10 @@ class FakeSilverBullet:
         ``Vary: accept-encoding``; it is gzipped only when the client accepts gzip.
         """
         content_type = response.header("Content-Type") or ""
-        if len(response.body) < GZIP_MIN_SIZE or (
-            content_type.startswith("image/") and not content_type.startswith("image/svg")
+        if (
+            response.stream is not None
+            or len(response.body) < GZIP_MIN_SIZE
+            or (content_type.startswith("image/") and not content_type.startswith("image/svg"))
         ):
             return response
         headers = [*response.headers, ("Vary", "accept-encoding")]
@@ -1433,7 +1444,19 @@ class FakeSilverBullet:
             ("X-Space-Path", self.space_folder_path),
             ("Cache-Control", "no-cache"),
         ]
+        if self.endless_listing:
+            return _Response(200, headers, body[:-1].encode(), stream=self._made_up_entries())
         return _Response(200, headers, body.encode())
+
+    def _made_up_entries(self) -> Iterator[bytes]:
+        start = 0
+        while True:  # a thousand entries a chunk: as fast as a server gone wrong can send
+            batch = []
+            for number in range(start + 1, start + 1001):
+                meta = FileMeta(f"Agents/Skills/s{number}/SKILL.md", 1, 1, "text/markdown", 9, "rw")
+                batch.append(b"," + json.dumps(meta.to_json(), separators=(",", ":")).encode())
+            start += 1000
+            yield b"".join(batch)
 
     def _get(self, req: _Request, path: str) -> _Response:
         """``handle_fs_get``: meta probe, If-Modified-Since, full read (sb §5)."""
@@ -1627,11 +1650,34 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Date", self.date_time_string())
         for name, value in response.headers:
             self.send_header(name, value)
-        if response.status != 304:
+        if response.stream is not None:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif response.status != 304:
             self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()
-        if not head_only and response.status != 304:
-            self.wfile.write(response.body)
+        if head_only or response.status == 304:
+            return
+        if response.stream is None:
+            self._write(response.body)
+            return
+        self.close_connection = True
+        with contextlib.suppress(OSError):  # the client hung up: the hostile server stops
+            for piece in itertools.chain([response.body], response.stream):
+                self._write(b"%x\r\n%b\r\n" % (len(piece), piece))
+
+    def _write(self, data: bytes) -> None:
+        """``data`` at once, or dripped at the server's ``drip_bytes_per_second``."""
+        rate = self.server.fake.drip_bytes_per_second
+        if rate <= 0:
+            self.wfile.write(data)
+            return
+        step = max(1, int(rate / 10))
+        self.close_connection = True
+        with contextlib.suppress(OSError):  # the client gave up waiting: so does the server
+            for start in range(0, len(data), step):
+                self.wfile.write(data[start : start + step])
+                self.wfile.flush()
+                time.sleep(step / rate)
 
     def _reset(self) -> None:
         """Abort the connection with a TCP RST and no response."""

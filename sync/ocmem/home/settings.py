@@ -155,6 +155,32 @@ _SILVERBULLET = {
     "patience_seconds": Option(
         NUMBER, 0, 600, help="attente d'une page en cours d'édition avant report (s)", default=20.0
     ),
+    # What a space can install, whoever wrote it (a broken sync job, a compromised account):
+    # over a bound, nothing of it is installed and the local copy stays (docs/sync.md).
+    "pull_max_file_bytes": Option(
+        INTEGER, 1024, 1 << 30, help="taille maximale d'un fichier tiré (octets)", default=1 << 20
+    ),
+    "pull_max_skills": Option(
+        INTEGER,
+        1,
+        10_000,
+        help="nombre de skills au-delà duquel le pull n'en tire aucun",
+        default=50,
+    ),
+    "pull_max_total_bytes": Option(
+        INTEGER,
+        1024,
+        1 << 32,
+        help="taille totale maximale de ce qu'un pull tire (octets)",
+        default=8 << 20,
+    ),
+    "pull_deadline_seconds": Option(
+        NUMBER,
+        1,
+        3600,
+        help="durée maximale d'un pull, liste et lectures comprises, quelle que soit la lenteur du serveur (s)",
+        default=90.0,
+    ),
     "expect_space_path": Option(
         TEXT, nullable=True, help="dossier de l'espace attendu sur le serveur (X-Space-Path)"
     ),

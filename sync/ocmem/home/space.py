@@ -94,6 +94,12 @@ class SyncConfig(NamedTuple):
     # How long a push waits for a page to become quiet before postponing it.
     patience_seconds: float
     expect_space_path: str | None
+    # What a pull may install (ocmem.silverbullet.bounds): per file, skills, in all; and the
+    # deadline of the whole pull (listing and reads).
+    pull_max_file_bytes: int
+    pull_max_skills: int
+    pull_max_total_bytes: int
+    pull_deadline_seconds: float
 
     def __repr__(self) -> str:
         return f"SyncConfig(url={self.url!r}, token={'***' if self.token else None})"
@@ -190,6 +196,10 @@ def load_sync_config(settings: Settings, env: Mapping[str, str] | None = None) -
         quiet_seconds=float(setting(settings, "silverbullet", "quiet_seconds")),
         patience_seconds=float(setting(settings, "silverbullet", "patience_seconds")),
         expect_space_path=setting(settings, "silverbullet", "expect_space_path"),
+        pull_max_file_bytes=int(setting(settings, "silverbullet", "pull_max_file_bytes")),
+        pull_max_skills=int(setting(settings, "silverbullet", "pull_max_skills")),
+        pull_max_total_bytes=int(setting(settings, "silverbullet", "pull_max_total_bytes")),
+        pull_deadline_seconds=float(setting(settings, "silverbullet", "pull_deadline_seconds")),
     )
 
 

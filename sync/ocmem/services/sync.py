@@ -27,7 +27,9 @@ def _session(
     config = load_sync_config(ws.settings, env)
     with (
         ws.transaction(command) as txn,
-        SilverBullet(config, transport=transport, waiting=ws.waiting) as client,
+        SilverBullet(
+            config, transport=transport, waiting=ws.waiting, monotonic=ws.clock.monotonic
+        ) as client,
     ):
         yield config, client, SyncState.load(ws.paths, config.url), txn
 

@@ -12,6 +12,10 @@ conditional write. So this client:
 - bounds a dead server: a request answered by nothing within ``timeout_seconds`` (a server that
   accepts connections and never answers) is not tried again, and retries stop once
   ``timeout_seconds`` have gone by, so a run fails in about that long, naming the URL;
+- bounds a slow or endless one: every body is read as it streams, stopped past the bytes its
+  reader allows (a page's bound, the run's total, the listing's) and past the run's deadline
+  (:meth:`SilverBullet.set_deadline`: httpx's timeouts are per read, so a server sending a byte
+  a second never trips them), each request's timeout shortened to what is left of it;
 - says each request (retries included) to the ``waiting`` it is given (ocmem.progress: the
   command line shows it on a terminal after a second of silence);
 - never follows redirects, and names the two classic set-up errors: a rejected token
@@ -20,8 +24,12 @@ conditional write. So this client:
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+import time
 import unicodedata
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
@@ -47,6 +55,12 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 # double the wait.
 _NO_ANSWER = (httpx.ReadTimeout, httpx.WriteTimeout)
 _TRANSIENT_STATUS = {500, 502, 503, 504}
+# The listing of a space of some 100 000 files; past it, a server that does not stop.
+LISTING_MAX_BYTES = 16 << 20
+# A page read with no bound of its reader's: far past any page a human keeps.
+PAGE_MAX_BYTES = 64 << 20
+# Any other body (an error page, a probe's empty body).
+_ANY_BODY_MAX_BYTES = 1 << 20
 
 
 class SilverBulletError(OcmemError):
@@ -60,6 +74,42 @@ class UnknownOutcome(SilverBulletError):
 class TornRead(SilverBulletError):
     """Every reading of a file came back shorter or longer than its announced size: it is being
     written. Not a fault of the server, the token or the network, which stay SilverBulletError."""
+
+
+class PastDeadline(SilverBulletError):
+    """The run's deadline passed while the server was still sending: stopped there."""
+
+
+class TooLarge(SilverBulletError):
+    """A body went past the bytes its reader allows: the read stopped there, nothing kept."""
+
+    def __init__(self, name: str, bound: int):
+        super().__init__(
+            f"{name} : plus de {bound} octets reçus, lecture arrêtée (rien n'en est gardé)",
+            fix="vérifie cette page dans SilverBullet (une page démesurée, ou un serveur qui ne "
+            "s'arrête pas)",
+        )
+        self.name = name
+        self.bound = bound
+
+
+class BudgetSpent(TooLarge):
+    """The bytes a run's reads may receive together are spent (``Budget``)."""
+
+
+class Budget:
+    """The bytes the reads of one run may still receive together (they run in parallel)."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self._left = total
+        self._lock = threading.Lock()
+
+    def spend(self, count: int) -> bool:
+        """Take ``count`` bytes; False once the budget is overdrawn."""
+        with self._lock:
+            self._left -= count
+            return self._left >= 0
 
 
 class ForbiddenRequest(OcmemError):
@@ -152,8 +202,11 @@ class SilverBullet:
         transport: httpx.BaseTransport | None = None,
         attempts: int = 4,
         waiting: Waiting | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ):
         self.config = config
+        self._monotonic = monotonic
+        self._deadline: float | None = None  # on ``monotonic``'s clock; None: no deadline
         self._waiting = waiting or not_said
         self._what = f"en attente de SilverBullet ({config.url})"
         base = httpx.URL(config.url)
@@ -161,7 +214,8 @@ class SilverBullet:
         # alone: httpx would otherwise add the prefix twice (/sb/sb/.fs).
         self.fs_path = base.path.rstrip("/") + "/.fs"
         origin = str(base.copy_with(path="/", query=None, fragment=None)).rstrip("/")
-        headers = {"X-Sync-Mode": "true", "User-Agent": "ocmem"}
+        # gzip only: the reads inflate it themselves, counting every byte (``_body``).
+        headers = {"X-Sync-Mode": "true", "User-Agent": "ocmem", "Accept-Encoding": "gzip"}
         if config.token:
             headers["Authorization"] = f"Bearer {config.token}"
         self.requests_sent = 0
@@ -186,6 +240,82 @@ class SilverBullet:
     def _count(self, request: httpx.Request) -> None:
         self.requests_sent += 1
 
+    def set_deadline(self, seconds: float) -> None:
+        """From now on, every request and every byte must come within ``seconds``."""
+        self._deadline = self._monotonic() + seconds
+        self._deadline_seconds = seconds
+
+    def _left(self) -> float | None:
+        return None if self._deadline is None else self._deadline - self._monotonic()
+
+    def _past_deadline(self) -> PastDeadline:
+        seconds = f"{self._deadline_seconds:g}"
+        return PastDeadline(
+            f"SilverBullet ({self.config.url}) n'a pas tout envoyé en {seconds} s : arrêté là, "
+            "un serveur qui répond trop lentement ne retient pas ocmem",
+            fix="vérifie que SilverBullet répond normalement (ouvre-le dans un navigateur) ; si "
+            "la connexion est seulement lente, augmente `silverbullet.pull_deadline_seconds` "
+            f"dans ocmem.yaml (actuellement {seconds})",
+        )
+
+    def _timeout(self) -> httpx.Timeout:
+        """Each request's timeout: ``timeout_seconds``, or what is left of the deadline."""
+        seconds = self.config.timeout_seconds
+        left = self._left()
+        if left is not None:
+            if left <= 0:
+                raise self._past_deadline()
+            seconds = min(seconds, left)
+        return httpx.Timeout(seconds, connect=min(10.0, seconds))
+
+    def _sleep(self, seconds: float) -> None:
+        """A wait between retries, never past the deadline (the next try then stops)."""
+        left = self._left()
+        time.sleep(max(0.0, seconds if left is None else min(seconds, left)))
+
+    def _body(
+        self, response: httpx.Response, what: str, max_bytes: int, budget: Budget | None
+    ) -> bytes:
+        """The body as it streams, stopped past ``max_bytes`` (counted decoded: a compressed
+        bomb counts at its real size, and is never inflated past it), the ``budget`` or the
+        deadline. Read raw and inflated here, so that every packet that arrives is counted and
+        timed: a decoder holding bytes back would let a slow server hold the read."""
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("identity", "gzip"):
+            raise SilverBulletError(
+                f"réponse de SilverBullet encodée en {encoding!r} pour {what}, non demandé",
+                fix="vérifie l'URL (un proxy devant SilverBullet ?)",
+            )
+        inflate = zlib.decompressobj(wbits=31) if encoding == "gzip" else None
+        chunks: list[bytes] = []
+        size = 0
+
+        def keep(data: bytes) -> None:
+            nonlocal size
+            size += len(data)
+            if size > max_bytes:
+                raise TooLarge(what, max_bytes)
+            if budget is not None and not budget.spend(len(data)):
+                raise BudgetSpent(what, budget.total)
+            chunks.append(data)
+
+        try:
+            for raw in response.iter_raw():
+                left = self._left()
+                if left is not None and left <= 0:
+                    raise self._past_deadline()
+                if inflate is None:
+                    keep(raw)
+                    continue
+                keep(inflate.decompress(raw, max_bytes - size + 1))
+                while inflate.unconsumed_tail:
+                    keep(inflate.decompress(inflate.unconsumed_tail, max_bytes - size + 1))
+            if inflate is not None:
+                keep(inflate.flush())
+        except zlib.error as exc:
+            raise _Transient(f"réponse compressée illisible pour {what} ({exc})") from None
+        return b"".join(chunks)
+
     def close(self) -> None:
         self._client.close()
 
@@ -205,24 +335,41 @@ class SilverBullet:
             stop=stop_after_attempt(self._attempts) | stop_after_delay(self.config.timeout_seconds),
             wait=wait_exponential(multiplier=self._retry_wait, max=8)
             + wait_random(0, self._retry_wait),
+            sleep=self._sleep,
             reraise=True,
         )
 
-    def _read_request(self, url: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    def _read_request(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        max_bytes: int = _ANY_BODY_MAX_BYTES,
+        budget: Budget | None = None,
+    ) -> tuple[httpx.Response, bytes]:
+        """The answer to one GET and its body, read as it streams (``_body``)."""
+
         def retry_on(exc: BaseException) -> bool:
-            return isinstance(exc, (httpx.TransportError, _Transient)) and not isinstance(
-                exc, _NO_ANSWER
+            left = self._left()
+            return (
+                isinstance(exc, (httpx.TransportError, _Transient))
+                and not isinstance(exc, _NO_ANSWER)
+                and (left is None or left > 0)
             )
 
         try:
             with self._waiting(self._what):
                 for attempt in self._retrying(retry_on):
-                    with attempt:
-                        response = self._client.get(url, headers=headers)
+                    with (
+                        attempt,
+                        self._client.stream(
+                            "GET", url, headers=headers, timeout=self._timeout()
+                        ) as response,
+                    ):
                         if response.status_code in _TRANSIENT_STATUS:
                             raise _Transient(f"HTTP {response.status_code}")
                         self._check(response)
-                        return response
+                        return response, self._body(response, unquote(url), max_bytes, budget)
         except _Transient as exc:
             raise SilverBulletError(
                 f"SilverBullet ({self.config.url}) ne répond pas correctement ({exc})",
@@ -233,6 +380,9 @@ class SilverBullet:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _unreachable(self, exc: httpx.TransportError) -> SilverBulletError:
+        left = self._left()
+        if left is not None and left <= 0:
+            return self._past_deadline()  # its timeouts were cut to the deadline
         url, seconds = self.config.url, f"{self.config.timeout_seconds:g}"
         if isinstance(exc, _NO_ANSWER):
             return SilverBulletError(
@@ -278,7 +428,15 @@ class SilverBullet:
             )
 
     def list(self) -> list[RemoteFile]:
-        response = self._read_request(self.fs_path)
+        try:
+            response, body = self._read_request(self.fs_path, max_bytes=LISTING_MAX_BYTES)
+        except TooLarge as exc:
+            raise SilverBulletError(
+                f"la liste des fichiers de SilverBullet ({self.config.url}) dépasse "
+                f"{exc.bound >> 20} Mio sans finir : arrêtée là, rien n'a été tiré",
+                fix="vérifie le serveur (une liste qui ne finit pas est un serveur défaillant) "
+                "et l'URL configurée",
+            ) from None
         if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
             self._unexpected(response, "la liste des fichiers")
         expected = self.config.expect_space_path
@@ -290,7 +448,7 @@ class SilverBullet:
         try:
             return [
                 RemoteFile(str(item["name"]), Meta(int(item["lastModified"]), int(item["size"])))
-                for item in response.json()
+                for item in json.loads(body)
             ]
         except (ValueError, KeyError, TypeError) as exc:
             raise SilverBulletError(
@@ -298,31 +456,37 @@ class SilverBullet:
             ) from exc
 
     def meta(self, name: str) -> Meta | None:
-        response = self._read_request(self._url(name), {"X-Get-Meta": "true"})
+        response, _ = self._read_request(self._url(name), {"X-Get-Meta": "true"})
         if response.status_code == 404:
             return None
         if response.status_code != 200 or "x-last-modified" not in response.headers:
             self._unexpected(response, name)
         return Meta.from_headers(response.headers)
 
-    def read(self, name: str) -> Read | None:
-        """The file's bytes with their metadata; a torn body (wrong length) is read again."""
+    def read(
+        self, name: str, *, max_bytes: int | None = None, budget: Budget | None = None
+    ) -> Read | None:
+        """The file's bytes with their metadata; a torn body (wrong length) is read again.
+        Past ``max_bytes`` or the ``budget``: ``TooLarge``, nothing kept."""
 
         def retry_on(exc: BaseException) -> bool:
             return isinstance(exc, _Transient)
 
+        bound = PAGE_MAX_BYTES if max_bytes is None else max_bytes
         try:
             for attempt in self._retrying(retry_on):
                 with attempt:
-                    response = self._read_request(self._url(name))
+                    response, body = self._read_request(
+                        self._url(name), max_bytes=bound, budget=budget
+                    )
                     if response.status_code == 404:
                         return None
                     if response.status_code != 200 or "x-last-modified" not in response.headers:
                         self._unexpected(response, name)
                     meta = Meta.from_headers(response.headers)
-                    if len(response.content) != meta.size:
+                    if len(body) != meta.size:
                         raise _Transient(f"lecture incomplète de {name}")
-                    return Read(response.content, meta)
+                    return Read(body, meta)
         except _Transient as exc:
             raise TornRead(
                 f"{exc} (écriture en cours côté serveur ?)", fix="réessaie plus tard"

@@ -24,13 +24,25 @@ from ocmem.home import identity, shipped
 from ocmem.home.digest import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
-from ocmem.outcome import Outcome
+from ocmem.outcome import Outcome, Status
 from ocmem.silverbullet import changes, decisions, merge, reads
+from ocmem.silverbullet.bounds import (
+    Bounds,
+    judge,
+    problems,
+    skill_of,
+    streamed_too_large,
+    streamed_too_much,
+)
 from ocmem.silverbullet.client import (
+    Budget,
+    BudgetSpent,
     Meta,
+    PastDeadline,
     Read,
     RemoteFile,
     SilverBullet,
+    TooLarge,
     is_conflict_copy,
     original_of,
     remote_name_problem,
@@ -57,6 +69,7 @@ class PullPlan:
     unchanged: int = 0
     conflict_copies: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    files: dict[str, tuple[str, int]] = field(default_factory=dict)  # every mapped: local, size
 
 
 def plan_pull(
@@ -89,6 +102,7 @@ def plan_pull(
             continue
         taken[target] = item.name
         mapped[item.name] = (target, item.meta)
+        plan.files[item.name] = (target, item.meta.size)
     for name, (target, meta) in sorted(mapped.items()):
         previous = pulled.get(name)
         if previous is None:
@@ -105,6 +119,22 @@ def plan_pull(
         plan.fetch.append(Fetch(name, target, meta, reason))
     plan.remove = sorted(name for name in pulled if name not in mapped)
     return plan
+
+
+def within_bounds(
+    plan: PullPlan, pulled: dict[str, PulledFile], bounds: Bounds, skills_folder: str
+) -> list[str]:
+    """Drop from ``plan`` what the listing shows over a bound (``ocmem.silverbullet.bounds``);
+    what the pull says of it."""
+    verdict = judge(plan.files, bounds)
+    over = {name for name, _ in verdict.too_large}
+    plan.fetch = [f for f in plan.fetch if f.remote not in over]
+    if verdict.skills is not None:
+        plan.fetch = [f for f in plan.fetch if skill_of(f.local) is None]
+        plan.remove = [n for n in plan.remove if skill_of(pulled[n].local) is None]
+    if verdict.total is not None:
+        plan.fetch, plan.remove = [], []
+    return problems(verdict, bounds, skills_folder)
 
 
 def check_removals(plan: PullPlan, tracked: int, max_ratio: float, force: bool) -> None:
@@ -170,8 +200,14 @@ class Puller:
         accept_active: bool = False,
     ) -> Outcome:
         report = Outcome()
+        self.client.set_deadline(self.config.pull_deadline_seconds)
         listing = self.client.list()
         plan = plan_pull(listing, self.state.pulled, self._local_sha, self.config, full=full)
+        bounds = Bounds.of(self.config)
+        over = within_bounds(plan, self.state.pulled, bounds, self._skills_folder())
+        if over:
+            report.ask_human()
+            report.lines += over
         check_removals(plan, len(self.state.pulled), self.config.max_delete_ratio, force_delete)
         for name in plan.conflict_copies:
             report.lines.append(
@@ -193,17 +229,17 @@ class Puller:
         first = not self.state.pulled  # the first pull from this space: a summary, not diffs
         written: list[str] = []
         unstable: list[str] = []
-        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            futures = {pool.submit(self._stable_read, f): f for f in plan.fetch}
-            for future in as_completed(futures):
-                fetch = futures[future]
-                read = future.result()
-                if read is None:
-                    unstable.append(fetch.remote)
-                    continue
-                if self._install(fetch, read, report):
-                    written.append(fetch.local)
-        removed = [r for name in plan.remove if (r := self._remove(name, report)) is not None]
+        found, whole = self._read_all(plan.fetch, report)
+        for fetch in plan.fetch:
+            if fetch.remote not in found:
+                continue  # over a bound while it streamed, or not read before the deadline
+            read = found[fetch.remote]
+            if read is None:
+                unstable.append(fetch.remote)
+            elif self._install(fetch, read, report):
+                written.append(fetch.local)
+        removals = plan.remove if whole else []  # a server gone wrong removes nothing
+        removed = [r for name in removals if (r := self._remove(name, report)) is not None]
         written += self._restore_own_skills(report)
         for name in unstable:
             report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
@@ -216,7 +252,11 @@ class Puller:
             else changes.render(self.changes)
         )
         report.lines += shown
-        report.lines += self._decisions()
+        try:
+            report.lines += self._decisions() if whole else []
+        except PastDeadline as exc:
+            report.status = Status.FAILED
+            report.lines += [f"⚠ {exc.message} (décisions de l'humain lues au prochain pull)"]
         report.lines += self._content_warnings()
         if self.changed:
             commit = History(self.paths).commit(
@@ -230,7 +270,9 @@ class Puller:
         if self.backups.saved:
             report.lines.append(f"Sauvegardes : {self.backups.folder}")
         report.lines.append(
-            f"Pull : {len(written)} fichier(s) mis à jour, {len(removed)} supprimé(s), {plan.unchanged} inchangé(s)"
+            f"Pull : {len(written)} fichier(s) mis à jour, {len(removed)} supprimé(s), "
+            f"{plan.unchanged} inchangé(s) ({bounds.said()}, "
+            f"{self.config.pull_deadline_seconds:g} s au plus)"
         )
         self.ws.log(
             "pull",
@@ -243,11 +285,48 @@ class Puller:
         )
         return report
 
-    def _stable_read(self, fetch: Fetch) -> Read | None:
+    def _skills_folder(self) -> str:
+        return next((r.remote for r in self.config.pull if r.local.startswith("skills/")), "")
+
+    def _read_all(
+        self, fetches: list[Fetch], report: Outcome
+    ) -> tuple[dict[str, Read | None], bool]:
+        """Each file's stable read, in parallel, each held to the bounds while it streams (its
+        own size; the bytes of the whole pull, shared), and whether every read ended as it
+        should: not past the deadline, not past the pull's total (then nothing is kept)."""
+        budget = Budget(self.config.pull_max_total_bytes)
+        found: dict[str, Read | None] = {}
+        late: PastDeadline | None = None
+        spent = False
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            futures = {pool.submit(self._stable_read, f, budget): f for f in fetches}
+            for future in as_completed(futures):
+                fetch = futures[future]
+                try:
+                    found[fetch.remote] = future.result()
+                except BudgetSpent:
+                    spent = True
+                except TooLarge as exc:
+                    report.ask_human()
+                    report.lines.append(streamed_too_large(fetch.remote, exc.bound))
+                except PastDeadline as exc:
+                    late = exc
+        if spent:
+            report.ask_human()
+            report.lines.append(streamed_too_much(budget.total))
+            found = {}
+        if late is not None:
+            report.status = Status.FAILED
+            report.lines += [f"⚠ {late.message}", f"Correction : {late.fix}"]
+        return found, not spent and late is None
+
+    def _stable_read(self, fetch: Fetch, budget: Budget) -> Read | None:
         """A whole read whose metadata matches the listing, or two consecutive agreeing reads."""
         expected = fetch.meta
         for _ in range(3):
-            read = self.client.read(fetch.remote)
+            read = self.client.read(
+                fetch.remote, max_bytes=self.config.pull_max_file_bytes, budget=budget
+            )
             if read is None:
                 return None
             if read.meta == expected:
