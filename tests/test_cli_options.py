@@ -57,6 +57,7 @@ FRENCH = {
     "--raison",
     "--remplace",
     "--remplacer-ancienne",
+    "--remplacer-local",
     "--installer",
     "--reparer",
     "--resultat",
@@ -108,6 +109,7 @@ ALIASES = [
     ("pull", "--force-delete", "--forcer-suppression"),
     ("pull", "--full", "--complet"),
     ("pull", "--accept-active", "--accepter-actif"),
+    ("pull", "--replace-local", "--remplacer-local"),
     ("push", "--dry-run", "--simulation"),
     ("history", "--show", "--voir"),
 ]

@@ -391,7 +391,9 @@ def test_decisions_made_in_silverbullet_come_back_at_pull(
     push(synced)
     page = sb.read(PENDING)
     assert "~agent" not in page and "- Statut : refusé (2026-11-30) : on garde Docker" in page
-    assert run_cli("status").out.count("1 promue(s), 1 refusée(s)") == 1
+    # Promoted on the decisions page alone: MEMORY.md does not hold it, and status says so.
+    said = "1 promue(s) (dont 1 absente(s) de la mémoire validée), 1 refusée(s)"
+    assert run_cli("status").out.count(said) == 1
 
 
 DECISIONS = f"Agents/Inbox/{HOME_ID}/decisions.md"

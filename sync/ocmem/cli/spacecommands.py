@@ -34,9 +34,22 @@ from ocmem.outcome import Outcome
     is_flag=True,
     help="Installe aussi les pages qui contiennent du code actif pour SilverBullet (après vérification).",
 )
+@option(
+    "--remplacer-local",
+    "--replace-local",
+    "replace_local",
+    is_flag=True,
+    help="Installe la version de SilverBullet même là où la copie locale a des faits, skills ou "
+    "lignes validés ici qu'elle n'a pas (copie locale gardée dans les sauvegardes).",
+)
 @pass_context
 def pull(
-    obj: Context, dry_run: bool, force_delete: bool, full: bool, accept_active: bool
+    obj: Context,
+    dry_run: bool,
+    force_delete: bool,
+    full: bool,
+    accept_active: bool,
+    replace_local: bool,
 ) -> Outcome:
     """SilverBullet → local : AGENTS.md, MEMORY.md, skills/ (copie locale en lecture seule)."""
     from ocmem.services import sync
@@ -47,6 +60,7 @@ def pull(
         force_delete=force_delete,
         full=full,
         accept_active=accept_active,
+        replace_local=replace_local,
     )
 
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 
+from ocmem.text import inert
+
 # "(2026-11-29, Source : journal … ; P-0003)": the provenance ocmem appends when promoting.
 _PROVENANCE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}[^()]*\)\s*$")
+# The proposal a promotion names at the end of that provenance: « ; P-0001) » when ocmem
+# promoted it, « ; vps-prod/P-0001) » when the review page did (the home's id before it).
+_PROPOSAL = re.compile(r";\s*(?:([a-z0-9][a-z0-9-]*)/)?(P-\d{4,})\)\s*$")
 
 MEMORY_HEADER = "# Mémoire\n\nFaits stables validés par l'humain (2000 caractères au plus).\n"
 
@@ -46,3 +51,28 @@ def without_fact(text: str, old_line: str) -> str:
     )
     del lines[index]
     return "\n".join(lines)
+
+
+def statement_key(text: str) -> str:
+    """What a fact says, as two copies of it are compared: its trace dropped, the escapes that
+    keep it inert in SilverBullet undone, spaces folded."""
+    return " ".join(inert.readable(fact_statement(text)).split())
+
+
+def proposal_of(line: str, home_id: str | None = None) -> str | None:
+    """The proposal a fact line's trace names (``P-0001``), when it names one of this home's
+    (no home before it, or ``home_id``)."""
+    found = _PROPOSAL.search(line)
+    if found is None or found.group(1) not in (None, home_id):
+        return None
+    return found.group(2)
+
+
+def holds(text: str, proposal_id: str, content: str, home_id: str | None = None) -> bool:
+    """Whether MEMORY.md ``text`` holds the fact of proposal ``proposal_id``: a line naming it,
+    or a line saying its ``content``."""
+    key = statement_key(content)
+    return any(
+        proposal_of(line, home_id) == proposal_id or statement_key(line) == key
+        for line in fact_lines(text)
+    )

@@ -38,6 +38,7 @@ from datetime import date
 from typing import NamedTuple
 
 from ocmem.errors import OcmemError
+from ocmem.formats import memorymd
 from ocmem.text import inert
 
 PENDING_HEADER = (
@@ -147,6 +148,30 @@ class Proposal:
 
     def with_status(self, status: str) -> Proposal:
         return replace(self, status=status)
+
+
+def left_memory(
+    proposal: Proposal, memory_text: str, skill_names: set[str], home_id: str | None
+) -> str | None:
+    """Where a promoted proposal's fact or skill should be and no longer is (« MEMORY.md »,
+    « skills/ »), None when it is there (or the proposal is not promoted): a status line
+    never says « promu » of what validated memory no longer holds."""
+    if proposal.state != STATE_PROMOTED:
+        return None
+    if proposal.kind == "fait":
+        held = memorymd.holds(memory_text, proposal.id, proposal.content, home_id)
+        return None if held else "MEMORY.md"
+    if proposal.skill_name is None or proposal.skill_name in skill_names:
+        return None
+    return f"skills/{proposal.skill_name}"
+
+
+def shown_status(proposal: Proposal, left: str | None, since: str | None = None) -> str:
+    """The status as ocmem shows it: with where the promoted item is missing from, and since
+    which pull when one installed validated memory without it."""
+    if left is None:
+        return proposal.status
+    return f"{proposal.status}, absent de {left}" + (f" depuis le pull du {since}" if since else "")
 
 
 class PendingFormatError(OcmemError):

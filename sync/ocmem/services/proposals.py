@@ -17,7 +17,7 @@ from ocmem.formats import archive, journal, marks, memorymd, pending, skills
 from ocmem.guards import exposure
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
-from ocmem.services import promotion, recurrence, supersession
+from ocmem.services import presence, promotion, recurrence, supersession
 from ocmem.services.drafts import (
     MAX_LINE,
     NEIGHBOUR_MINIMUM,
@@ -319,8 +319,9 @@ class Proposals:
         shown = [
             self._readable(p) for p in proposals if show_all or p.state == pending.STATE_PENDING
         ]
+        statuses = presence.shown_statuses(self.ws, shown)
         lines = [
-            f"{p.id} · {p.kind} · {p.title} — {p.status}"
+            f"{p.id} · {p.kind} · {p.title} — {statuses.get(p.id, p.status)}"
             + (" ⚠ contradiction" if p.contradiction != NO_CONTRADICTION else "")
             + (f" ⚠ exposition : {p.exposure}" if p.exposure else "")
             for p in shown
@@ -330,7 +331,10 @@ class Proposals:
 
     def show_pending(self, pid: str) -> Outcome:
         proposal = self._readable(self._get(self.ws.pending_document(), pid))
-        lines = [proposal.shown()]  # as written: pending.md's escapes are for SilverBullet
+        status = presence.shown_statuses(self.ws, [proposal]).get(proposal.id, proposal.status)
+        lines = [
+            proposal.with_status(status).shown()
+        ]  # as written: pending.md's escapes are for SilverBullet
         before = self.replaced(proposal)
         if before is not None:
             lines[:0] = [

@@ -7,6 +7,7 @@ from ocmem.formats.fill import Fill
 from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
+from ocmem.services import presence
 
 
 def _warning(fill: Fill, warn_at: float) -> str:
@@ -35,11 +36,14 @@ def status(ws: Workspace) -> Outcome:
     document = ws.pending_document()
     proposals = document.proposals
     count = {s: sum(p.state == s for p in proposals) for s in pending.STATES}
+    absent = presence.shown_statuses(ws, proposals)
+    gone = f" (dont {len(absent)} absente(s) de la mémoire validée)" if absent else ""
     lines.append(
         f"pending.md      {count[pending.STATE_PENDING]} en attente, "
-        f"{count[pending.STATE_PROMOTED]} promue(s), {count[pending.STATE_REFUSED]} refusée(s), "
-        f"{count[pending.STATE_MERGED]} fusionnée(s)"
+        f"{count[pending.STATE_PROMOTED]} promue(s){gone}, {count[pending.STATE_REFUSED]} "
+        f"refusée(s), {count[pending.STATE_MERGED]} fusionnée(s)"
     )
+    lines += [f"  ⚠ {pid} : {status}" for pid, status in sorted(absent.items())]
     lines += [f"  {line}" for line in pending.damage_lines(document)]
     installed = ws.skills()
     lines.append(f"skills/         {len(installed)}/{limits.skills_max} skill(s)")

@@ -49,13 +49,18 @@ def pull(
     force_delete: bool = False,
     full: bool = False,
     accept_active: bool = False,
+    replace_local: bool = False,
     transport: httpx.BaseTransport | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Outcome:
     with _session(ws, "pull", transport, env) as (config, client, state, txn):
         puller = Puller(ws, config, client, state, txn)
         outcome = puller.run(
-            dry_run=dry_run, force_delete=force_delete, full=full, accept_active=accept_active
+            dry_run=dry_run,
+            force_delete=force_delete,
+            full=full,
+            accept_active=accept_active,
+            replace_local=replace_local,
         )
         _switch_note(state, outcome)
     if puller.changed:

@@ -12,145 +12,34 @@ then the context-size report runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocmem.errors import Busy, OcmemError, Refused
-from ocmem.formats import decisionspage
+from ocmem.errors import Busy, OcmemError
+from ocmem.formats import decisionspage, pending
 from ocmem.formats.fill import Fill
 from ocmem.home import identity, shipped
+from ocmem.home.atomic import read_text
 from ocmem.home.digest import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome, Status
-from ocmem.silverbullet import changes, decisions, merge, reads
-from ocmem.silverbullet.bounds import (
-    Bounds,
-    judge,
-    problems,
-    skill_of,
-    streamed_too_large,
-    streamed_too_much,
-)
+from ocmem.silverbullet import carryover, changes, decisions, merge, reads
+from ocmem.silverbullet.bounds import Bounds, streamed_too_large, streamed_too_much
 from ocmem.silverbullet.client import (
     Budget,
     BudgetSpent,
-    Meta,
     PastDeadline,
     Read,
-    RemoteFile,
     SilverBullet,
     TooLarge,
-    is_conflict_copy,
-    original_of,
-    remote_name_problem,
 )
 from ocmem.silverbullet.history import History
+from ocmem.silverbullet.pullplan import Fetch, check_removals, plan_pull, within_bounds
 from ocmem.silverbullet.state import PulledFile, SyncState
 from ocmem.text import inert
 
 PULLED_MODE = 0o444
-
-
-@dataclass(frozen=True)
-class Fetch:
-    remote: str
-    local: str
-    meta: Meta
-    reason: str  # "nouveau", "modifié", "copie locale modifiée", "vérification"
-
-
-@dataclass
-class PullPlan:
-    fetch: list[Fetch] = field(default_factory=list)
-    remove: list[str] = field(default_factory=list)  # remote names whose local copy goes
-    unchanged: int = 0
-    conflict_copies: list[str] = field(default_factory=list)
-    rejected: list[tuple[str, str]] = field(default_factory=list)
-    files: dict[str, tuple[str, int]] = field(default_factory=dict)  # every mapped: local, size
-
-
-def plan_pull(
-    listing: list[RemoteFile],
-    pulled: dict[str, PulledFile],
-    local_sha: Callable[[str], str | None],
-    config: SyncConfig,
-    *,
-    full: bool = False,
-) -> PullPlan:
-    """Decide what to fetch and remove (pure, given the local digests)."""
-    plan = PullPlan()
-    mapped: dict[str, tuple[str, Meta]] = {}
-    taken: dict[str, str] = {}
-    for item in listing:
-        if is_conflict_copy(item.name):
-            if config.local_target(original_of(item.name)) is not None:
-                plan.conflict_copies.append(item.name)  # of a pulled page: a human must merge it
-            continue
-        target = config.local_target(item.name)
-        if target is None:
-            continue
-        problem = remote_name_problem(item.name)
-        if problem is None and target in LOCAL_ONLY:
-            problem = "cible locale jamais tirée"
-        if problem is None and target in taken:
-            problem = f"même fichier local que {taken[target]}"
-        if problem:
-            plan.rejected.append((item.name, problem))
-            continue
-        taken[target] = item.name
-        mapped[item.name] = (target, item.meta)
-        plan.files[item.name] = (target, item.meta.size)
-    for name, (target, meta) in sorted(mapped.items()):
-        previous = pulled.get(name)
-        if previous is None:
-            reason = "nouveau"
-        elif (previous.last_modified, previous.size) != (meta.last_modified, meta.size):
-            reason = "modifié"
-        elif previous.local != target or local_sha(target) != previous.sha256:
-            reason = "copie locale modifiée"
-        elif full:
-            reason = "vérification"
-        else:
-            plan.unchanged += 1
-            continue
-        plan.fetch.append(Fetch(name, target, meta, reason))
-    plan.remove = sorted(name for name in pulled if name not in mapped)
-    return plan
-
-
-def within_bounds(
-    plan: PullPlan, pulled: dict[str, PulledFile], bounds: Bounds, skills_folder: str
-) -> list[str]:
-    """Drop from ``plan`` what the listing shows over a bound (``ocmem.silverbullet.bounds``);
-    what the pull says of it."""
-    verdict = judge(plan.files, bounds)
-    over = {name for name, _ in verdict.too_large}
-    plan.fetch = [f for f in plan.fetch if f.remote not in over]
-    if verdict.skills is not None:
-        plan.fetch = [f for f in plan.fetch if skill_of(f.local) is None]
-        plan.remove = [n for n in plan.remove if skill_of(pulled[n].local) is None]
-    if verdict.total is not None:
-        plan.fetch, plan.remove = [], []
-    return problems(verdict, bounds, skills_folder)
-
-
-def check_removals(plan: PullPlan, tracked: int, max_ratio: float, force: bool) -> None:
-    """Abort before acting when the listing looks wrong rather than really emptied."""
-    if force or not plan.remove:
-        return
-    if len(plan.remove) == tracked:
-        raise Refused(
-            f"SilverBullet ne liste plus aucun des {tracked} fichiers tirés : liste vide ou mauvais espace ?",
-            fix="vérifie l'URL et l'espace ; si la suppression est voulue, relance avec --forcer-suppression",
-        )
-    if len(plan.remove) / tracked > max_ratio:
-        raise Refused(
-            f"{len(plan.remove)} fichiers sur {tracked} seraient supprimés (plus de {max_ratio:.0%})",
-            fix="vérifie l'espace SilverBullet ; si c'est voulu, relance avec --forcer-suppression",
-        )
 
 
 class Puller:
@@ -198,6 +87,7 @@ class Puller:
         force_delete: bool = False,
         full: bool = False,
         accept_active: bool = False,
+        replace_local: bool = False,
     ) -> Outcome:
         report = Outcome()
         self.client.set_deadline(self.config.pull_deadline_seconds)
@@ -230,20 +120,30 @@ class Puller:
         written: list[str] = []
         unstable: list[str] = []
         found, whole = self._read_all(plan.fetch, report)
+        removals = plan.remove if whole else []  # a server gone wrong removes nothing
+        space = {f.local: read.body for f in plan.fetch if (read := found.get(f.remote))}
+        try:  # first: a proposal the human decided there no longer keeps a file here
+            decided = self._decisions(*self._space_texts(space, removals)) if whole else []
+        except PastDeadline as exc:
+            report.status = Status.FAILED
+            decided = [f"⚠ {exc.message} (décisions de l'humain lues au prochain pull)"]
+        held = self._carry_over(plan.fetch, found, removals, report, replace_local)
         for fetch in plan.fetch:
-            if fetch.remote not in found:
-                continue  # over a bound while it streamed, or not read before the deadline
+            if fetch.remote not in found or fetch.remote in held:
+                continue  # over a bound, past the deadline, or holding what the space lacks
             read = found[fetch.remote]
             if read is None:
                 unstable.append(fetch.remote)
             elif self._install(fetch, read, report):
                 written.append(fetch.local)
-        removals = plan.remove if whole else []  # a server gone wrong removes nothing
-        removed = [r for name in removals if (r := self._remove(name, report)) is not None]
+        kept = [name for name in removals if name not in held]
+        removed = [gone for name in kept if (gone := self._remove(name, report)) is not None]
         written += self._restore_own_skills(report)
         for name in unstable:
             report.lines.append(f"⚠ {name} a changé pendant la lecture : repris au prochain pull")
         self.changed = bool(written or removed)
+        if self.changed:
+            self._note_gone()
         shown = (
             changes.summary(
                 [(c.local, c.new) for c in self.changes if c.new is not None], self.config.url
@@ -251,12 +151,7 @@ class Puller:
             if first
             else changes.render(self.changes)
         )
-        report.lines += shown
-        try:
-            report.lines += self._decisions() if whole else []
-        except PastDeadline as exc:
-            report.status = Status.FAILED
-            report.lines += [f"⚠ {exc.message} (décisions de l'humain lues au prochain pull)"]
+        report.lines += shown + decided
         report.lines += self._content_warnings()
         if self.changed:
             commit = History(self.paths).commit(
@@ -281,9 +176,101 @@ class Puller:
             unchanged=plan.unchanged,
             changed_content=sorted(c.local for c in self.changes),
             unstable=unstable,
+            held=sorted(held),
             requests=self.client.requests_sent,
         )
         return report
+
+    def _space_texts(self, space: dict[str, bytes], removals: list[str]) -> tuple[str, list[str]]:
+        """MEMORY.md and the skills as the space holds them after this pull: what was read,
+        else the local copy (the pull installed it) — a local file held for what it alone holds
+        is not the space's (a proposal found in it was not promoted there)."""
+        memory = space.get("memory/MEMORY.md")
+        texts = {self.paths.rel(s.path): read_text(s.path) for s in self.ws.skills()}
+        texts |= {
+            rel: body.decode("utf-8", errors="replace")
+            for rel, body in space.items()
+            if rel.startswith("skills/") and rel.endswith("/SKILL.md")
+        }
+        for name in removals:
+            texts.pop(self.state.pulled[name].local, None)
+        memory_text = self.ws.memory_text() if memory is None else memory.decode("utf-8", "replace")
+        return memory_text, list(texts.values())
+
+    def _carry_over(
+        self,
+        fetches: list[Fetch],
+        found: dict[str, Read | None],
+        removals: list[str],
+        report: Outcome,
+        replace_local: bool,
+    ) -> set[str]:
+        """The remote names whose local file stays, holding what the space lacks
+        (``ocmem.silverbullet.carryover``); the proposals that carry it over, reopened."""
+        wanted: list[tuple[str, str, bytes | None]] = [
+            (f.remote, f.local, read.body) for f in fetches if (read := found.get(f.remote))
+        ]
+        wanted += [(name, self.state.pulled[name].local, None) for name in removals]
+        candidates = []
+        for remote, local, body in wanted:
+            path = self.paths.home / local
+            if path.is_file() and not path.is_symlink():
+                here = path.read_bytes()
+                installed = self._installed(remote, here)
+                mirrored = remote in self.state.pulled
+                candidates.append(
+                    carryover.Candidate(remote, local, here, body, installed, mirrored)
+                )
+        document = self.ws.pending_document()
+        decision = carryover.decide(
+            candidates,
+            document,
+            self.state.carried,
+            self.ws.today(),
+            replace_local=replace_local,
+            pending_page=self._pending_page(),
+        )
+        if decision.document.render() != document.render():
+            self.txn.write(self.paths.pending, decision.document.render())
+        if decision.carried != self.state.carried:
+            self.state.carried = decision.carried
+            self.state.save()
+        if decision.needs_human:
+            report.ask_human()
+        report.lines += decision.lines
+        return decision.held
+
+    def _note_gone(self) -> None:
+        """Which promoted proposals validated memory no longer holds, and since which pull."""
+        home = identity.read(self.paths)
+        names = {skill.name for skill in self.ws.skills()}
+        memory, today = self.ws.memory_text(), self.ws.today().isoformat()
+        gone = {
+            p.id: self.state.gone.get(p.id, today)
+            for p in self.ws.pending_document().proposals
+            if pending.left_memory(p, memory, names, home.id if home else None)
+        }
+        if gone != self.state.gone:
+            self.state.gone = gone
+            self.state.save()
+
+    def _installed(self, remote: str, here: bytes) -> bytes | None:
+        """What the last pull installed for ``remote`` (None: nothing, or no longer known)."""
+        previous = self.state.pulled.get(remote)
+        if previous is None:
+            return None
+        if sha256(here) == previous.sha256:
+            return here
+        blob = History(self.paths).blob("HEAD", previous.local)
+        return blob if blob is not None and sha256(blob) == previous.sha256 else None
+
+    def _pending_page(self) -> str | None:
+        """This home's pending page in the space (None: no home id, or no such push rule)."""
+        home = identity.read(self.paths)
+        rule = next((r for r in self.config.push if r.local == "memory/pending.md"), None)
+        return (
+            None if home is None or rule is None else rule.page(home.id, shared=home.shared_pages)
+        )
 
     def _skills_folder(self) -> str:
         return next((r.remote for r in self.config.pull if r.local.startswith("skills/")), "")
@@ -446,14 +433,14 @@ class Puller:
         self.state.save()
         return entry.local
 
-    def _decisions(self) -> list[str]:
+    def _decisions(self, memory_text: str, skill_texts: list[str]) -> list[str]:
         """The human's decisions on this home's proposals, from its decisions page and its
-        pending page (both read only)."""
+        pending page (both read only), and from MEMORY.md and the skills as the space holds
+        them."""
         home = identity.read(self.paths)
-        rule = next((r for r in self.config.push if r.local == "memory/pending.md"), None)
-        if home is None or rule is None:
+        name = self._pending_page()
+        if home is None or name is None:
             return []
-        name = rule.page(home.id, shared=home.shared_pages)
         pushed = self.state.pushed.get(name)
         if pushed is None or not pushed.blocks:
             return []
@@ -485,8 +472,8 @@ class Puller:
             document,
             text,
             pushed,
-            self.ws.memory_text(),
-            decisions.skill_texts(self.ws.skills()),
+            memory_text,
+            skill_texts,
             home.id,
             self.ws.today(),
             decided,

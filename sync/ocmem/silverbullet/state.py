@@ -97,6 +97,11 @@ class SyncState:
     space: str
     pulled: dict[str, PulledFile] = field(default_factory=dict)
     pushed: dict[str, PushedPage] = field(default_factory=dict)
+    # Proposals validated here that a pull reopened for this space (ocmem.silverbullet.carryover).
+    carried: list[str] = field(default_factory=list)
+    # Promoted proposals whose fact or skill a pull's install left out of validated memory, and
+    # the day of that pull (what `pending list` says of them: ocmem.services.presence).
+    gone: dict[str, str] = field(default_factory=dict)
     paths: Paths | None = field(default=None, repr=False, compare=False)
 
     # The state of another space this file held, to keep aside at the next save.
@@ -127,6 +132,8 @@ class SyncState:
                 space=raw["space"],
                 pulled={k: PulledFile(**v) for k, v in raw.get("pulled", {}).items()},
                 pushed={k: _pushed_page(v) for k, v in raw.get("pushed", {}).items()},
+                carried=[str(p) for p in raw.get("carried", [])],
+                gone={str(k): str(v) for k, v in raw.get("gone", {}).items()},
                 paths=paths,
             )
         except (ValueError, KeyError, TypeError) as exc:
@@ -154,6 +161,8 @@ class SyncState:
             "space": self.space,
             "pulled": {k: asdict(v) for k, v in sorted(self.pulled.items())},
             "pushed": {k: asdict(v) for k, v in sorted(self.pushed.items())},
+            "carried": sorted(self.carried),
+            "gone": dict(sorted(self.gone.items())),
         }
         write_state(self.paths, path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
@@ -164,3 +173,14 @@ def aside_path(paths: Paths, space: str) -> Path:
     readable = re.sub(r"[^a-z0-9]+", "-", key.split("://", 1)[-1]).strip("-")[:48]
     digest = hashlib.sha256(key.encode()).hexdigest()[:8]
     return paths.state_dir / "sync-states" / f"{readable}-{digest}.json"
+
+
+def gone_since(paths: Paths) -> dict[str, str]:
+    """The days the pulls of the space this home syncs with left a promoted proposal's item out
+    of validated memory (``SyncState.gone``); empty when there is no state, or it is illegible
+    (a status line then says only that the item is absent)."""
+    try:
+        raw = json.loads(paths.sync_state.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in dict(raw.get("gone", {})).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
