@@ -36,6 +36,7 @@ BENCHMARKS: tuple[str, ...] = (
     "plugin_run",
     "session_start",
     "offline_start",
+    "hostile_pull",
 )
 
 
