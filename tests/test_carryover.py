@@ -4,9 +4,12 @@ which proposals are reopened, and what the space winning does."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ocmem.formats import pending
 from ocmem.home.shipped import shipped_section
@@ -155,3 +158,65 @@ def test_in_a_copy_a_pull_installed_only_what_a_promotion_put_there_counts() -> 
     assert [(item.shown, item.proposal) for item in found] == [(PORT.strip(), "P-0001")]
     skill = lost("skills/deploy/SKILL.md", b"ici", b"la-bas", b"avant", [], mirrored=True)
     assert skill == []  # a hand edit of the copy: replaced, with a backup, as it always was
+
+
+FACTS = [f"Fait numéro {n}." for n in range(6)]
+STATES = ["promu (2026-11-29)", "en attente", "refusé (2026-11-30) : non"]
+
+
+@given(
+    here=st.sets(st.sampled_from(range(6))),
+    space=st.sets(st.sampled_from(range(6))),
+    installed=st.one_of(st.none(), st.sets(st.sampled_from(range(6)))),
+    states=st.lists(st.sampled_from(STATES), min_size=6, max_size=6),
+    carried=st.sets(st.sampled_from(range(6))),
+    replace_local=st.booleans(),
+)
+def test_a_fact_only_here_is_never_dropped_without_a_human_decision(
+    here: set[int],
+    space: set[int],
+    installed: set[int] | None,
+    states: list[str],
+    carried: set[int],
+    replace_local: bool,
+) -> None:
+    def page(facts: set[int]) -> bytes:
+        return (
+            HEAD
+            + "".join(
+                f"- {FACTS[n]} (2026-11-29, Source : x ; P-000{n + 1})\n" for n in sorted(facts)
+            )
+        ).encode()
+
+    proposals = [replace(proposal(f"P-000{n + 1}", states[n]), content=FACTS[n]) for n in range(6)]
+    ids = [f"P-000{n + 1}" for n in sorted(carried)]
+    done = decide(
+        [
+            Candidate(
+                "Agents/M.md",
+                "memory/MEMORY.md",
+                page(here),
+                page(space),
+                page(installed) if installed is not None else None,
+            )
+        ],
+        document(*proposals),
+        ids,
+        TODAY,
+        replace_local=replace_local,
+        pending_page="Agents/Inbox/vps/pending.md",
+    )
+    only_here = here - space - (installed or set())
+    if not only_here or replace_local:
+        assert done.held == set()
+        return
+    undecided = [
+        n
+        for n in only_here
+        if states[n].startswith("en attente")
+        or (states[n].startswith("promu") and n not in carried)
+    ]
+    assert (done.held == {"Agents/M.md"}) is bool(undecided)
+    after = {p.id: p for p in done.document.proposals}
+    for n in undecided:  # each is now waiting for the human in SilverBullet
+        assert after[f"P-000{n + 1}"].state == pending.STATE_PENDING
