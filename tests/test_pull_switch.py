@@ -64,6 +64,7 @@ def test_the_first_pull_keeps_a_fact_validated_here_and_reopens_it(
     assert (home / "memory/MEMORY.md").read_bytes() == before  # nothing lost
     assert "# Règles" in (home / "AGENTS.md").read_text()  # the rest is installed
     said = result.out
+    assert ": 1 fichier(s) installé(s) comme mémoire validée" in said  # AGENTS.md alone
     assert f"memory/MEMORY.md gardé tel quel, pas remplacé par {MEMORY_PAGE}" in said
     assert validated_here in said
     assert (
