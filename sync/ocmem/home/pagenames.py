@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote
 
+from ocmem.guards.homoglyphs import latin_skeleton
 from ocmem.home.settings import Settings, setting
 from ocmem.home.space import SyncConfig
 
@@ -81,27 +82,19 @@ _CONFLICT = ".conflicted:"
 
 
 def _skeleton(page: str) -> str:
-    """How a page name reads to a person: compatibility forms folded (fullwidth letters and
-    punctuation), case folded; accents, spaces, invisible characters, dots ending a segment and
-    the ``.md`` the name may repeat dropped."""
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", page).casefold())
+    """How a page name reads to a person: look-alikes made Latin, compatibility forms folded and
+    invisible characters dropped (``guards.homoglyphs.latin_skeleton``, the guards' own
+    reading), case folded; accents, spaces, dots ending a segment and the ``.md`` the name may
+    repeat dropped."""
+    folded = unicodedata.normalize("NFKD", latin_skeleton(page).casefold())
     kept = "".join(
         c for c in folded if unicodedata.category(c) not in ("Mn", "Cf") and not c.isspace()
     )
     segments = [s.rstrip(".") for s in kept.split("/")]
     last = segments[-1]
     while last.endswith(".md"):
-        last = last[:-3].rstrip(" .")
+        last = last[:-3].rstrip(".")
     return "/".join([*segments[:-1], last])
-
-
-def _alike(name: str, model: str) -> bool:
-    """Whether ``name`` reads as ``model``: the same characters, a letter of another script
-    standing for an ASCII letter (Cyrillic « о » for « o ») included."""
-    return len(name) == len(model) and all(
-        c == m or (not c.isascii() and m.isascii() and m.isalpha())
-        for c, m in zip(name, model, strict=True)
-    )
 
 
 def mimicked_page(page: str, reserved: Iterable[str]) -> str | None:
@@ -114,6 +107,6 @@ def mimicked_page(page: str, reserved: Iterable[str]) -> str | None:
     for model in reserved:
         shape = _skeleton(model)
         copy = shape + _CONFLICT
-        if _alike(name, shape) or (len(name) > len(copy) and _alike(name[: len(copy)], copy)):
+        if name == shape or (len(name) > len(copy) and name.startswith(copy)):
             return model
     return None
