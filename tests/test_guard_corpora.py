@@ -1,4 +1,4 @@
-"""False refusals of the secret and personal-data guards on the project's own clean text: every
+"""False refusals of the secret, personal-data and injection guards on the project's own clean text: every
 entry of the benchmark journal (``bench/journal_corpus.py``, 2 000 entries), every search query
 (its labelled ones and ``tests/data/retrieval_*.txt``), the clean lines of
 ``tests/data/sensitive_*.txt`` and the memory and skill files ocmem ships. None is refused.
@@ -18,7 +18,7 @@ from ocmem.formats import journal
 from ocmem.guards.detectsecrets import may_hold_token
 from ocmem.guards.homoglyphs import latin_skeleton
 from ocmem.guards.personal import find_personal_data
-from ocmem.guards.textsafety import find_secrets
+from ocmem.guards.textsafety import find_injection, find_secrets
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -52,7 +52,7 @@ def test_no_clean_text_of_the_corpora_is_refused() -> None:
     refused = [
         (source, text[:200], findings)
         for source, text in texts
-        if (findings := find_secrets(text) + find_personal_data(text))
+        if (findings := find_secrets(text) + find_personal_data(text) + find_injection(text))
     ]
     woken = Counter(
         source

@@ -19,6 +19,10 @@ from ocmem.guards.homoglyphs import latin_skeleton
 from ocmem.guards.personal import find_personal_data as find_personal_data
 from ocmem.guards.tokens import find_shapes
 
+_INVISIBLE = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+
 _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "consigne d'ignorer les instructions",
@@ -48,13 +52,11 @@ _INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         "exécution d'un script distant",
         re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:ba|z)?sh\b"),
     ),
-    ("clé SSH autorisée", re.compile(r"authorized_keys")),
-    (
-        "caractère invisible ou de contrôle bidirectionnel",
-        re.compile(
-            "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
-        ),
-    ),
+    # Writing into the file, not talking about it: « droits sur authorized_keys » is an ordinary
+    # lesson (the journal corpora hold dozens); « echo … >> ~/.ssh/authorized_keys » is a command
+    # that opens the server to someone.
+    ("clé SSH autorisée", re.compile(r"(?i)(?:>>?|\btee\b)[^\n]*authorized_keys")),
+    ("caractère invisible ou de contrôle bidirectionnel", _INVISIBLE),
 ]
 
 
@@ -109,12 +111,16 @@ def _in_base64(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
 
 
 def find_injection(text: str) -> list[Finding]:
+    """Injection markers, read as a person reads them (look-alike letters folded, as for
+    secrets); invisible characters are looked for in the raw text, which folding removes."""
+    folded = latin_skeleton(text)
     findings = []
     for kind, pattern in _INJECTION_PATTERNS:
-        match = pattern.search(text)
+        where = text if pattern is _INVISIBLE else folded
+        match = pattern.search(where)
         if match:
             shown = match.group(0).encode("unicode_escape").decode("ascii")[:40]
-            findings.append(Finding(kind, line_of(text, match.start()), shown))
+            findings.append(Finding(kind, line_of(where, match.start()), shown))
     return sorted(findings, key=lambda f: f.line)
 
 
