@@ -47,6 +47,8 @@ def test_secrets_are_found_and_never_echoed(text: str, kind: str) -> None:
         "le mot de passe se change dans l'interface",
         "port 8080 déjà pris",
         "password: voir le gestionnaire",
+        "Nouveau token limité à Zone:DNS:Edit sur la zone",
+        "jeton `glrt-...` passé à `gitlab-runner register --token`",
     ],
 )
 def test_ordinary_text_is_not_a_secret(text: str) -> None:

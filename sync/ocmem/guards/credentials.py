@@ -110,7 +110,8 @@ _PROPERTIES = frozenset(
     ttl size taille limit limite count nombre min minimum max maximum complexity complexité
     strength force rotation reset field champ prompt format type manager gestionnaire file fichier
     store history historique age algorithm algorithme salt sel cost coût entropy entropie mode
-    usage budget window endpoint url scope validity validité version encoding encodage
+    usage budget window endpoint url scope validity validité version encoding encodage limité
+    limitée limited restreint restreinte restricted scoped
     """.split()
 )
 _UNITS = frozenset(
@@ -158,6 +159,7 @@ def _is_secret(keyword: str, match: re.Match[str], text: str, *, bare: bool) -> 
         len(value) < 3
         or not any(c.isalnum() for c in value)
         or set(value) <= _FILLER
+        or value.endswith(("...", "…"))  # an elided value (« jeton `glrt-...` ») shows none
         or value.lower() in _PLACEHOLDERS
         or re.match(_REFERENCE, value)
         or any(c in _REFERENCE_INSIDE for c in value)

@@ -69,6 +69,7 @@ _ROLE_MAILBOXES = frozenset(
     jenkins gitlab github ubuntu debian centos ec2-user www-data nobody daemon mailer-daemon bounce
     bounces notifications notification alerts alert newsletter marketing careers jobs privacy
     legal press presse service office mail email user username test example demo nom prenom.nom
+    dmarc dmarc-reports tls-rpt tlsrpt reports
     firstname.lastname john.doe jane.doe
     """.split()
 )
