@@ -259,3 +259,56 @@ def test_the_door_check_sees_each_way_of_writing(tmp_path: Path) -> None:
         "open(f, 'a')\np.open('wb')\nopen(f)\np.read_text()\nshutil.which('git')\n"
     )
     assert len(disk_writes(sample)) == 7
+
+
+# No link is followed below the home (ocmem.home.atomic): its ``open_file`` is the one way a
+# module opens a file, for reading too, so a memory, journal, pending, state or token file that
+# is a link is refused by every command alike. Elsewhere, only these open files themselves, and
+# why (none of them reads one of those files).
+OPENS_ON_THEIR_OWN = {
+    "ocmem.home.atomic": "the door itself",
+    "ocmem.bridge.mcpdiscovery": "OpenCode's own configuration, read as OpenCode reads it "
+    "(a linked opencode.json is the user's set-up, not ocmem's file)",
+    "ocmem.setup.opencodedir": "OpenCode's package files, read as OpenCode reads them",
+    "ocmem.setup.oldmemory": "another memory system's files, wherever OpenCode finds them",
+    "ocmem.silverbullet.library": "the package's own Lua (importlib.resources)",
+    "ocmem.text.lexicon": "the package's own word counts (importlib.resources)",
+}
+READ_METHODS = {"read_text", "read_bytes", "open"}
+
+
+def file_opens(path: Path) -> list[str]:
+    """Where ``path`` opens a file by itself (a path's read_text, read_bytes or open; os.open;
+    open())."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        where = f"line {node.lineno}"
+        if isinstance(func, ast.Attribute) and func.attr in READ_METHODS:
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            if owner != "os" or func.attr == "open":
+                found.append(f"{where}: .{func.attr}()")
+        elif isinstance(func, ast.Name) and func.id == "open":
+            found.append(f"{where}: open()")
+    return found
+
+
+def test_every_file_is_opened_through_the_no_link_door() -> None:
+    wrong = {
+        name: found
+        for name, path in sorted(MODULES.items())
+        if name not in OPENS_ON_THEIR_OWN
+        if (found := file_opens(path))
+    }
+    assert wrong == {}
+
+
+def test_the_open_check_sees_each_way_of_opening(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import os\np.read_text()\n(a / b).read_bytes()\np.open('rb')\nos.open(p, 0)\n"
+        "open(f)\nos.fdopen(fd)\nhandle.read()\n"
+    )
+    assert len(file_opens(sample)) == 5

@@ -307,7 +307,7 @@ def test_accepting_a_skill_creates_a_valid_skill_md(
     assert "Lancer \\`\\$\\{service\\}\\` puis :" in text  # inert, and visible as typed
     assert inert.active_constructs(text) == []
     assert "skills/         2/15 skill(s)" in status(workspace).render()
-    assert not [s for s in skills.list_skills(home / "skills", 60) if s.problems]
+    assert not [s for s in workspace.skills() if s.problems]
 
 
 def test_a_crash_between_the_two_writes_does_not_duplicate_the_fact(

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from ocmem.errors import Refused
+from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.paths import Paths
 
 AGENT_ENV = "OCMEM_AGENT_SESSION"
@@ -56,9 +58,7 @@ def parse_stat(text: str) -> Proc | None:
 
 def read_proc(pid: int, proc_root: Path = PROC) -> Proc | None:
     try:
-        return parse_stat(
-            (proc_root / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
-        )
+        return parse_stat(read_text(proc_root / str(pid) / "stat", errors="replace"))
     except OSError:
         return None
 
@@ -104,9 +104,9 @@ def register(paths: Paths, client: Proc, gate: Proc) -> None:
 def gate_of(paths: Paths, client: Proc) -> str | None:
     """The gate recorded for ``client``, if any."""
     try:
-        record = json.loads((paths.agents_dir / f"{client.key}.json").read_text(encoding="utf-8"))
+        record = json.loads(read_bytes(paths.agents_dir / f"{client.key}.json") or b"")
         return str(record["gate"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, Refused):  # a link: no gate recorded
         return None
 
 

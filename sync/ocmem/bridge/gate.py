@@ -52,6 +52,7 @@ from ocmem.clock import Clock
 from ocmem.errors import Busy, InputError, OcmemError, Refused
 from ocmem.execution import execute
 from ocmem.home.actionlog import log_event
+from ocmem.home.atomic import register_home
 from ocmem.home.paths import Paths, resolve_home
 from ocmem.home.statefiles import append_state, remove_state, write_state
 from ocmem.home.workspace import Workspace, open_workspace
@@ -110,6 +111,7 @@ class Gate:
         # Settings are read per request: a broken ocmem.yaml fails those requests, with the
         # file and the fix, and the gate stays open for when it is repaired.
         self.paths = Paths(home if home is not None else resolve_home(env))
+        register_home(self.paths.home)  # no link below it is followed (ocmem.home.atomic)
         self.hardened = self.paths.hardened_file.exists()
         self.client: agentproc.Proc | None = None
         self._write_lock = threading.Lock()

@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ocmem.errors import OcmemError
+from ocmem.errors import OcmemError, Refused
 from ocmem.home import identity
+from ocmem.home.atomic import read_bytes
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings, setting
 from ocmem.home.space import (
@@ -315,8 +316,8 @@ def own_command(paths: Paths) -> list[str]:
     ``--home <home> mcp``; in the hardened mode the same ocmem without sudo: the server is the
     agent's and asks the gate through the plugin); empty before ``ocmem init`` wrote that way."""
     try:
-        command = json.loads(paths.plugin_command.read_text(encoding="utf-8"))["command"]
-    except (OSError, ValueError, KeyError, TypeError):
+        command = json.loads(read_bytes(paths.plugin_command) or b"")["command"]
+    except (OSError, ValueError, KeyError, TypeError, Refused):
         return []
     if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
         return []

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ocmem.errors import OcmemError
 
 NAME_RULE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_NAME = 64
@@ -82,10 +85,17 @@ def check_skill_text(folder_name: str, text: str, max_lines: int) -> tuple[str |
     return (description if isinstance(description, str) else None), problems
 
 
-def list_skills(skills_dir: Path, max_lines: int) -> list[Skill]:
+def list_skills(skills_dir: Path, max_lines: int, read: Callable[[Path], str]) -> list[Skill]:
+    """Every ``*/SKILL.md``, read by ``read`` (the home's door: a linked skill is refused, and
+    listed with that refusal as its problem, its text unread)."""
     found = []
     for skill_file in sorted(skills_dir.glob("*/SKILL.md")):
-        text = skill_file.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = read(skill_file)
+        except OcmemError as exc:
+            problem = f"{exc.message} ; correction : {exc.fix}" if exc.fix else exc.message
+            found.append(Skill(skill_file.parent.name, skill_file, None, (problem,), 0))
+            continue
         description, problems = check_skill_text(skill_file.parent.name, text, max_lines)
         found.append(
             Skill(

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.clock import Clock
+from ocmem.errors import Refused
+from ocmem.home.atomic import open_file
 from ocmem.home.paths import Paths
 
 # log.jsonl (and cron.log, curation.log) rotate past LOG_MAX_BYTES; LOG_GENERATIONS old ones stay.
@@ -41,8 +43,7 @@ def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
     record.update(fields)
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
     try:
-        paths.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_file(paths.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8"))
             size = os.fstat(fd).st_size
@@ -50,6 +51,6 @@ def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
             os.close(fd)
         if size > LOG_MAX_BYTES:
             rotate(paths.log_file)
-    except OSError:
+    except (OSError, Refused):  # a link in its place is refused (ocmem.home.atomic)
         return False
     return True

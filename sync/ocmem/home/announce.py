@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ocmem.clock import Clock
-from ocmem.home.atomic import atomic_write
+from ocmem.home.atomic import atomic_write, open_file, read_bytes, status
 from ocmem.home.digest import sha256, small_sha256
 from ocmem.home.paths import Paths
 
@@ -43,8 +43,7 @@ def record_writes(paths: Paths, clock: Clock, changes: Iterable[tuple[str, str |
 
 
 def _add_to_writes_journal(paths: Paths, lines: str) -> None:
-    paths.state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(paths.writes_journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = open_file(paths.writes_journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, lines.encode("utf-8"))
     finally:
@@ -88,10 +87,8 @@ def announce_append(paths: Paths, clock: Clock, path: Path, start: int, payload:
 def trim_writes(paths: Paths) -> None:
     """Keep the writes journal small: the monitor only reads what was added since it started
     (called under the run lock)."""
-    try:
-        if paths.writes_journal.stat().st_size <= WRITES_KEEP_BYTES:
-            return
-        tail = paths.writes_journal.read_bytes()[-WRITES_KEEP_BYTES // 2 :]
-    except FileNotFoundError:
+    found = status(paths.writes_journal)
+    if found is None or found.st_size <= WRITES_KEEP_BYTES:
         return
+    tail = (read_bytes(paths.writes_journal) or b"")[-WRITES_KEEP_BYTES // 2 :]
     atomic_write(paths.writes_journal, tail[tail.find(b"\n") + 1 :], mode=0o600)

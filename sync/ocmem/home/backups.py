@@ -8,8 +8,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from ocmem.clock import Clock
+from ocmem.errors import Refused
 from ocmem.home.actionlog import rotate
-from ocmem.home.atomic import atomic_write
+from ocmem.home.atomic import atomic_write, read_bytes, status
 from ocmem.home.paths import Paths
 
 # Retention (see docs/guide.md « Sauvegardes et journal des actions »): a backup folder goes
@@ -67,6 +68,7 @@ class Backups:
         if self._claimed:
             return
         self.paths.backups_dir.mkdir(parents=True, exist_ok=True)
+        status(self.paths.backups_dir / self.stamp)  # .ocmem or backups/ a link: refused
         base, number = self.stamp.split(".", 1)[0], 1
         while True:
             try:
@@ -83,9 +85,8 @@ class Backups:
 
     def save(self, path: Path) -> Path | None:
         """Copy ``path`` (if it exists) into this run's backup folder; return the copy."""
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+        data = read_bytes(path)
+        if data is None:
             return None
         self._claim()
         target = self.folder / self.paths.rel(path)
@@ -140,8 +141,8 @@ def prune(paths: Paths, clock: Clock, *, force: bool = False) -> list[Path]:
     """
     now = clock.now()
     marker = paths.backups_dir / ".pruned"
-    with contextlib.suppress(OSError, ValueError):
-        last = _parse_stamp(marker.read_text(encoding="ascii").strip())
+    with contextlib.suppress(OSError, ValueError, Refused):
+        last = _parse_stamp((read_bytes(marker) or b"").decode("ascii").strip())
         if last is not None and not force and timedelta(0) <= now - last < PRUNE_EVERY:
             return []
     removed: list[Path] = []

@@ -3,7 +3,10 @@ state remembers of each file."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
+
+from ocmem.home.atomic import read_bytes, status
 
 
 def sha256(data: bytes) -> str:
@@ -28,5 +31,10 @@ def small_sha256(data: bytes) -> str:
 
 
 def file_sha256(path: Path) -> str | None:
-    """The digest of a file's bytes, or None when it is not a file."""
-    return sha256(path.read_bytes()) if path.is_file() else None
+    """The digest of a file's bytes, or None when it is not a file (never through a link
+    below the home: ocmem.home.atomic)."""
+    found = status(path)
+    if found is None or not stat.S_ISREG(found.st_mode):
+        return None
+    data = read_bytes(path)
+    return None if data is None else sha256(data)

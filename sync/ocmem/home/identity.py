@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.home.atomic import read_bytes
 from ocmem.home.paths import Paths
 
 SHARED_PAGES = "spec"  # home.json's "pages": the spec's Agents/Inbox/journal.md and pending.md
@@ -58,7 +59,7 @@ def machine() -> str:
     """This machine's identity: systemd's machine id, else the host name."""
     for source in (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id")):
         try:
-            value = source.read_text(encoding="ascii").strip()
+            value = (read_bytes(source) or b"").decode("ascii").strip()
         except (OSError, UnicodeDecodeError):
             continue
         if value:
@@ -79,7 +80,10 @@ def default_id(folder: Path) -> str:
 
 def read(paths: Paths) -> HomeId | None:
     try:
-        raw = json.loads(paths.home_id.read_text(encoding="utf-8"))
+        data = read_bytes(paths.home_id)
+        if data is None:
+            return None
+        raw = json.loads(data.decode("utf-8"))
         found = HomeId(
             str(raw["id"]),
             str(raw["machine"]),

@@ -47,6 +47,7 @@ from typing import NamedTuple
 from ocmem.errors import OcmemError
 from ocmem.formats import journal
 from ocmem.home import journalquery
+from ocmem.home.atomic import open_file, status
 from ocmem.home.journalquery import Found as Found
 from ocmem.home.journalquery import Hit as Hit
 from ocmem.home.journalquery import Stale
@@ -154,10 +155,10 @@ def _connect_file(index: Path) -> sqlite3.Connection:
     for attempt in range(2):
         db: sqlite3.Connection | None = None
         try:
-            if not index.exists():
-                index.parent.mkdir(exist_ok=True)
+            # SQLite opens its file by name: a link there (or on the way) is refused first
+            if status(index) is None:
                 # private, like the journal it mirrors; created here so SQLite keeps the mode
-                os.close(os.open(index, os.O_WRONLY | os.O_CREAT, 0o600))
+                os.close(open_file(index, os.O_WRONLY | os.O_CREAT, 0o600))
             db = sqlite3.connect(index, timeout=_BUSY_SECONDS, isolation_level=None)
             if _ensure_schema(db):
                 return db
@@ -260,9 +261,8 @@ _MISSING = _Stat(0, 0, 0)
 
 
 def _stat(path: Path) -> _Stat:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
+    st = status(path)
+    if st is None:
         return _MISSING
     return _Stat(st.st_size, st.st_mtime_ns, st.st_ino)
 
@@ -303,11 +303,12 @@ def _read(path: Path) -> tuple[bytes, _Stat]:
     """The file's bytes and the stat that goes with them (re-read if it grew while read)."""
     for _ in range(_READ_ATTEMPTS):
         try:
-            with path.open("rb") as handle:
-                st = os.fstat(handle.fileno())
-                data = handle.read()
+            handle = os.fdopen(open_file(path, os.O_RDONLY), "rb")
         except FileNotFoundError:
             return b"", _MISSING
+        with handle:
+            st = os.fstat(handle.fileno())
+            data = handle.read()
         if len(data) == st.st_size:
             return data, _Stat(st.st_size, st.st_mtime_ns, st.st_ino)
     raise Stale

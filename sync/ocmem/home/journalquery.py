@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ocmem.home.atomic import open_file
 from ocmem.text import searchterms as ranking
 
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
@@ -280,11 +282,12 @@ def _hit(path: Path, start: int, stop: int, at: str) -> Hit:
     archiving or by hand) shows as another header there, or none, and the search starts over.
     """
     try:
-        with path.open("rb") as handle:
-            handle.seek(start)
-            data = handle.read(stop - start + 1)
+        handle = os.fdopen(open_file(path, os.O_RDONLY), "rb")
     except FileNotFoundError as exc:
         raise Stale from exc
+    with handle:
+        handle.seek(start)
+        data = handle.read(stop - start + 1)
     chunk, after = data[: stop - start], data[stop - start :]
     # ``stop`` was the next header ("#"), or the end of the file, since appended to ("\n")
     if not chunk.startswith(f"## {at} · ".encode()) or after not in (b"", b"#", b"\n"):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ocmem.clock import Clock
 from ocmem.errors import DENIED, Busy
 from ocmem.home.announce import trim_writes
+from ocmem.home.atomic import open_file
 from ocmem.home.diskerrors import storage_error
 from ocmem.home.paths import Paths
 
@@ -41,15 +42,14 @@ def run_lock(
     import fcntl
 
     try:
-        paths.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_file(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         # flock needs no write access: on a read-only home the run goes on, and fails (if it
         # must write) on the file it needs, which says more than the lock would.
         if exc.errno not in (*DENIED, errno.EROFS) or not paths.lock_file.is_file():
             raise storage_error(exc, paths, action="de créer le verrou", changed=False) from exc
         try:
-            fd = os.open(paths.lock_file, os.O_RDONLY)
+            fd = open_file(paths.lock_file, os.O_RDONLY)
         except OSError as again:
             raise storage_error(again, paths, action="d'ouvrir le verrou", changed=False) from exc
     try:

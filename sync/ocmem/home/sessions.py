@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ocmem.clock import Clock, parse_stamp
-from ocmem.errors import InputError, OcmemError
+from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.guards.exposure import DIRECT_CALL as DIRECT_CALL
 from ocmem.guards.exposure import UNTRUSTED_OUTPUT as UNTRUSTED_OUTPUT
 from ocmem.guards.exposure import describe
+from ocmem.home.atomic import read_bytes
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state
 
@@ -63,10 +64,11 @@ def session_file(paths: Paths, session: str) -> Path:
 
 def load(paths: Paths, session: str) -> dict[str, Any]:
     path = session_file(paths, session)
-    if not path.exists():
+    data = read_bytes(path)
+    if data is None:
         return {"journal": [], "exposure": []}
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(data.decode("utf-8"))
         if not isinstance(record, dict) or not isinstance(record.get("journal"), list):
             raise ValueError("pas un objet {journal: [...]}")
         if not isinstance(record.setdefault("exposure", []), list):
@@ -103,8 +105,9 @@ def forget_old(paths: Paths, clock: Clock) -> None:
     file's age."""
     cutoff = clock.timestamp() - RETENTION_DAYS * 86400
     for old in paths.sessions_dir.glob("*.json"):
-        with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
-            when = _latest(json.loads(old.read_text(encoding="utf-8")))
+        # best effort; a linked record stays (refused where it is read, named by doctor)
+        with contextlib.suppress(OSError, ValueError, UnicodeDecodeError, Refused):
+            when = _latest(json.loads(read_bytes(old) or b""))
             if (old.stat().st_mtime if when is None else when) < cutoff:
                 remove_state(paths, old)
 
@@ -193,7 +196,7 @@ def windows(paths: Paths) -> list[tuple[str, float, float, bool]]:
     found = []
     for path in sorted(paths.sessions_dir.glob("*.json")):
         try:
-            found_window = window(json.loads(path.read_text(encoding="utf-8")))
+            found_window = window(json.loads(read_bytes(path) or b""))
         except (OSError, ValueError, UnicodeDecodeError):
             continue  # an unreadable record is reported by the session's own calls
         if found_window is not None:
@@ -216,7 +219,7 @@ def read_index(paths: Paths) -> dict[str, dict[str, Any]]:
     """session → window (``contract.Window`` without its ``session``), as last saved; rebuilt
     from the records when the index is missing or unreadable (an older ocmem, a crash)."""
     try:
-        raw = json.loads(paths.windows_index.read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(paths.windows_index) or b"")
         found = {str(w["session"]): w for w in raw["windows"] if isinstance(w, dict)}
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return {

@@ -14,7 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from ocmem.errors import InputError
+from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.home.atomic import read_text, register_home
 from ocmem.home.paths import Paths, resolve_home
 
 
@@ -224,6 +225,7 @@ def setting(settings: Settings, name: str, key: str) -> Any:
 
 def load_settings(home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
     paths = Paths(home if home is not None else resolve_home(env))
+    register_home(paths.home)  # from now on, no link below it is followed (ocmem.home.atomic)
     raw = _read_config_file(paths.config_file)
     if raw:
         checked(raw, paths.config_file)
@@ -302,17 +304,19 @@ def _number_problem(option: Option, value: object) -> str | None:
 
 
 def _read_config_file(path: Path) -> Mapping[str, Any]:
-    if not path.exists():
+    fix = f"corrige {path} (ou renomme-le pour revenir aux valeurs par défaut)"
+    try:
+        text = read_text(path)
+    except OcmemError as exc:
+        if isinstance(exc, Refused):
+            raise
+        raise InputError(exc.message, fix=fix) from exc
+    if not text:
         return {}
     import yaml  # lazy: local commands without a config file never pay for it
 
-    fix = f"corrige {path} (ou renomme-le pour revenir aux valeurs par défaut)"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path} n'est pas de l'UTF-8 valide (octet {exc.start})", fix=fix
-        ) from exc
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"ligne {mark.line + 1}, colonne {mark.column + 1} : " if mark else ""

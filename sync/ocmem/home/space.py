@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from ocmem.errors import InputError, Refused
 from ocmem.formats import decisionspage
+from ocmem.home.atomic import read_bytes
 from ocmem.home.settings import SECTIONS, Settings, setting
 from ocmem.home.settings import section as config_section
 
@@ -304,8 +305,8 @@ def secret_values(settings: Settings, env: Mapping[str, str] | None = None) -> t
         found.append(password)
     path = token_file_path(settings, sync_section(settings), env)
     # Absent, or unreadable by this user (hardened mode): nothing this process could leak.
-    with contextlib.suppress(OSError):
-        found.append(path.read_text(encoding="utf-8", errors="replace").strip())
+    with contextlib.suppress(OSError, Refused):  # a link: refused, and said by the sync
+        found.append((read_bytes(path) or b"").decode("utf-8", errors="replace").strip())
     return tuple(secret for secret in found if secret)
 
 
@@ -345,8 +346,8 @@ def _token(settings: Settings, section: Mapping[str, Any], env: Mapping[str, str
             f"le fichier de jeton {path} est lisible par d'autres (mode {mode:o})",
             fix=f"chmod 600 {path}",
         )
-    try:
-        token = path.read_text(encoding="utf-8").strip()
+    try:  # never through a link below the home (ocmem.home.atomic): refused, naming it
+        token = (read_bytes(path) or b"").decode("utf-8").strip()
     except UnicodeDecodeError:
         raise InputError(
             f"le fichier de jeton {path} n'est pas du texte UTF-8",

@@ -11,11 +11,12 @@ other module to these two doors.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 from ocmem.home.announce import monitored
-from ocmem.home.atomic import atomic_write
+from ocmem.home.atomic import atomic_write, open_file, remove_file
 from ocmem.home.paths import Paths
 
 
@@ -28,14 +29,14 @@ def _state_file(paths: Paths, path: Path) -> Path:
 
 def write_state(paths: Paths, path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
     """Replace one of ocmem's state files (atomic; its folders made private)."""
-    _state_file(paths, path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write(path, data, mode=mode)
+    atomic_write(_state_file(paths, path), data, mode=mode, folder_mode=0o700)
 
 
 def append_state(paths: Paths, path: Path, text: str) -> None:
     """Append ``text`` (one write) to one of ocmem's state files, made private if new."""
-    _state_file(paths, path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = open_file(
+        _state_file(paths, path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, folder_mode=0o700
+    )
     try:
         os.write(fd, text.encode("utf-8"))
     finally:
@@ -44,4 +45,5 @@ def append_state(paths: Paths, path: Path, text: str) -> None:
 
 def remove_state(paths: Paths, path: Path) -> None:
     """Remove one of ocmem's state files (absent: nothing to do)."""
-    _state_file(paths, path).unlink(missing_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        remove_file(_state_file(paths, path))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
@@ -19,7 +20,15 @@ from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError
 from ocmem.home.actionlog import log_event
 from ocmem.home.announce import announce, announce_append, announce_removal
-from ocmem.home.atomic import atomic_write, read_text
+from ocmem.home.atomic import (
+    atomic_write,
+    open_file,
+    read_bytes,
+    read_text,
+    remove_file,
+    rename_into,
+    status,
+)
 from ocmem.home.backups import Backups, prune
 from ocmem.home.diskerrors import about_path, storage_error
 from ocmem.home.paths import Paths
@@ -81,9 +90,13 @@ class Transaction:
         """Replace ``path`` with ``data``; whether anything changed. ``old``: its current text,
         when the caller just read it under this transaction's lock (saves a read). ``backup``:
         False for ocmem's own state files (the undo then keeps the old bytes in memory)."""
-        existed = path.exists()
         payload = data.encode("utf-8") if isinstance(data, str) else data
-        before = (old.encode("utf-8") if old is not None else path.read_bytes()) if existed else b""
+        if old is not None:  # read under this lock, through the same door: only its existence
+            existed = status(path) is not None
+            before = old.encode("utf-8")
+        else:
+            current = read_bytes(path)
+            existed, before = current is not None, current or b""
         if existed and before == payload and mode is None:
             return False
         self.current, self.saving = path, True
@@ -115,7 +128,7 @@ class Transaction:
 
     def create(self, path: Path, data: str | bytes, *, mode: int | None = None) -> bool:
         """Write ``path`` only if it does not exist yet; whether it was created."""
-        if path.exists() or path.is_symlink():
+        if status(path) is not None:  # a link in its place is refused, not kept
             return False
         return self.write(path, data, mode=mode)
 
@@ -124,7 +137,8 @@ class Transaction:
     ) -> Path | None:
         """Remove the file ``path`` (backed up first; its removal announced), then the folders it
         leaves empty up to (not including) ``up_to``; its backup copy, or None if it was absent."""
-        if not path.is_file():
+        found = status(path)
+        if found is None or not stat.S_ISREG(found.st_mode):
             return None
         self.current, self.saving = path, True
         copy = self.backups.save(path)
@@ -133,7 +147,7 @@ class Transaction:
         undo = None if durable else self._restorer(path, True, copy, b"")
         announce(self.paths, self.clock, path, lambda: None)
         try:
-            path.unlink()
+            remove_file(path)
             self._kept |= durable
             if undo is not None:
                 self._undo.append((path, undo))
@@ -168,16 +182,16 @@ class Transaction:
 
     def set_mode(self, path: Path, mode: int, *, durable: bool = False) -> None:
         """Set ``path``'s permission bits (the monitor compares bytes, not modes)."""
-        previous = path.stat().st_mode & 0o7777
+        found = status(path)
+        if found is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+        previous = stat.S_IMODE(found.st_mode)
         if previous == mode:
             return
-        try:
-            os.chmod(path, mode)
-        except OSError as exc:
-            raise about_path(exc, path) from exc
+        _chmod(path, mode)
         self._kept |= durable
         if not durable:
-            self._undo.append((path, lambda: os.chmod(path, previous)))
+            self._undo.append((path, lambda: _chmod(path, previous)))
 
     def move_out(self, source: Path, target: Path) -> None:
         """Move ``source`` (a file, a link or a folder: old memory the user set aside) to
@@ -219,10 +233,10 @@ class Transaction:
         """Append ``text`` in one write and fsync: the cost does not grow with the file, and a
         killed run leaves the old bytes followed by a prefix of ``text`` at worst."""
         self.current = path
-        existed = path.exists()
+        existed = status(path) is not None
         payload = text.encode("utf-8")
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise about_path(exc, path) from exc
         try:
@@ -252,14 +266,13 @@ class Transaction:
         """Move the bytes of ``path`` from ``start`` to its end into this run's backup folder
         (as ``name``), then cut them from ``path``: what an interrupted write left behind."""
         self.current = path
-        with path.open("rb") as handle:
-            handle.seek(start)
-            tail = handle.read()
+        whole = read_bytes(path) or b""
+        tail = whole[start:]
         kept = self.backups.save_bytes(name, tail)
         self._undo.append((path, self._reappender(path, tail)))
         try:
-            announce(self.paths, self.clock, path, lambda: _bytes_upto(path, start))
-            os.truncate(path, start)
+            announce(self.paths, self.clock, path, lambda: whole[:start])
+            _truncate(path, start)
         except OSError as exc:
             raise about_path(exc, path) from exc
         self.current = None
@@ -278,11 +291,13 @@ class Transaction:
         self, path: Path, existed: bool, copy: Path | None, old: bytes
     ) -> Callable[[], None]:
         made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
-        previous_mode = path.stat().st_mode & 0o7777 if existed else None
+        found = status(path) if existed else None
+        previous_mode = stat.S_IMODE(found.st_mode) if found is not None else None
 
         def undo() -> None:
             if not existed:
-                path.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    remove_file(path)
                 for directory in made:
                     with contextlib.suppress(OSError):
                         directory.rmdir()
@@ -292,15 +307,15 @@ class Transaction:
                 return
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)  # a removal may have taken it
-                os.replace(copy, path)  # same disk: no space needed, atomic
+                rename_into(copy, path)  # same disk: no space needed, atomic
             except OSError as exc:
                 if exc.errno != errno.EXDEV:
                     raise
-                atomic_write(path, copy.read_bytes(), mode=previous_mode)
+                atomic_write(path, read_bytes(copy) or b"", mode=previous_mode)
                 copy.unlink()
             self.backups.saved.remove(copy)
             if previous_mode is not None:
-                os.chmod(path, previous_mode)
+                _chmod(path, previous_mode)
 
         return undo
 
@@ -308,16 +323,18 @@ class Transaction:
     def _truncater(path: Path, existed: bool, size: int) -> Callable[[], None]:
         def undo() -> None:
             if existed or size:
-                os.truncate(path, size)
+                _truncate(path, size)
             else:
-                path.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    remove_file(path)
 
         return undo
 
     @staticmethod
     def _reappender(path: Path, tail: bytes) -> Callable[[], None]:
         def undo() -> None:
-            with path.open("ab") as handle:
+            fd = open_file(path, os.O_WRONLY | os.O_APPEND)
+            with os.fdopen(fd, "ab") as handle:
                 handle.write(tail)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -448,9 +465,12 @@ class Workspace:
         return self.pending_document().proposals
 
     def skills(self) -> list[skills.Skill]:
+        """Every installed skill (a linked one listed with its refusal, unread)."""
         from ocmem.formats import skills
 
-        return skills.list_skills(self.paths.skills_dir, self.limits.skill_lines)
+        return skills.list_skills(
+            self.paths.skills_dir, self.limits.skill_lines, lambda p: read_text(p, errors="replace")
+        )
 
 
 def has_layout(home: Path) -> bool:
@@ -513,6 +533,23 @@ def _sync_mentioned(settings: Settings, env: Mapping[str, str]) -> bool:
     )
 
 
-def _bytes_upto(path: Path, size: int) -> bytes:
-    with path.open("rb") as handle:
-        return handle.read(size)
+def _truncate(path: Path, size: int) -> None:
+    fd = open_file(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except OSError as exc:
+        raise about_path(exc, path) from exc
+    try:
+        os.fchmod(fd, mode)
+    except OSError as exc:
+        raise about_path(exc, path) from exc
+    finally:
+        os.close(fd)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from ocmem.formats import skills
 from ocmem.formats.fill import Fill
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import open_file, read_text
 from ocmem.home.settings import Settings
 
 CHARS_PER_TOKEN = 4
@@ -48,7 +49,7 @@ def memory_for_prompt(path: Path, budget: int) -> Loaded:
     ``budget`` characters; what does not fit is not loaded, and said. Only the head of the file
     is read (a character is 4 UTF-8 bytes at most)."""
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(open_file(path, os.O_RDONLY), "rb") as handle:  # never through a link
             head = handle.read(budget * 4 + 1)
             whole = len(head) <= budget * 4
             size = handle.seek(0, 2)
@@ -157,7 +158,11 @@ def context_report(settings: Settings) -> ContextReport:
         Item("memory/SHORT_TERM.md", len(read_text(paths.short_term)), limits.short_term_chars),
     ]
     installed = [
-        s for s in skills.list_skills(paths.skills_dir, limits.skill_lines) if s.description
+        s
+        for s in skills.list_skills(
+            paths.skills_dir, limits.skill_lines, lambda p: read_text(p, errors="replace")
+        )
+        if s.description
     ]
     items.append(
         Item(

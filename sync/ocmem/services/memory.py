@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import journal, marks
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import open_file, read_text
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
 from ocmem.text import inert
@@ -416,7 +416,7 @@ def _journal_scan(path: Path, when: datetime) -> tuple[bytes, set[int]]:
     import mmap
 
     try:
-        handle = path.open("rb")
+        handle = os.fdopen(open_file(path, os.O_RDONLY), "rb")
     except FileNotFoundError:
         return b"", set()
     with handle:

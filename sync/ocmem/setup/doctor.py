@@ -16,7 +16,7 @@ import httpx
 from ocmem.errors import Busy, OcmemError
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
-from ocmem.home.atomic import TEMP_SUFFIX, read_text
+from ocmem.home.atomic import TEMP_SUFFIX, read_bytes, read_text
 from ocmem.home.digest import file_sha256
 from ocmem.home.diskerrors import storage_error
 from ocmem.home.paths import Paths, resolve_home
@@ -98,6 +98,11 @@ class Doctor:
             except OSError as exc:
                 error = storage_error(exc, self.paths, action="de lire")
                 self.problem(ERROR, error.message, error.fix or "")
+        # one cause met by several checks (a linked file every reader refuses) is said once
+        said: dict[str, Problem] = {}
+        for problem in self.found:
+            said.setdefault(problem.what, problem)
+        self.found = list(said.values())
         return self.found
 
     def storage(self) -> None:
@@ -305,9 +310,10 @@ class Doctor:
     def hardened(self) -> None:
         record_file = self.paths.hardened_file
         try:
-            record = json.loads(record_file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return
+            raw = read_bytes(record_file)
+            if raw is None:
+                return
+            record = json.loads(raw)
         except (OSError, ValueError) as exc:
             self.problem(
                 WARNING,
@@ -455,7 +461,7 @@ class Doctor:
         """The user's own set-up: identity, links, the plugin's first call, OpenCode, SilverBullet."""
         for found in (
             setupchecks.home_identity(self.paths, is_configured(self.settings, self.env)),
-            setupchecks.links_outside(self.paths),
+            setupchecks.links_below(self.paths),
             setupchecks.plugin_config_call(self.settings, self.env),
             setupchecks.opencode_install(self.env, self.paths.home),
             setupchecks.offline_start(self.paths),

@@ -42,6 +42,7 @@ from typing import Any
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home.actionlog import log_event
+from ocmem.home.atomic import read_bytes
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state
 from ocmem.outcome import Outcome
@@ -311,10 +312,11 @@ class Hardener:
         return Outcome(lines)
 
     def _record(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads(self.paths.hardened_file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        raw = read_bytes(self.paths.hardened_file)
+        if raw is None:
             return None
+        try:
+            data = json.loads(raw)
         except ValueError as exc:
             raise OcmemError(
                 f"{self.paths.hardened_file} est illisible ({exc})",
@@ -441,7 +443,7 @@ def harden(
             fix="rien à annuler (ou donne le bon --home)",
         )
     try:
-        record = json.loads(paths.hardened_file.read_text(encoding="utf-8"))
+        record = json.loads(read_bytes(paths.hardened_file) or b"")
         agent, owner = str(record["agent"]), str(record["owner"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise OcmemError(

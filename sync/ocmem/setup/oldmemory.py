@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ocmem.errors import InputError, OcmemError, StorageError
+from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths, resolve_home
 from ocmem.setup.memorysignals import (
     OWN_SKILL,
@@ -251,8 +252,8 @@ def detect(paths: Paths, env: Mapping[str, str], *, sync_mode: bool = False) -> 
                 )
     agents = paths.agents_md
     try:
-        agents_text = agents.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        agents_text = read_text(agents)
+    except (OSError, OcmemError):
         agents_text = ""  # missing, or reported by the checks that need it
     for section, signals in memory_sections(agents_text):
         findings.append(

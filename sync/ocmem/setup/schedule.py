@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ocmem.errors import InputError, OcmemError, Refused
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.backups import Backups
 from ocmem.home.diskerrors import storage_error
 from ocmem.home.paths import Paths, resolve_home
@@ -363,10 +363,7 @@ def _install_prompt(ws: Workspace, paths: Paths) -> list[str]:
     if not shipped:
         raise OcmemError("prompt de curation livré introuvable", fix="réinstalle ocmem")
     target = paths.curation_prompt
-    try:
-        current: bytes | None = target.read_bytes()
-    except FileNotFoundError:
-        current = None
+    current = read_bytes(target)
     if current == shipped:
         return []
     try:

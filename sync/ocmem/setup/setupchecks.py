@@ -15,9 +15,9 @@ from pathlib import Path
 
 import httpx
 
-from ocmem.errors import OcmemError
+from ocmem.errors import OcmemError, Refused
 from ocmem.home import identity
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import read_text, refuse_link
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings
 from ocmem.home.space import is_configured, load_sync_config
@@ -63,33 +63,36 @@ def home_identity(paths: Paths, sync: bool) -> Iterator[Problem]:
         )
 
 
-def links_outside(paths: Paths) -> Iterator[Problem]:
-    """Memory files that are symbolic links to somewhere outside the home: ocmem would read (and
-    the agent be shown) a file nobody reviews here, and the guards protect the home only."""
-    home = paths.home.resolve()
-    candidates = [paths.agents_md, paths.config_file, *_files(paths.memory_dir)]
-    candidates += _files(paths.skills_dir)
+def links_below(paths: Paths) -> Iterator[Problem]:
+    """Symbolic links among the home's memory, skills and ocmem's state: ocmem refuses to read
+    or write through them (ocmem.home.atomic), so each is named with its fix; OpenCode still
+    follows a linked AGENTS.md or skill, which nothing here reviews."""
+    candidates = [paths.agents_md, paths.config_file, *_links(paths.memory_dir)]
+    candidates += _links(paths.skills_dir) + _links(paths.state_dir, skip=_NOT_STATE)
     for path in candidates:
-        if not path.is_symlink():
-            continue
-        target = path.resolve()
-        if target == home or home in target.parents:
-            continue
-        rel = paths.rel(path)
-        yield Problem(
-            ERROR,
-            f"{rel} est un lien vers {target}, hors du dossier ocmem : ni ocmem ni ses gardes "
-            "ne le tiennent",
-            f"remplace le lien par une copie du fichier (`cp --remove-destination {target} "
-            f"{path}`) ou retire-le ; ocmem init recrée ce qui manque",
-        )
+        try:
+            refuse_link(path)
+        except Refused as exc:
+            yield Problem(ERROR, exc.message, exc.fix or "retire le lien")
 
 
-def _files(folder: Path) -> list[Path]:
-    try:
-        return [p for p in folder.rglob("*") if p.is_symlink() or p.is_file()]
-    except OSError:
-        return []
+# Under .ocmem, what is not ocmem's state read by its commands: copies kept as they were
+# (backups, the quarantine, old memory set aside) and git's own repository.
+_NOT_STATE = frozenset({"backups", "quarantine", "old-memory", "history.git"})
+
+
+def _links(folder: Path, skip: frozenset[str] = frozenset()) -> list[Path]:
+    """The symbolic links in ``folder`` and below (none followed), the folder itself if one."""
+    if folder.is_symlink():
+        return [folder]
+    found = []
+    for root, folders, files in os.walk(folder):
+        if root == str(folder):
+            folders[:] = [f for f in folders if f not in skip]
+        for name in folders + files:
+            if os.path.islink(os.path.join(root, name)):
+                found.append(Path(root, name))
+    return sorted(found)
 
 
 def plugin_config_call(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:

@@ -18,6 +18,7 @@ from datetime import date
 from typing import NamedTuple
 
 from ocmem.formats import pending, skills
+from ocmem.home.atomic import read_text
 from ocmem.silverbullet import merge
 from ocmem.silverbullet.state import PushedPage
 from ocmem.text import inert
@@ -143,4 +144,4 @@ def _adopt(
 
 
 def skill_texts(installed: list[skills.Skill]) -> list[str]:
-    return [s.path.read_text(encoding="utf-8", errors="replace") for s in installed]
+    return [read_text(s.path, errors="replace") for s in installed]

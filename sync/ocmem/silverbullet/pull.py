@@ -19,7 +19,7 @@ from ocmem.errors import Busy, OcmemError
 from ocmem.formats import decisionspage, pending
 from ocmem.formats.fill import Fill
 from ocmem.home import identity, shipped
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import read_bytes, read_text, refuse_link
 from ocmem.home.digest import file_sha256, sha256
 from ocmem.home.space import LOCAL_ONLY, SyncConfig
 from ocmem.home.workspace import Transaction, Workspace
@@ -64,14 +64,12 @@ class Puller:
 
     def _local(self, rel: str) -> Path:
         path = self.paths.home / rel
+        refuse_link(path)  # no link below the home, as for every command (ocmem.home.atomic)
         resolved_parent = path.parent.resolve()
-        if (
-            self.paths.home.resolve() not in (resolved_parent, *resolved_parent.parents)
-            or path.is_symlink()
-        ):
+        if self.paths.home.resolve() not in (resolved_parent, *resolved_parent.parents):
             raise OcmemError(
-                f"chemin local hors du dossier ocmem ou lien symbolique : {rel}",
-                fix="supprime le lien, puis relance",
+                f"chemin local hors du dossier ocmem : {rel}",
+                fix="renomme la page dans SilverBullet (sans « .. »), puis relance",
             )
         if rel in LOCAL_ONLY:
             raise OcmemError(f"le pull n'écrit jamais {rel}")
@@ -215,7 +213,7 @@ class Puller:
         for remote, local, body in wanted:
             path = self.paths.home / local
             if path.is_file() and not path.is_symlink():
-                here = path.read_bytes()
+                here = read_bytes(path) or b""
                 installed = self._installed(remote, here)
                 mirrored = remote in self.state.pulled
                 candidates.append(
@@ -330,7 +328,7 @@ class Puller:
         before, against_local = self._installed_before(fetch.remote, path)
         if before != body:
             self.changes.append(changes.Change(fetch.local, before, body, against_local))
-        changed = not path.is_file() or sha256(path.read_bytes()) != digest
+        changed = file_sha256(path) != digest
         if changed:
             # Durable: the human's version, recorded in the sync state as it lands.
             self.txn.write(path, body, mode=PULLED_MODE, durable=True)
@@ -352,7 +350,7 @@ class Puller:
         """What the previous pull installed for ``remote`` (the local copy if it still is, else
         the history's last version), and whether it is only the local copy it replaces."""
         previous = self.state.pulled.get(remote)
-        local = path.read_bytes() if path.is_file() else None
+        local = read_bytes(path) if path.is_file() else None
         if previous is None or (local is not None and sha256(local) == previous.sha256):
             return local, previous is None and local is not None
         pulled = History(self.paths).blob("HEAD", previous.local)
@@ -384,9 +382,10 @@ class Puller:
             rel = f"skills/{name}/SKILL.md"
             if (self.paths.home / rel).exists():
                 continue
-            self.txn.write(
-                self._local(rel), shipped.own_skill_file(name).read_bytes(), mode=PULLED_MODE
-            )
+            as_shipped = read_bytes(shipped.own_skill_file(name))
+            if as_shipped is None:
+                raise OcmemError(f"le skill {name} livré par ocmem manque", fix="réinstalle ocmem")
+            self.txn.write(self._local(rel), as_shipped, mode=PULLED_MODE)
             report.lines.append(
                 f"⚠ le skill {name} manquait : remis tel que livré par ocmem (sans lui, pas de "
                 f"rétrospective) ; pour le modifier, copie-le dans Agents/Skills/{name}"
@@ -491,9 +490,7 @@ class Puller:
         limits = self.ws.limits
         memory_path = self.paths.memory_md
         if memory_path.is_file():
-            fill = Fill(
-                len(memory_path.read_text(encoding="utf-8", errors="replace")), limits.memory_chars
-            )
+            fill = Fill(len(read_text(memory_path, errors="replace")), limits.memory_chars)
             if fill.over:
                 warnings.append(
                     f"⚠ MEMORY.md dépasse son plafond : {fill} — à consolider dans SilverBullet"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.errors import OcmemError
+from ocmem.home.atomic import read_bytes
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state, write_state
 
@@ -122,10 +123,11 @@ class SyncState:
 
     @classmethod
     def _read(cls, paths: Paths, path: Path) -> SyncState | None:
-        if not path.exists():
+        data = read_bytes(path)
+        if data is None:
             return None
         try:
-            raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            raw: dict[str, Any] = json.loads(data.decode("utf-8"))
             if raw.get("version") != STATE_VERSION:
                 raise ValueError(f"version {raw.get('version')!r}")
             return cls(
