@@ -2,8 +2,8 @@
  * spoken to one JSON object per line (sync/ocmem/bridge/gate.py). */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
+import { readInside } from "./nofollow.ts"
 
 export type Run = { code: number; out: string; err: string }
 // The gate's greeting: its version, pid and mode.
@@ -13,10 +13,11 @@ export type Gate = { hello?: Hello; failure?: string; request(body: Record<strin
 /** How `ocmem init` said to start ocmem (<home>/.ocmem/plugin.json), else `ocmem` from PATH. */
 export async function gateCommand(home: string): Promise<string[]> {
   try {
-    const saved = JSON.parse(await readFile(join(home, ".ocmem", "plugin.json"), "utf8"))
+    // never through a link below the home (ocmem/nofollow.ts): a linked plugin.json is not ocmem's
+    const saved = JSON.parse(readInside(home, join(home, ".ocmem", "plugin.json")).toString("utf8"))
     if (Array.isArray(saved.command) && saved.command.length > 0) return saved.command
   } catch {
-    // not installed by `ocmem init`: fall back to PATH
+    // not installed by `ocmem init`, or a link (`ocmem doctor` names it): fall back to PATH
   }
   return ["ocmem"]
 }

@@ -7,9 +7,7 @@ import {
   closeSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   readSync,
   renameSync,
@@ -22,6 +20,7 @@ import {
 import { homedir } from "node:os"
 import { dirname, join, relative, sep } from "node:path"
 import type { Settings } from "./contract.ts"
+import { LinkRefused, openInside, readInside } from "./nofollow.ts"
 import { within } from "./paths.ts"
 
 const KEEP_BYTES = 4 * 1024 * 1024 // larger files are watched by digest only
@@ -174,7 +173,17 @@ export class Monitor {
     const entry: Kept = seen(st)
     if (entry.kind === "link") entry.target = readlinkSync(path)
     if (entry.kind === "file" && !this.light(rel)) {
-      const bytes = readFileSync(path)
+      let bytes: Buffer
+      try {
+        bytes = readInside(this.home, path) // a file swapped for a link since the lstat is not followed
+      } catch (error) {
+        if (!(error instanceof LinkRefused)) throw error
+        try {
+          return { ...seen(lstatSync(path, { bigint: true })), target: readlinkSync(path) }
+        } catch {
+          return undefined
+        }
+      }
       entry.hash = digest(bytes)
       if (bytes.length <= KEEP_BYTES) entry.bytes = bytes
     }
@@ -194,7 +203,12 @@ export class Monitor {
     const size = this.journalSize()
     if (size < this.journalOffset) this.journalOffset = 0 // trimmed by ocmem
     if (size === this.journalOffset) return
-    const fd = openSync(this.settings.writes_journal, "r")
+    let fd: number
+    try {
+      fd = openInside(this.home, this.settings.writes_journal) // never through a link (ocmem/nofollow.ts)
+    } catch {
+      return // a link: ocmem refuses to write through it too, so nothing was announced there
+    }
     try {
       const buffer = Buffer.alloc(size - this.journalOffset)
       readSync(fd, buffer, 0, buffer.length, this.journalOffset)
@@ -289,7 +303,7 @@ export class Monitor {
     }
     this.readJournal()
     const chain = this.announced.get(rel)
-    if (chain !== undefined && announcedState(chain, before, current, () => current?.bytes ?? readFileSync(join(this.home, rel)))) {
+    if (chain !== undefined && announcedState(chain, before, current, () => current?.bytes ?? readInside(this.home, join(this.home, rel)))) {
       if (current) this.kept.set(rel, current)
       else this.kept.delete(rel)
       this.announced.set(rel, [{ sha256: current?.hash ?? null }]) // later appends start here

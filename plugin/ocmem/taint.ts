@@ -7,6 +7,7 @@ import { join, relative, resolve, sep } from "node:path"
 import { SHAPES, TOOLS, type Exposure, type Settings, type Window } from "./contract.ts"
 import { canonical, expand, within } from "./paths.ts"
 import type { SessionState } from "./sessions.ts"
+import { readInside } from "./nofollow.ts"
 import { conforms } from "./shapes.ts"
 
 export const MEMORY_TOOLS: ReadonlySet<string> = new Set(Object.keys(TOOLS))
@@ -92,10 +93,10 @@ export class Taint {
     }
     if (force || mark !== this.windowsStat) {
       try {
-        const index = JSON.parse(readFileSync(this.settings.windows_file, "utf8"))
+        const index = JSON.parse(readInside(this.settings.home, this.settings.windows_file).toString("utf8"))
         if (Array.isArray(index?.windows)) this.windows = index.windows.filter((w: unknown) => conforms(w, SHAPES.Window))
       } catch {
-        // absent (no session was ever exposed) or being replaced: the copy stands
+        // absent (no session was ever exposed), being replaced, or a link (never followed): the copy stands
       }
       this.windowsStat = mark
     }
