@@ -187,7 +187,7 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
         warnings = loop_problems(paths) + warnings + context_report(ws.settings).warnings()
     except Refused as exc:  # a link elsewhere in what the prompt is made of
         refused.append(_said(exc))
-    warnings = list(dict.fromkeys(refused)) + warnings
+    warnings = ws.settled + list(dict.fromkeys(refused)) + warnings
     written = bool(session and sessions.load(paths, session)["journal"])
     files = [*ws.journal_files(), paths.pending]
     quarantined += [str(p) for p in files if _holds_quarantine(p)]

@@ -279,6 +279,39 @@ def remove_file(path: Path) -> None:
         os.unlink(walk.name, dir_fd=walk.fd)
 
 
+def truncate(path: Path, size: int) -> None:
+    """Cut ``path`` to ``size`` bytes (never what a link below the home points to)."""
+    fd = open_file(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append ``data`` to the existing file ``path`` in one write, then fsync."""
+    fd = open_file(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def chmod(path: Path, mode: int) -> None:
+    """Set ``path``'s permission bits (never those of what a link below the home points to)."""
+    fd = open_file(path, os.O_RDONLY)
+    try:
+        os.fchmod(fd, mode)
+    except OSError as exc:
+        raise about_path(exc, path) from exc
+    finally:
+        os.close(fd)
+
+
 def _renamed() -> None:
     global _renames
     if _exit_after:

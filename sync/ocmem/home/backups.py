@@ -64,6 +64,11 @@ class Backups:
         self.saved: list[Path] = []
         self._claimed = False
 
+    def claim(self) -> Path:
+        """This run's backup folder, made now if it was not yet (an intent record names it)."""
+        self._claim()
+        return self.folder
+
     def _claim(self) -> None:
         if self._claimed:
             return

@@ -156,6 +156,16 @@ class Paths(NamedTuple):
         return self.state_dir / "writes.jsonl"
 
     @property
+    def intent_file(self) -> Path:
+        """An operation that changes several files, while it does (ocmem.home.intents)."""
+        return self.state_dir / "intent.json"
+
+    @property
+    def recovered_log(self) -> Path:
+        """The interrupted operations a later run completed or undid (``ocmem doctor``)."""
+        return self.state_dir / "recovered.jsonl"
+
+    @property
     def quarantine_dir(self) -> Path:
         """Where the plugin moves files the agent added or changed behind ocmem's back."""
         return self.state_dir / "quarantine"

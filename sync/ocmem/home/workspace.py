@@ -21,13 +21,16 @@ from ocmem.errors import InputError, OcmemError
 from ocmem.home.actionlog import log_event
 from ocmem.home.announce import announce, announce_append, announce_removal
 from ocmem.home.atomic import (
+    append_bytes,
     atomic_write,
+    chmod,
     open_file,
     read_bytes,
     read_text,
     remove_file,
     rename_into,
     status,
+    truncate,
 )
 from ocmem.home.backups import Backups, prune
 from ocmem.home.diskerrors import about_path, storage_error
@@ -37,6 +40,7 @@ from ocmem.home.settings import Limits, Settings, load_settings
 
 if TYPE_CHECKING:
     from ocmem.formats import pending, skills
+    from ocmem.home.intents import Planned
     from ocmem.progress import Waiting
 
 # What each memory file holds when ocmem creates it (install and doctor's repair).
@@ -76,6 +80,27 @@ class Transaction:
         self._undo: list[tuple[Path, Callable[[], None]]] = []
         self._touched: set[Path] = set()
         self._kept = False  # a durable change happened: the backups are its only undo
+        self._planned: list[Planned] | None = None  # inside ``together``: changes to land
+        self.intent_open = False  # an intent record is on disk for the changes landing
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """The writes, removals and appends made inside land as one (``intents.land``: an intent
+        record first when they change several files), so that a crash leaves the state before
+        or the state after, once the next run has settled the record. Nothing inside may read
+        back what it wrote."""
+        from ocmem.home import intents  # only the operations that change several files use it
+
+        if self._planned is not None:
+            yield
+            return
+        self._planned = []
+        try:
+            yield
+            planned = self._planned
+        finally:
+            self._planned = None
+        intents.land(self, planned)
 
     def write(
         self,
@@ -91,6 +116,13 @@ class Transaction:
         when the caller just read it under this transaction's lock (saves a read). ``backup``:
         False for ocmem's own state files (the undo then keeps the old bytes in memory)."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
+        if self._planned is not None and not durable:
+            from ocmem.home.intents import Planned
+
+            if read_bytes(path) == payload and mode is None:
+                return False
+            self._planned.append(Planned("write", path, payload, mode, backup))
+            return True
         if old is not None:  # read under this lock, through the same door: only its existence
             existed = status(path) is not None
             before = old.encode("utf-8")
@@ -140,6 +172,11 @@ class Transaction:
         found = status(path)
         if found is None or not stat.S_ISREG(found.st_mode):
             return None
+        if self._planned is not None and not durable:
+            from ocmem.home.intents import Planned
+
+            self._planned.append(Planned("remove", path, up_to=up_to))
+            return None  # backed up when it lands
         self.current, self.saving = path, True
         copy = self.backups.save(path)
         self.saving = False
@@ -188,10 +225,10 @@ class Transaction:
         previous = stat.S_IMODE(found.st_mode)
         if previous == mode:
             return
-        _chmod(path, mode)
+        chmod(path, mode)
         self._kept |= durable
         if not durable:
-            self._undo.append((path, lambda: _chmod(path, previous)))
+            self._undo.append((path, lambda: chmod(path, previous)))
 
     def move_out(self, source: Path, target: Path) -> None:
         """Move ``source`` (a file, a link or a folder: old memory the user set aside) to
@@ -232,6 +269,11 @@ class Transaction:
     def append(self, path: Path, text: str) -> None:
         """Append ``text`` in one write and fsync: the cost does not grow with the file, and a
         killed run leaves the old bytes followed by a prefix of ``text`` at worst."""
+        if self._planned is not None:
+            from ocmem.home.intents import Planned
+
+            self._planned.append(Planned("append", path, text.encode("utf-8")))
+            return
         self.current = path
         existed = status(path) is not None
         payload = text.encode("utf-8")
@@ -272,7 +314,7 @@ class Transaction:
         self._undo.append((path, self._reappender(path, tail)))
         try:
             announce(self.paths, self.clock, path, lambda: whole[:start])
-            _truncate(path, start)
+            truncate(path, start)
         except OSError as exc:
             raise about_path(exc, path) from exc
         self.current = None
@@ -315,7 +357,7 @@ class Transaction:
                 copy.unlink()
             self.backups.saved.remove(copy)
             if previous_mode is not None:
-                _chmod(path, previous_mode)
+                chmod(path, previous_mode)
 
         return undo
 
@@ -323,7 +365,7 @@ class Transaction:
     def _truncater(path: Path, existed: bool, size: int) -> Callable[[], None]:
         def undo() -> None:
             if existed or size:
-                _truncate(path, size)
+                truncate(path, size)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     remove_file(path)
@@ -332,14 +374,7 @@ class Transaction:
 
     @staticmethod
     def _reappender(path: Path, tail: bytes) -> Callable[[], None]:
-        def undo() -> None:
-            fd = open_file(path, os.O_WRONLY | os.O_APPEND)
-            with os.fdopen(fd, "ab") as handle:
-                handle.write(tail)
-                handle.flush()
-                os.fsync(handle.fileno())
-
-        return undo
+        return lambda: append_bytes(path, tail)
 
     def rollback(self) -> list[str]:
         """Undo this run's writes, newest first; what could not be restored, with where its
@@ -351,6 +386,11 @@ class Transaction:
                 undo()
             except OSError:
                 failed.append(self.paths.rel(path))
+        if self.intent_open:  # the record of the changes that were landing
+            from ocmem.home import intents
+
+            intents.closed_after_failure(self.paths, undone=not failed)
+            self.intent_open = False
         if failed:
             return [
                 f"{name} n'a pas pu être remis dans son état d'avant : "
@@ -406,6 +446,8 @@ class Workspace:
         # entered around each long wait (the lock, SilverBullet): a terminal shows it
         # (ocmem.progress); None when nobody watches
         self.waiting = waiting
+        # what settling an operation a killed run left half-done said (ocmem.home.intents)
+        self.settled: list[str] = []
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -429,10 +471,14 @@ class Workspace:
         """The run lock and a Transaction; if the body fails, its writes are undone, and a file
         system error becomes a StorageError that names the file and says what changed."""
         with run_lock(self.paths, self.clock, self.wait_seconds, self.notify, self.waiting):
+            if os.path.lexists(self.paths.intent_file):  # a run killed half-way: settled first
+                from ocmem.home import intents
+
+                intents.settle_locked(self, Transaction(self.paths, "reprise", self.clock))
             run = Transaction(self.paths, command, self.clock)
             try:
                 yield run
-            except Exception as exc:
+            except (Exception, KeyboardInterrupt) as exc:  # Ctrl-C undoes too
                 unrestored = run.rollback()
                 if isinstance(exc, OSError):
                     raise run.error(exc, unrestored) from exc
@@ -511,7 +557,7 @@ def open_workspace(
         from ocmem.home.space import is_configured, secret_values
 
         secrets, sync_mode = secret_values(settings, env), is_configured(settings, env)
-    return Workspace(
+    workspace = Workspace(
         settings,
         clock=clock,
         wait_seconds=wait_seconds,
@@ -520,6 +566,11 @@ def open_workspace(
         notify=notify,
         waiting=waiting,
     )
+    if os.path.lexists(workspace.paths.intent_file):  # before anything reads the home
+        from ocmem.home import intents
+
+        intents.settle_before_reading(workspace)
+    return workspace
 
 
 def _sync_mentioned(settings: Settings, env: Mapping[str, str]) -> bool:
@@ -531,25 +582,3 @@ def _sync_mentioned(settings: Settings, env: Mapping[str, str]) -> bool:
         or any(key.startswith("OCMEM_SILVERBULLET_") and value for key, value in env.items())
         or settings.paths.default_token_file.exists()
     )
-
-
-def _truncate(path: Path, size: int) -> None:
-    fd = open_file(path, os.O_WRONLY)
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _chmod(path: Path, mode: int) -> None:
-    try:
-        fd = open_file(path, os.O_RDONLY)
-    except OSError as exc:
-        raise about_path(exc, path) from exc
-    try:
-        os.fchmod(fd, mode)
-    except OSError as exc:
-        raise about_path(exc, path) from exc
-    finally:
-        os.close(fd)

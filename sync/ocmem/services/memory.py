@@ -257,9 +257,12 @@ class Memory:
             archive = self.paths.memory_dir / journal.archive_name(entry.when)
             _, archived = _journal_scan(archive, entry.when)
             entry = entry._replace(rank=journal.free_rank(ranks, archived))
-            run.append(path, journal.separator(tail) + entry.render())
-            if also is not None:
-                also(run, entry.ref)
+            if also is None:  # one append: atomic by itself, and the cost stays O(1)
+                run.append(path, journal.separator(tail) + entry.render())
+            else:
+                with run.together():  # the entry and what ``also`` records: both, or neither
+                    run.append(path, journal.separator(tail) + entry.render())
+                    also(run, entry.ref)
         if taint is not None:
             self.ws.log("journal-exposed", ref=entry.ref, mark=entry.exposure)
             if taint.quarantined:
@@ -349,9 +352,9 @@ class Memory:
     def archive_journal(self, before: date) -> Outcome:
         """Move entries older than ``before`` into monthly ``journal-AAAA-MM.md`` archives.
 
-        Archives are written (and re-read to check every moved entry is there) before the
-        journal loses anything, so a crash can at worst leave an entry in both places — which a
-        rerun resolves, since archives hold each minute once.
+        Each archive's new text is checked to hold every entry it takes before anything is
+        written; then the archives and the journal land as one (``Transaction.together``): a
+        crash leaves the entries where they were, or where they go, never in both or neither.
         """
         today = self.ws.today()
         if before > today:
@@ -367,18 +370,23 @@ class Memory:
             kept, moved = journal.split_for_archive(read_text(self.paths.journal), cutoff)
             if not moved:
                 return Outcome([f"Rien à archiver avant le {before.isoformat()}"])
+            merged: dict[Path, str] = {}
             for name, entries in sorted(moved.items()):
-                path = self.paths.memory_dir / name
-                run.write(path, journal.merge_archive(read_text(path), entries, name[8:15]))
-            for name, entries in moved.items():
-                present = {b.text for b in journal.blocks(read_text(self.paths.memory_dir / name))}
+                text = journal.merge_archive(
+                    read_text(self.paths.memory_dir / name), entries, name[8:15]
+                )
+                present = {b.text for b in journal.blocks(text)}
                 missing = [b.ref for b in entries if b.text not in present]
                 if missing:
                     raise OcmemError(
                         f"archivage interrompu : {', '.join(missing)} absentes de {name}",
-                        fix="rien n'a été retiré du journal ; `ocmem doctor`",
+                        fix="rien n'a été modifié ; `ocmem doctor`",
                     )
-            run.write(self.paths.journal, kept)
+                merged[self.paths.memory_dir / name] = text
+            with run.together():  # the archives and the journal: all of them, or none
+                for path, text in merged.items():
+                    run.write(path, text)
+                run.write(self.paths.journal, kept)
         count = sum(len(e) for e in moved.values())
         lines = [
             f"{count} entrée(s) archivée(s) : "

@@ -426,15 +426,15 @@ class Proposals:
                     self.paths.skills_dir, self.ws.skills(), proposal, today, self.limits
                 )
             notes = done.notes
-            if done.archived is not None:
-                run.write(
-                    self.paths.archive_md, archive.with_entry(self.ws.archive_text(), done.archived)
-                )
-            run.write(target, done.text)
             promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
             doc = doc.replace(promoted)
             proposals = doc.proposals
-            run.write(self.paths.pending, doc.render())
+            with run.together():  # the fact and its « promu »: both land, or neither
+                if done.archived is not None:
+                    archived = archive.with_entry(self.ws.archive_text(), done.archived)
+                    run.write(self.paths.archive_md, archived)
+                run.write(target, done.text)
+                run.write(self.paths.pending, doc.render())
         return Outcome(
             [
                 f"{proposal.id} promue → {self.paths.rel(target)}",

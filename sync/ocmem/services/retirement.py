@@ -58,8 +58,9 @@ def retire_fact(ws: Workspace, quote: str, reason: str) -> Outcome:
         entry = archive.Entry(
             today, archive.FACT, archive.RETIRED, "à la main", item.line, "", reason
         )
-        run.write(ws.paths.archive_md, archive.with_entry(ws.archive_text(), entry))
-        run.write(ws.paths.memory_md, memorymd.without_fact(memory_text, item.line))
+        with run.together():  # out of MEMORY.md and into ARCHIVE.md: both, or neither
+            run.write(ws.paths.archive_md, archive.with_entry(ws.archive_text(), entry))
+            run.write(ws.paths.memory_md, memorymd.without_fact(memory_text, item.line))
     return Outcome(
         [
             f"Fait retiré de MEMORY.md : « {item.line} »",
@@ -91,9 +92,10 @@ def retire_skill(ws: Workspace, name: str, reason: str) -> Outcome:
             "",
             reason,
         )
-        run.write(ws.paths.archive_md, archive.with_entry(ws.archive_text(), entry))
-        for path in sorted((p for p in folder.rglob("*") if p.is_file()), reverse=True):
-            run.remove(path, up_to=ws.paths.skills_dir)
+        with run.together():  # out of skills/ and into ARCHIVE.md: both, or neither
+            run.write(ws.paths.archive_md, archive.with_entry(ws.archive_text(), entry))
+            for path in sorted((p for p in folder.rglob("*") if p.is_file()), reverse=True):
+                run.remove(path, up_to=ws.paths.skills_dir)
     return Outcome(
         [
             f"Skill {name} retiré de skills/ (sauvegarde faite)",

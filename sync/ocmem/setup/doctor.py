@@ -462,6 +462,7 @@ class Doctor:
         for found in (
             setupchecks.home_identity(self.paths, is_configured(self.settings, self.env)),
             setupchecks.links_below(self.paths),
+            setupchecks.interrupted_operations(self.paths, self.ws.clock.utc()),
             setupchecks.plugin_config_call(self.settings, self.env),
             setupchecks.opencode_install(self.env, self.paths.home),
             setupchecks.offline_start(self.paths),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from ocmem.clock import parse_stamp
 from ocmem.errors import OcmemError, Refused
 from ocmem.home import identity
 from ocmem.home.atomic import read_text, refuse_link
@@ -74,6 +75,37 @@ def links_below(paths: Paths) -> Iterator[Problem]:
             refuse_link(path)
         except Refused as exc:
             yield Problem(ERROR, exc.message, exc.fix or "retire le lien")
+
+
+RECOVERED_SHOWN_DAYS = 30  # doctor reports an interrupted operation settled this recently
+
+
+def interrupted_operations(paths: Paths, now: datetime) -> Iterator[Problem]:
+    """An operation a killed run left half-done that no run could settle yet (its record is
+    still there), and those settled in the last RECOVERED_SHOWN_DAYS days (ocmem.home.intents)."""
+    if os.path.lexists(paths.intent_file):
+        yield Problem(
+            ERROR,
+            "une opération interrompue (.ocmem/intent.json) n'est ni terminée ni annulée : "
+            "MEMORY.md, pending.md ou skills/ peuvent n'en montrer qu'une moitié",
+            "relance une commande d'ocmem qui peut écrire (disque plein ? lecture seule ? "
+            "verrou tenu ?) : elle la termine, ou l'annule si un fichier a changé depuis",
+        )
+    if not os.path.lexists(paths.recovered_log):
+        return
+    from ocmem.home import intents
+
+    since = now.timestamp() - RECOVERED_SHOWN_DAYS * 86400
+    for item in intents.recovered(paths):
+        when = parse_stamp(item.get("ts"))
+        if when is None or when < since:
+            continue
+        yield Problem(
+            WARNING,
+            f"{str(item.get('ts', '?'))[:16]} : {item.get('said', '')}",
+            "rien à faire si c'est bien ce qui devait se passer ; sinon, les versions d'avant "
+            "sont dans .ocmem/backups, et la commande peut être relancée",
+        )
 
 
 # Under .ocmem, what is not ocmem's state read by its commands: copies kept as they were
