@@ -432,6 +432,44 @@ def free_rank(*taken: set[int]) -> int:
     return rank
 
 
+HEADER_FIX = (
+    "écris-y l'en-tête « ## AAAA-MM-JJ HH:MM · titre · #tag » de l'épisode, ou retire « ## » "
+    "si cette ligne n'en est pas un"
+)
+BYTES_FIX = (
+    "réécris ces caractères dans un éditeur en UTF-8 (la sauvegarde est dans .ocmem/backups)"
+)
+Damaged = tuple[int, str, str, int, bytes]  # line, what, fix, offset of the line, its bytes
+
+
+def damage(data: bytes, first_line: int = 1, limit: int = 20) -> list[Damaged]:
+    """What in a journal's bytes hides an entry from every reader: a « ## » line that is not an
+    entry's header (the entry under it reads as the end of the one before), bytes that are not
+    UTF-8. ``first_line``: the number of ``data``'s first line."""
+    found: list[Damaged] = []
+    for match in re.finditer(rb"(?m)^## [^\n]*", data):
+        line = match.group().decode("utf-8", errors="replace").rstrip("\r")
+        if _block_at(line + "\n") is None and len(found) < limit:
+            shown = line if len(line) <= 60 else line[:59] + "…"
+            what = f"« {shown} » n'est pas un en-tête d'entrée : l'entrée qu'il ouvre est cachée"
+            at = match.start()
+            found.append(
+                (first_line + data.count(b"\n", 0, at), what, HEADER_FIX, at, match.group())
+            )
+    at = 0
+    while len(found) < limit:
+        try:
+            data[at:].decode("utf-8")
+            break
+        except UnicodeDecodeError as exc:
+            start = data.rfind(b"\n", 0, at + exc.start) + 1
+            at = data.find(b"\n", at + exc.start) + 1 or len(data)
+            what = f"octets qui ne sont pas de l'UTF-8 ({exc.reason})"
+            number = first_line + data.count(b"\n", 0, start)
+            found.append((number, what, BYTES_FIX, start, data[start:at].rstrip(b"\n")))
+    return sorted(found)
+
+
 def separator(end: bytes) -> str:
     """What goes between a journal ending with ``end`` and the next entry: one blank line."""
     if end.endswith(b"\n\n"):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import NamedTuple
 
-from ocmem.errors import OcmemError
+from ocmem.errors import OcmemError, Refused
 from ocmem.formats import memorymd
 from ocmem.text import inert
 
@@ -208,6 +208,22 @@ class Document:
     def problems(self) -> list[str]:
         return [s.problem for s in self.spans if s.problem]
 
+    def lines(self) -> list[tuple[int, Span]]:
+        """Each span with the number of its first line in the file."""
+        numbered, line = [], 1
+        for span in self.spans:
+            numbered.append((line, span))
+            line += span.text.count("\n")
+        return numbered
+
+    def duplicate_ids(self) -> dict[str, list[int]]:
+        """Ids that head more than one block, with the line of each such header."""
+        heads: dict[str, list[int]] = {}
+        for line, span in self.lines():
+            for offset, pid in _header_ids(span):
+                heads.setdefault(pid, []).append(line + offset)
+        return {pid: found for pid, found in heads.items() if len(found) > 1}
+
     def ids(self) -> set[str]:
         """Every id in use, also by damaged blocks (a new proposal never takes one)."""
         taken = {p.id for p in self.proposals}
@@ -287,11 +303,40 @@ DAMAGE_FIX = (
 
 
 def damage_lines(doc: Document) -> list[str]:
-    """What a reader of pending.md shows about its damaged blocks: each problem, then the fix."""
-    if not doc.problems:
+    """What a reader of pending.md shows about its damaged blocks: each problem and its line,
+    then the fix. Such a block is skipped by every count and list."""
+    damaged = [(line, span.problem) for line, span in doc.lines() if span.problem]
+    if not damaged:
         return []
-    return [f"⚠ memory/pending.md : {problem}" for problem in doc.problems] + [
-        f"Correction : {DAMAGE_FIX}"
+    return [
+        f"⚠ memory/pending.md ligne {line} : {problem} (bloc ignoré)" for line, problem in damaged
+    ] + [f"Correction : {DAMAGE_FIX}"]
+
+
+def refuse_duplicate_ids(doc: Document) -> None:
+    """Refused when an id heads two blocks (which one would a promotion take?): every command
+    that writes pending.md asks this first, before anything is written."""
+    twins = doc.duplicate_ids()
+    if twins:
+        named = " ; ".join(
+            f"{pid} aux lignes {', '.join(str(line) for line in lines)}"
+            for pid, lines in sorted(twins.items())
+        )
+        raise Refused(
+            f"memory/pending.md : identifiant en double ({named}) : ocmem n'y écrit rien tant "
+            "qu'une proposition a deux blocs, rien n'a été modifié",
+            fix=f"donne au second bloc un identifiant libre ({next_id(doc.ids())}) ou supprime "
+            "le doublon dans memory/pending.md, puis relance",
+        )
+
+
+def _header_ids(span: Span) -> list[tuple[int, str]]:
+    """(line offset, id) of each proposal header in ``span`` (a damaged span may hold one)."""
+    if span.proposal is not None:
+        return [(0, span.proposal.id)]
+    return [
+        (span.text.count("\n", 0, match.start()), match.group(1))
+        for match in _ANY_ID.finditer(span.text)
     ]
 
 

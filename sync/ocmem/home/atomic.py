@@ -218,8 +218,9 @@ def read_text(path: Path, errors: str = "strict") -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
         raise OcmemError(
-            f"{path} n'est pas de l'UTF-8 valide (octet {exc.start})",
+            f"{path} n'est pas de l'UTF-8 valide (ligne {line}, octet {exc.start})",
             fix=f"réenregistre {path} en UTF-8 (une sauvegarde est dans le dossier .ocmem/backups)",
         ) from exc
 

@@ -48,9 +48,9 @@ from ocmem.errors import OcmemError
 from ocmem.formats import journal
 from ocmem.home import journalquery
 from ocmem.home.atomic import open_file, status
+from ocmem.home.journalquery import Damage, Stale
 from ocmem.home.journalquery import Found as Found
 from ocmem.home.journalquery import Hit as Hit
-from ocmem.home.journalquery import Stale
 from ocmem.text.searchterms import fold, terms
 from ocmem.text.searchterms import surfaces as query_surfaces
 
@@ -117,8 +117,8 @@ def _search_once(
             saved = not exc.unwritable
             break
         try:
-            _refresh(db, files)
-            return journalquery.query(db, words, surfaces, tags, limit)
+            damage = _refresh(db, files)
+            return journalquery.query(db, words, surfaces, tags, limit)._replace(damage=damage)
         except sqlite3.DatabaseError as exc:
             if _busy(exc):
                 break  # locked beyond the busy timeout: this run gets an index in memory
@@ -132,8 +132,9 @@ def _search_once(
             _remove(index)
     db = _memory_connection()
     try:
-        _refresh(db, files)
-        return journalquery.query(db, words, surfaces, tags, limit)._replace(saved=saved)
+        damage = _refresh(db, files)
+        found = journalquery.query(db, words, surfaces, tags, limit)
+        return found._replace(saved=saved, damage=damage)
     finally:
         db.close()
 
@@ -276,11 +277,13 @@ def _recorded(db: sqlite3.Connection) -> dict[str, tuple[_Stat, int, str]]:
     }
 
 
-def _refresh(db: sqlite3.Connection, files: Sequence[Path]) -> None:
+def _refresh(db: sqlite3.Connection, files: Sequence[Path]) -> list[Damage]:
+    """Bring the index up to ``files``; the damage met in what was read (``Damage``)."""
     names = {str(p): p for p in files}
     recorded = _recorded(db)
     if set(recorded) == set(names) and all(_stat(p) == recorded[n][0] for n, p in names.items()):
-        return  # the common case: nothing read, nothing written
+        return []  # the common case: nothing read, nothing written
+    damage: list[Damage] = []
     db.execute("BEGIN IMMEDIATE")
     try:
         recorded = _recorded(db)  # as left by whoever held the lock before us
@@ -291,12 +294,15 @@ def _refresh(db: sqlite3.Connection, files: Sequence[Path]) -> None:
             db.execute("DELETE FROM entries WHERE file = ?", (name,))
             db.execute("DELETE FROM files WHERE name = ?", (name,))
         for name, path in names.items():
-            _refresh_file(db, name, path, recorded.get(name))
+            found = _refresh_file(db, name, path, recorded.get(name))
+            if found is not None:
+                damage.append(found)
         db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
         raise
+    return damage
 
 
 def _read(path: Path) -> tuple[bytes, _Stat]:
@@ -316,15 +322,21 @@ def _read(path: Path) -> tuple[bytes, _Stat]:
 
 def _refresh_file(
     db: sqlite3.Connection, name: str, path: Path, recorded: tuple[_Stat, int, str] | None
-) -> None:
+) -> Damage | None:
     if recorded is not None and _stat(path) == recorded[0]:
-        return
+        return None
     data, stat = _read(path)
     base = 0
     if recorded is not None:
         _, stable, digest = recorded
         if len(data) >= stable and _digest(memoryview(data)[:stable]) == digest:
             base = stable  # appended to: the last entry and what follows only
+    # what hides an entry, in the bytes read anew (a « ## » line that is no header is read as
+    # the end of the entry before it; bytes that are not UTF-8 are replaced)
+    found = [
+        (line, what, fix, at + base, raw)
+        for line, what, fix, at, raw in journal.damage(data[base:], data.count(b"\n", 0, base) + 1)
+    ]
     db.execute(
         "DELETE FROM terms WHERE rowid IN (SELECT id FROM entries WHERE file = ? AND start >= ?)",
         (name, base),
@@ -354,6 +366,7 @@ def _refresh_file(
         "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
         (name, *stat, last, _digest(memoryview(data)[:last])),
     )
+    return Damage(path, found, whole=base == 0)
 
 
 def _digest(data: bytes | memoryview) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ocmem.formats.journal import Damaged
 from ocmem.home.atomic import open_file
 from ocmem.text import searchterms as ranking
 
@@ -36,6 +37,17 @@ class Found(NamedTuple):
     # True when entries share words with the query but none carries enough of it: « rien de
     # pertinent » rather than a match invented from one common word.
     nothing_relevant: bool = False
+    # what hides an entry, met in the journal files the refresh read (none when none changed)
+    damage: Sequence[Damage] = ()
+
+
+class Damage(NamedTuple):
+    """The damage met in a journal file a refresh read (``ocmem.formats.journal.damage``): in
+    all of it (``whole``), or in what was appended since the last refresh."""
+
+    path: Path
+    found: list[Damaged]
+    whole: bool
 
 
 class Stale(Exception):

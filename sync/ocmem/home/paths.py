@@ -145,6 +145,11 @@ class Paths(NamedTuple):
         return self.state_dir / "journal-index.sqlite3"
 
     @property
+    def journal_damage(self) -> Path:
+        """What hides a journal entry, as the last full reader found it (ocmem.home.journaldamage)."""
+        return self.state_dir / "journal-damage.json"
+
+    @property
     def agents_dir(self) -> Path:
         """The OpenCode processes a plugin gate serves (see ``ocmem.bridge.agentproc``)."""
         return self.state_dir / "agents"

@@ -116,6 +116,11 @@ class Transaction:
         when the caller just read it under this transaction's lock (saves a read). ``backup``:
         False for ocmem's own state files (the undo then keeps the old bytes in memory)."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
+        if path == self.paths.pending:  # two blocks under one id: refused before any write
+            from ocmem.formats import pending
+
+            text = old if old is not None else read_text(path, errors="replace")
+            pending.refuse_duplicate_ids(pending.document(text))
         if self._planned is not None and not durable:
             from ocmem.home.intents import Planned
 

@@ -8,14 +8,14 @@ what will change, write atomically, log. Proposals live in ``ocmem.services.prop
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import journal, marks
-from ocmem.home.atomic import open_file, read_text
+from ocmem.home.atomic import open_file, read_bytes, read_text
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
 from ocmem.text import inert
@@ -24,6 +24,7 @@ from ocmem.text.similarity import fold
 if TYPE_CHECKING:
     from ocmem.formats import shortterm
     from ocmem.guards.exposure import Taint
+    from ocmem.home.journalquery import Damage
     from ocmem.services import recurrence
 
 
@@ -257,6 +258,7 @@ class Memory:
             archive = self.paths.memory_dir / journal.archive_name(entry.when)
             _, archived = _journal_scan(archive, entry.when)
             entry = entry._replace(rank=journal.free_rank(ranks, archived))
+            damaged = journal.damage(tail)  # the end read anyway: what hides an entry there
             if also is None:  # one append: atomic by itself, and the cost stays O(1)
                 run.append(path, journal.separator(tail) + entry.render())
             else:
@@ -270,7 +272,23 @@ class Memory:
                     "Entrée en quarantaine : cette session a lu un contenu externe ; elle reste "
                     "cherchable, marquée, mais ne compte pas comme épisode pour une proposition"
                 )
+        if damaged or os.path.lexists(self.paths.journal_damage):
+            notes += self._damage_before(path, tail, damaged)
         return Outcome([f"Entrée ajoutée : {entry.ref}", *notes, "Journal mis à jour"])
+
+    def _damage_before(self, path: Path, tail: bytes, damaged: list[journal.Damaged]) -> list[str]:
+        """What hides entries of the journal, said by an append (rare: the journal is read up
+        to its end only when its end is damaged, to number the lines)."""
+        from ocmem.home.journalquery import Damage
+
+        if damaged:
+            data = read_bytes(path) or b""
+            start = max(data.rfind(tail), 0)
+            before = data.count(b"\n", 0, start)
+            damaged = [
+                (n + before, what, fix, at + start, raw) for n, what, fix, at, raw in damaged
+            ]
+        return self._journal_damage({path: Damage(path, damaged, whole=False)})
 
     def search_journal(
         self,
@@ -302,6 +320,7 @@ class Memory:
                 f"index de recherche non enregistré ({self.paths.journal_index.parent} en lecture "
                 "seule ou disque plein) : reconstruit en mémoire pour cette recherche"
             )
+        damage = self._journal_damage({d.path: d for d in found.damage})
         held = [hit.ref for hit in found.hits if journal.is_quarantined(hit.text)]
         masked = self.agent and on_quarantined is None
         lines = []
@@ -327,27 +346,55 @@ class Memory:
             lines.append(f"{len(found.hits)} sur {found.total} entrées, {order} d'abord")
         else:
             lines.append(f"{found.total} entrée(s), {order} d'abord")
-        return Outcome(lines)
+        return Outcome(lines + damage)
 
     def recent_journal(self, last: int) -> Outcome:
         """Header lines only (date, title, tags) of the last entries: a cheap overview."""
         from ocmem.home import journalindex
+        from ocmem.home.journalquery import Damage
 
-        texts = (read_text(path) for path in self.ws.journal_files())
+        read: dict[Path, Damage] = {}
+
+        def texts() -> Iterator[str]:  # read lazily: an archive only when the journal is short
+            for path in self.ws.journal_files():
+                data = read_bytes(path) or b""
+                read[path] = Damage(path, journal.damage(data), whole=True)
+                yield data.decode("utf-8", errors="replace")
+
         headers = [
             (
                 f"{r.header.split(' · ')[0]} · {MASKED_ENTRY}"
                 if r.quarantined and self.agent
                 else journal.readable(r.header) + (" ⚠ quarantaine" if r.quarantined else "")
             )
-            for r in journalindex.recent_headers(texts, last)
+            for r in journalindex.recent_headers(texts(), last)
         ]
         return Outcome(
             [
                 *headers,
                 f"{len(headers)} dernière(s) entrée(s), titres seuls : le détail par `ocmem journal search`",
+                *self._journal_damage(read),
             ]
         )
+
+    def _journal_damage(self, met: Mapping[Path, Damage]) -> list[str]:
+        """What hides entries of the journal files (ocmem.home.journaldamage), with the fix:
+        what this run met where it read, what an earlier reader found elsewhere."""
+        from ocmem.home import journaldamage
+
+        said = []
+        for path in self.ws.journal_files():
+            item = met.get(path)
+            if item is not None and item.whole:
+                found = item.found
+                journaldamage.remember(self.paths, path, found)
+            else:
+                found = journaldamage.remembered(self.paths, path)
+                if item is not None and item.found:
+                    found = sorted({*found, *item.found})
+                    journaldamage.add(self.paths, path, item.found)
+            said += journaldamage.lines(self.paths, path, found, masked=self.agent)
+        return said
 
     def archive_journal(self, before: date) -> Outcome:
         """Move entries older than ``before`` into monthly ``journal-AAAA-MM.md`` archives.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.services import presence
@@ -29,10 +31,16 @@ def status(ws: Workspace) -> Outcome:
     lines.append(
         f"SHORT_TERM.md   {st_fill}{_warning(st_fill, warn_at)} — {len(kept)} note(s){expired}"
     )
-    entries = len(journal.blocks(read_text(paths.journal)))
+    data = read_bytes(paths.journal) or b""
+    try:
+        text, damaged = data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, damaged = data.decode("utf-8", errors="replace"), True
+    blocks = journal.blocks(text)
     archives = len(ws.journal_files()) - 1
     archived = f" (+{archives} archive(s))" if archives else ""
-    lines.append(f"journal.md      {entries} entrée(s){archived}")
+    lines.append(f"journal.md      {len(blocks)} entrée(s){archived}")
+    lines += [f"  {line}" for line in _journal_damage(ws, data, damaged or _hides(text, blocks))]
     document = ws.pending_document()
     proposals = document.proposals
     count = {s: sum(p.state == s for p in proposals) for s in pending.STATES}
@@ -53,6 +61,27 @@ def status(ws: Workspace) -> Outcome:
             for problem in skill.problems
         ]
     return Outcome(lines + _sync_status(ws))
+
+
+def _hides(text: str, blocks: list[journal.Block]) -> bool:
+    """Whether a « ## » line of the journal is not an entry's header (one count, no parse)."""
+    return text.count("\n## ") + text.startswith("## ") != len(blocks)
+
+
+def _journal_damage(ws: Workspace, data: bytes, met: bool) -> list[str]:
+    """What hides journal entries: found here when this read shows some, else as remembered
+    (ocmem.home.journaldamage: no second pass over the journal)."""
+    if not met and not os.path.lexists(ws.paths.journal_damage):
+        return []
+    from ocmem.home import journaldamage
+
+    path = ws.paths.journal
+    if met:
+        found = journal.damage(data)
+        journaldamage.remember(ws.paths, path, found)
+    else:
+        found = journaldamage.remembered(ws.paths, path)
+    return journaldamage.lines(ws.paths, path, found)
 
 
 def _sync_status(ws: Workspace) -> list[str]:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import httpx
 
-from ocmem.errors import Busy, OcmemError
+from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
+from ocmem.home import journaldamage
 from ocmem.home.atomic import TEMP_SUFFIX, read_bytes, read_text
 from ocmem.home.digest import file_sha256
 from ocmem.home.diskerrors import storage_error
@@ -191,15 +192,13 @@ class Doctor:
         return f"{len(expired)} note(s) expirée(s) retirée(s) de SHORT_TERM.md"
 
     def formats(self) -> None:
-        text = read_text(self.paths.journal)
-        headers = re.findall(r"^## .*$", text, re.MULTILINE)
+        data = read_bytes(self.paths.journal) or b""
+        text = data.decode("utf-8", errors="replace")
         parsed = journal.blocks(text)
-        if len(headers) != len(parsed):
-            self.problem(
-                WARNING,
-                f"journal.md : {len(headers) - len(parsed)} titre(s) « ## » hors du format des entrées",
-                "le journal n'est écrit que par ocmem : vérifie une modification à la main",
-            )
+        damaged = journal.damage(data, limit=1000)
+        journaldamage.remember(self.paths, self.paths.journal, damaged)
+        for line, what, fix, *_ in damaged:
+            self.problem(WARNING, f"journal.md ligne {line} : {what}", fix)
         keys = [b.key for b in parsed]
         if len(keys) != len(set(keys)):
             self.problem(
@@ -219,12 +218,20 @@ class Doctor:
                     f"entrée {block.ref} hors format (champs ou plus de {self.limits.journal_entry_lines} lignes)",
                     "le journal est en ajout seul : rien à corriger, l'entrée reste lisible",
                 )
-        for problem in pending.document(read_text(self.paths.pending)).problems:
-            self.problem(
-                WARNING,
-                f"pending.md : un bloc ne se lit pas comme une proposition ({problem}) ; il est gardé tel quel",
-                "corrige-le à la main, ou laisse-le : ocmem n'y touche pas et ne réutilise pas son identifiant",
-            )
+        document = pending.document(read_text(self.paths.pending))
+        try:
+            pending.refuse_duplicate_ids(document)
+        except Refused as exc:  # every write of pending.md is refused until it is fixed
+            self.problem(ERROR, exc.message, exc.fix or "")
+        for line, span in document.lines():
+            if span.problem:
+                self.problem(
+                    WARNING,
+                    f"pending.md ligne {line} : un bloc ne se lit pas comme une proposition "
+                    f"({span.problem}) ; il est ignoré, gardé tel quel",
+                    "corrige-le à la main, ou laisse-le : ocmem n'y touche pas et ne réutilise "
+                    "pas son identifiant",
+                )
 
     def skills(self) -> None:
         installed = self.ws.skills()
