@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from ocmem import INTERRUPTED
 from ocmem.errors import Busy, InputError, OcmemError, Refused, from_os_error
 from ocmem.outcome import Outcome, Status, terminal_safe
 
@@ -20,6 +21,7 @@ class Passthrough(Exception):
 
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NEEDS_HUMAN, EXIT_BUSY = 0, 1, 2, 3, 75
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it
 _STATUS_CODES = {
     Status.OK: EXIT_OK,
     Status.FAILED: EXIT_ERROR,
@@ -69,8 +71,8 @@ def execute(call: Callable[[], Outcome], debug: bool = False) -> tuple[int, str,
         return _STATUS_CODES[outcome.status], out, ""
     except OcmemError as exc:
         return exit_code(exc), "", terminal_safe(f"ocmem : {exc.render()}") + "\n"
-    except KeyboardInterrupt:
-        return 130, "", ""
+    except KeyboardInterrupt:  # what was running undid its own writes (Workspace.transaction)
+        return EXIT_INTERRUPTED, "", f"{INTERRUPTED}\n"
     except Passthrough:
         raise
     except Exception as exc:

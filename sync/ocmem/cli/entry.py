@@ -15,14 +15,17 @@ Everything else (an option, ``--help``, a usage error) goes through ``ocmem.cli.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # the interpreter's own: no signal.py, no enum
+import io
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
+from ocmem import INTERRUPTED, quiet_interrupt
 from ocmem.clock import Clock
-from ocmem.errors import InputError, OcmemError
-from ocmem.execution import EXIT_ERROR, EXIT_USAGE, Passthrough, execute
+from ocmem.errors import FULL, InputError, OcmemError
+from ocmem.execution import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, Passthrough, execute
 from ocmem.outcome import Outcome, terminal_safe
 
 if TYPE_CHECKING:
@@ -101,7 +104,9 @@ def _run_cli(args: list[str], clock: Clock, progress: Progress | None) -> Outcom
         result = cli.main(
             args=args, prog_name="ocmem", standalone_mode=False, obj=Context(clock, progress)
         )
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None  # Ctrl-C, answered as everywhere (``execute``)
         raise OcmemError("interrompu", fix="relance la commande") from None
     except click.exceptions.NoArgsIsHelpError as exc:
         _emit(sys.stdout, exc.format_message() + "\n")  # `ocmem` alone: its help
@@ -162,6 +167,29 @@ def _undecodable(args: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None, clock: Clock | None = None) -> NoReturn:
     """``clock``: the process's one clock (tests give theirs; ocmem.clock)."""
+    # Ctrl-C: quiet while starting and printing (ocmem.quiet_interrupt, set by the command line's
+    # first module); while the command runs it raises, so a run undoes what it started, and
+    # ``execute`` answers it in one line (exit 130). A program that imports ocmem keeps its own.
+    ours = _signal.getsignal(_signal.SIGINT) is quiet_interrupt
+    try:
+        code = _main(argv, clock, ours)
+    except KeyboardInterrupt:
+        _silence(sys.stdout)
+        sys.stderr.write(f"{INTERRUPTED}\n")
+        code = EXIT_INTERRUPTED
+    if ours:  # the command line's own process: done, without Python's finalization, when
+        # SIGINT is back to the system's default (a late Ctrl-C would end it without a word)
+        _signal.signal(_signal.SIGINT, quiet_interrupt)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                _silence(stream)
+        os._exit(code)
+    sys.exit(code)
+
+
+def _main(argv: list[str] | None, clock: Clock | None, ours: bool) -> int:
     clock = Clock() if clock is None else clock
     args = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("OCMEM_DEBUG", "") not in ("", "0")
@@ -180,16 +208,56 @@ def main(argv: list[str] | None = None, clock: Clock | None = None) -> NoReturn:
         return _run_cli(args, clock, progress) if outcome is None else outcome
 
     try:
+        if ours:
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
         try:
             code, out, err = execute(run, debug)
         finally:
+            if ours:
+                _signal.signal(_signal.SIGINT, quiet_interrupt)
             if progress is not None:
                 progress.close()  # its line erased before what the command says
-        _emit(sys.stdout, out)
-        _emit(sys.stderr, err)
     except _Handled as handled:
-        code = handled.code
+        return handled.code
+    return _deliver(code, out, err)
+
+
+def _deliver(code: int, out: str, err: str) -> int:
+    """Print what the command says; when its answer cannot be written (a full disk, a reader
+    gone), say so — the command did what it did — and exit non-zero, never a traceback."""
+    try:
+        _emit(sys.stdout, out)
+        sys.stdout.flush()
     except BrokenPipeError:
-        code = EXIT_ERROR  # the reader went away (`ocmem … | head`): nothing to say
-    sys.stdout.flush()
-    sys.exit(code)
+        _silence(sys.stdout)
+        return EXIT_ERROR  # the reader went away (`ocmem … | head`): nothing to say
+    except OSError as exc:
+        _silence(sys.stdout)
+        first = out.strip().splitlines()[0] if out.strip() else ""
+        done = (
+            f"la commande a abouti (« {first} »)"
+            if code == 0 and first
+            else "la commande a abouti"
+            if code == 0
+            else f"la commande s'est terminée (code {code})"
+        )
+        reason = "disque plein" if exc.errno in FULL else (exc.strerror or str(exc))
+        err = (
+            f"ocmem : {done}, mais sa réponse n'a pas pu être écrite sur la sortie standard "
+            f"({reason})\nCorrection : envoie la sortie vers un fichier ou un disque qui a de la "
+            "place ; inutile de relancer la commande pour ce qu'elle a fait\n" + err
+        )
+        code = EXIT_ERROR
+    _emit(sys.stderr, err)
+    return code
+
+
+def _silence(stream: TextIO) -> None:
+    """Point ``stream``'s descriptor at /dev/null: what its buffer still holds goes nowhere,
+    instead of failing again when Python flushes it at exit."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, stream.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file (a test's capture): nothing flushes it at exit
