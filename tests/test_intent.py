@@ -246,12 +246,16 @@ def test_an_interrupted_accept_is_never_shown_pending_nor_refused(
         "accept",
         "P-0001",
         "--yes",
-        env={"OCMEM_TEST_EXIT_AFTER_REPLACING": "MEMORY.md"},
+        env={"OCMEM_TEST_EXIT_AFTER_REPLACING": "memory/MEMORY.md"},
     )
     assert killed.returncode == 137
+    assert NEW_PORT in (home / "memory/MEMORY.md").read_text()  # the kill came after it landed
     listed = run_cli("pending", "list")
     assert "P-0001 · fait" not in listed.out and "0 proposition en attente" in listed.out
-    assert "opération interrompue terminée" in listed.err
+    assert "opération interrompue terminée : « pending accept »" in listed.err
+    assert (
+        "déjà écrit(s) : memory/MEMORY.md ; écrit(s) maintenant : memory/pending.md" in listed.err
+    )
     rejected = run_cli("pending", "reject", "P-0001", "--raison", "finalement non")
     assert rejected.code == 3 and "refusée" not in rejected.out
     memory_md = (home / "memory/MEMORY.md").read_text()
@@ -275,7 +279,7 @@ def test_a_recovery_killed_too_is_completed_by_the_next_run(
     assert child(reference, clock, "pending", "accept", "P-0001", "--yes").returncode == 0
     after = snapshot(reference)
     first = copy_of(home, tmp_path / "first")
-    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "MEMORY.md"}
+    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "memory/MEMORY.md"}
     assert child(first, clock, "pending", "accept", "P-0001", "--yes", env=env).returncode == 137
     for n in range(1, 30):
         killed = copy_of(first, tmp_path / f"again-{n}")
@@ -294,7 +298,7 @@ def test_a_file_changed_since_the_kill_undoes_the_operation(
     """Completing would overwrite the human's edit: the operation is undone, and said."""
     _fact(memory, proposals, clock)
     memory_before = (home / "memory/MEMORY.md").read_bytes()
-    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "MEMORY.md"}
+    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "memory/MEMORY.md"}
     assert child(home, clock, "pending", "accept", "P-0001", "--yes", env=env).returncode == 137
     pending_md = home / "memory/pending.md"
     edited = pending_md.read_text() + "\nNote de l'humain.\n"
@@ -324,7 +328,7 @@ def test_a_reader_that_cannot_settle_says_the_operation_is_unfinished(
     import fcntl
 
     _fact(memory, proposals, clock)
-    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "MEMORY.md"}
+    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "memory/MEMORY.md"}
     assert child(home, clock, "pending", "accept", "P-0001", "--yes", env=env).returncode == 137
     with (home / ".ocmem/ocmem.lock").open("a") as held:  # another run holds the lock
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -345,7 +349,7 @@ def test_workspace_readers_see_no_half_state_in_process(
     from ocmem.home.workspace import open_workspace
 
     _fact(memory, proposals, clock)
-    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "MEMORY.md"}
+    env = {"OCMEM_TEST_EXIT_AFTER_REPLACING": "memory/MEMORY.md"}
     assert child(home, clock, "pending", "accept", "P-0001", "--yes", env=env).returncode == 137
     ws = open_workspace(home, clock=clock)
     context = prompt_context(ws)
@@ -375,7 +379,9 @@ def test_a_torn_append_is_completed_from_the_record(
     with journal_md.open("ab") as handle:
         handle.write(append["bytes"].encode("utf-8")[:25])  # what a kill mid-write leaves
     listed = run_cli("journal", "recent")
-    assert "opération interrompue terminée" in listed.err
+    assert (
+        "rien n'était écrit ; écrit(s) maintenant : memory/journal.md (sa fin coupée" in listed.err
+    )
     text = journal_md.read_text()
     assert text.endswith(append["bytes"]) and text.count("Entrée coupée") == 1
     session = json.loads((home / ".ocmem/sessions/ses_1.json").read_text())

@@ -1,8 +1,8 @@
 """``ocmem`` in a child process, on the test's clock: ``python tests/support/fixedclock.py ARGS``
 with ``OCMEM_TEST_NOW`` (ISO time) runs ``ocmem ARGS`` on a clock that stays at that moment, so
 a test can kill it where it wants (``OCMEM_TEST_EXIT_AFTER_RENAME=N``, read by
-``ocmem.home.atomic``; or ``OCMEM_TEST_EXIT_AFTER_REPLACING=<file name>``: right after the
-rename that puts that file in place, whatever the version of ocmem) and compare its dates."""
+``ocmem.home.atomic``; or ``OCMEM_TEST_EXIT_AFTER_REPLACING=<path in the home>``: right after
+the rename that puts that file in place, whatever the version of ocmem) and compare its dates."""
 
 from __future__ import annotations
 
@@ -22,12 +22,18 @@ class FixedClock(Clock):
         return self.at
 
 
-def _exit_after_replacing(name: str) -> None:
+def _exit_after_replacing(rel: str) -> None:
+    """Exit right after the rename that puts the home's ``rel`` in place (not a backup copy)."""
     real = os.replace
+    home = os.path.realpath(os.environ["OCMEM_HOME"])
 
     def replace(source: Any, target: Any, **where: Any) -> None:
         real(source, target, **where)
-        if os.path.basename(os.fsdecode(target)) == name:
+        folder = where.get("dst_dir_fd")
+        full = os.fsdecode(target)
+        if folder is not None:  # the rename of a no-link walk: its folder, by its descriptor
+            full = os.path.join(os.readlink(f"/proc/self/fd/{folder}"), full)
+        if os.path.realpath(full) == os.path.join(home, rel):
             os._exit(137)
 
     os.replace = replace  # type: ignore[assignment]

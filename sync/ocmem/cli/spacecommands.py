@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ocmem.cli.app import Context, cli, pass_context, text_outcome
+from ocmem.cli.app import Context, cli, pass_context
 from ocmem.cli.options import option
 from ocmem.outcome import Outcome
 
@@ -103,23 +103,6 @@ def sync_command(obj: Context) -> Outcome:
 @pass_context
 def history(obj: Context, path: str | None, rev: str | None) -> Outcome:
     """Versions des fichiers tirés de SilverBullet (historique git local)."""
-    from ocmem.silverbullet.history import History
+    from ocmem.silverbullet.history import history as history_of
 
-    log = History(obj.workspace().paths)
-    if rev:
-        if not path:
-            raise click.UsageError(
-                "--voir demande aussi le chemin du fichier (ex. memory/MEMORY.md)"
-            )
-        return text_outcome(log.show(rev, path))
-    text = log.log(path)
-    if not text:
-        return Outcome(["aucune version enregistrée (aucun pull n'a encore rien changé)"])
-    return Outcome(
-        [
-            text,
-            "",
-            "Pour annuler une promotion : `ocmem history FICHIER --voir VERSION` affiche l'ancienne version ;",
-            "recopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera.",
-        ]
-    )
+    return history_of(obj.workspace().paths, path, rev)

@@ -323,8 +323,8 @@ def refuse_duplicate_ids(doc: Document) -> None:
             for pid, lines in sorted(twins.items())
         )
         raise Refused(
-            f"memory/pending.md : identifiant en double ({named}) : ocmem n'y écrit rien tant "
-            "qu'une proposition a deux blocs, rien n'a été modifié",
+            f"memory/pending.md : identifiant en double ({named}) : ocmem n'écrit pas "
+            "pending.md tant qu'une proposition a deux blocs (lequel serait-elle ?)",
             fix=f"donne au second bloc un identifiant libre ({next_id(doc.ids())}) ou supprime "
             "le doublon dans memory/pending.md, puis relance",
         )

@@ -252,15 +252,21 @@ def settle(run: Transaction, paths: Paths) -> list[str]:
         )
         _remember(paths, run, "illisible", "?", [], line)
         return [line]
-    names = ", ".join(s.rel for s in states)
     changed = [s.rel for s in states if s.state == "changed"]
     if direction == FORWARD and not changed:
+        written = [s.rel for s in states if s.state == "after"]
+        now = [
+            s.rel + (" (sa fin coupée mise de côté)" if s.state == "torn" else "")
+            for s in states
+            if s.state in ("before", "torn")
+        ]
         for found in states:
             if found.state in ("before", "torn"):
                 _forward(run, paths, found)
         line = (
-            f"opération interrompue terminée : « {operation} » (commencée {started}) avait écrit "
-            f"une partie de ses fichiers ; les autres le sont maintenant ({names})"
+            f"opération interrompue terminée : « {operation} » (commencée {started}) : "
+            + (f"déjà écrit(s) : {', '.join(written)}" if written else "rien n'était écrit")
+            + (f" ; écrit(s) maintenant : {', '.join(now)}" if now else " ; rien d'autre à écrire")
         )
         _remember(paths, run, "terminée", operation, [s.rel for s in states], line)
         done(paths)

@@ -13,9 +13,11 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 from ocmem.errors import InputError, OcmemError
 from ocmem.home.paths import Paths
+from ocmem.outcome import Outcome
 
 
 class History:
@@ -126,6 +128,12 @@ class History:
     def show(self, rev: str, path: str) -> str:
         if not rev.replace("~", "").replace("^", "").isalnum():
             raise InputError(f"version invalide : {rev!r}", fix="un identifiant de `ocmem history`")
+        known = self._git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        if not (self.git_dir / "HEAD").exists() or known.returncode != 0:
+            raise InputError(
+                f"pas de version {rev} dans l'historique des pulls",
+                fix="`ocmem history` liste les versions et les fichiers",
+            )
         done = self._git("show", f"{rev}:{path}", check=False)
         if done.returncode != 0:
             raise InputError(
@@ -133,3 +141,70 @@ class History:
                 fix="`ocmem history` liste les versions et les fichiers",
             )
         return done.stdout
+
+
+PULLED_FILES = ("AGENTS.md", "memory/MEMORY.md")  # and all of skills/
+PULLED_FOLDER = "skills/"
+
+
+def pulled_file(paths: Paths, given: str) -> str:
+    """``given`` (relative to the home, or absolute) as the history names it; refused when it
+    is outside the home or not a file the pull writes (the history holds nothing else)."""
+    example = "par ex. `ocmem history memory/MEMORY.md` (chemin relatif au dossier ocmem)"
+    raw = Path(given).expanduser()
+    rel: str | None = None
+    if raw.is_absolute():
+        full = Path(os.path.abspath(raw))
+        for home in (Path(os.path.abspath(paths.home)), paths.home.resolve()):
+            if full == home or home in full.parents:
+                rel = full.relative_to(home).as_posix()
+                break
+    else:
+        rel = os.path.normpath(given).replace(os.sep, "/")
+    if rel is None or rel in (".", "..") or rel.startswith("../"):
+        raise InputError(
+            f"{given} est hors du dossier ocmem ({paths.home}) : l'historique ne tient que les "
+            "fichiers tirés de SilverBullet",
+            fix=example,
+        )
+    if rel not in PULLED_FILES and not rel.startswith(PULLED_FOLDER):
+        raise InputError(
+            f"{rel} n'est pas un fichier tiré de SilverBullet : l'historique ne tient que "
+            "AGENTS.md, memory/MEMORY.md et skills/",
+            fix=f"ses versions d'avant chaque écriture d'ocmem sont dans .ocmem/backups "
+            f"(`ls {paths.backups_dir}/*/{rel}`)",
+        )
+    return rel
+
+
+UNDO_HINT = [
+    "",
+    "Pour annuler une promotion : `ocmem history FICHIER --voir VERSION` affiche l'ancienne version ;",
+    "recopie-la dans la page SilverBullet correspondante, le prochain pull la réinstallera.",
+]
+
+
+def history(paths: Paths, given: str | None, rev: str | None) -> Outcome:
+    """``ocmem history [FICHIER] [--voir VERSION]``, each answer true to what the history
+    holds."""
+    log = History(paths)
+    if not log.available:
+        raise OcmemError(
+            "git est introuvable : ocmem ne tient pas d'historique des pulls sans lui",
+            fix="installe git (`apt-get install git`) : les prochains pulls y seront enregistrés",
+        )
+    path = pulled_file(paths, given) if given is not None else None
+    if rev is not None:
+        if path is None:
+            raise InputError(
+                "--voir demande aussi le chemin du fichier",
+                fix="par ex. `ocmem history memory/MEMORY.md --voir VERSION`",
+            )
+        text = log.show(rev, path)
+        return Outcome([text.rstrip("\n")])
+    if not log.versions(None, 1):
+        return Outcome(["aucune version enregistrée : aucun pull n'a encore rien changé"])
+    text = log.log(path)
+    if not text:
+        return Outcome([f"aucune version de {path} : aucun pull ne l'a encore changé"])
+    return Outcome([text, *UNDO_HINT])
