@@ -190,6 +190,7 @@ def test_the_plugins_core_knows_its_host_only_through_its_seam() -> None:
 PRIMITIVES = {"atomic", "announce", "statefiles", "backups", "runlock", "actionlog"}
 WRITERS = {f"ocmem.home.{name}" for name in PRIMITIVES} | {"ocmem.home.workspace"}
 WRITES_ON_THEIR_OWN = {
+    "ocmem": "one line on standard error (descriptor 2) when a Ctrl-C ends the command line",
     "ocmem.home.journalindex": "SQLite writes its own database, a cache under .ocmem",
     "ocmem.silverbullet.history": "git writes its own repository under .ocmem",
     "ocmem.setup.harden": "as root: ownership and modes of the whole home, the sudoers rule in "

@@ -255,8 +255,10 @@ def _deliver(code: int, out: str, err: str) -> int:
 def _silence(stream: TextIO) -> None:
     """Point ``stream``'s descriptor at /dev/null: what its buffer still holds goes nowhere,
     instead of failing again when Python flushes it at exit."""
+    from ocmem.home.atomic import open_file
+
     try:
-        fd = os.open(os.devnull, os.O_WRONLY)
+        fd = open_file(Path(os.devnull), os.O_WRONLY)
         os.dup2(fd, stream.fileno())
         os.close(fd)
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):

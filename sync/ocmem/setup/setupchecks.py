@@ -7,6 +7,7 @@ fixes it; none of these checks writes anything.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
