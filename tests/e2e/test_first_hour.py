@@ -280,7 +280,7 @@ BROKEN: dict[str, tuple[Callable[[Machine, str], None], str]] = {
     "deux dossiers, un identifiant": (another_home_with_this_id, "tenue par un autre dossier"),
     "URL d'un autre serveur": (wrong_url, "n'est pas l'API /.fs de SilverBullet"),
     "home.json abîmé": (corrupt_identity, "identité du dossier ocmem illisible"),
-    "mémoire en lien hors du dossier": (memory_linked_outside, "hors du dossier ocmem"),
+    "mémoire en lien hors du dossier": (memory_linked_outside, "MEMORY.md est un lien symbolique"),
     "OpenCode absent": (no_opencode, "OpenCode est introuvable"),
     "graine hors ligne retirée": (seed_removed, "registre npm"),
     "cron qui échoue": (token_revoked_under_cron, "la synchronisation planifiée échoue"),
