@@ -89,3 +89,11 @@ def test_outside_every_home_a_link_is_followed(tmp_path: Path) -> None:
     (tmp_path / "real.txt").write_text("paquet")
     (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
     assert read_text(tmp_path / "link.txt") == "paquet"
+
+
+def test_read_text_reads_line_ends_as_python_reads_a_text_file(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "memory").mkdir(parents=True)
+    register_home(home)
+    (home / "memory/MEMORY.md").write_bytes("# Mémoire\r\n\r\n- fait\rautre\n".encode())
+    assert read_text(home / "memory/MEMORY.md") == "# Mémoire\n\n- fait\nautre\n"

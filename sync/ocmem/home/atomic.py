@@ -209,14 +209,20 @@ def read_bytes(path: Path) -> bytes | None:
         return handle.read()
 
 
+def text_of(data: bytes, errors: str = "strict") -> str:
+    """A file's bytes as its text, read as Python reads a text file: UTF-8, and its line ends
+    (``\r\n``, ``\r``) as ``\n``. ``errors="replace"``: bytes that are not UTF-8 replaced."""
+    text = data.decode("utf-8", errors)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def read_text(path: Path, errors: str = "strict") -> str:
-    """The file's text, or "" when it does not exist (``errors="replace"``: bytes that are
-    not UTF-8 replaced)."""
+    """The file's text (``text_of``), or "" when it does not exist."""
     data = read_bytes(path)
     if data is None:
         return ""
     try:
-        return data.decode("utf-8", errors)
+        return text_of(data, errors)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise OcmemError(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import journal, marks
-from ocmem.home.atomic import open_file, read_bytes, read_text
+from ocmem.home.atomic import open_file, read_bytes, read_text, text_of
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
 from ocmem.text import inert
@@ -359,7 +359,7 @@ class Memory:
             for path in self.ws.journal_files():
                 data = read_bytes(path) or b""
                 read[path] = Damage(path, journal.damage(data), whole=True)
-                yield data.decode("utf-8", errors="replace")
+                yield text_of(data, errors="replace")
 
         headers = [
             (

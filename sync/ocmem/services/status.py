@@ -6,7 +6,7 @@ import os
 
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
-from ocmem.home.atomic import read_bytes, read_text
+from ocmem.home.atomic import read_bytes, read_text, text_of
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.services import presence
@@ -33,9 +33,9 @@ def status(ws: Workspace) -> Outcome:
     )
     data = read_bytes(paths.journal) or b""
     try:
-        text, damaged = data.decode("utf-8"), False
+        text, damaged = text_of(data), False
     except UnicodeDecodeError:
-        text, damaged = data.decode("utf-8", errors="replace"), True
+        text, damaged = text_of(data, errors="replace"), True
     blocks = journal.blocks(text)
     archives = len(ws.journal_files()) - 1
     archived = f" (+{archives} archive(s))" if archives else ""

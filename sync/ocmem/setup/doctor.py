@@ -17,7 +17,7 @@ from ocmem.errors import Busy, OcmemError, Refused
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
 from ocmem.home import journaldamage
-from ocmem.home.atomic import TEMP_SUFFIX, read_bytes, read_text
+from ocmem.home.atomic import TEMP_SUFFIX, read_bytes, read_text, text_of
 from ocmem.home.digest import file_sha256
 from ocmem.home.diskerrors import storage_error
 from ocmem.home.paths import Paths, resolve_home
@@ -193,7 +193,7 @@ class Doctor:
 
     def formats(self) -> None:
         data = read_bytes(self.paths.journal) or b""
-        text = data.decode("utf-8", errors="replace")
+        text = text_of(data, errors="replace")
         parsed = journal.blocks(text)
         damaged = journal.damage(data, limit=1000)
         journaldamage.remember(self.paths, self.paths.journal, damaged)
