@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ocmem.errors import OcmemError
+from ocmem.errors import OcmemError, Refused
 from ocmem.home.atomic import read_bytes
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state, write_state
@@ -182,7 +182,7 @@ def gone_since(paths: Paths) -> dict[str, str]:
     of validated memory (``SyncState.gone``); empty when there is no state, or it is illegible
     (a status line then says only that the item is absent)."""
     try:
-        raw = json.loads(paths.sync_state.read_text(encoding="utf-8"))
+        raw = json.loads(read_bytes(paths.sync_state) or b"")
         return {str(k): str(v) for k, v in dict(raw.get("gone", {})).items()}
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (OSError, ValueError, TypeError, AttributeError, Refused):  # a link: never read
         return {}
