@@ -1,6 +1,6 @@
 """Page names of the SilverBullet space as ocmem reads them from a tool's arguments, and which
-pages are validated memory (what the pull installs, and what the human trusts): shared by
-``ocmem mcp`` (ocmem.bridge.spacetools) and the plugin's settings, without the HTTP client."""
+pages are validated memory (what the pull installs, and what the human trusts): the space
+tools' reading of names (ocmem.bridge.spacetools), the Python twin of the plugin's."""
 
 from __future__ import annotations
 
