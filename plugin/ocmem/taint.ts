@@ -70,7 +70,7 @@ export class Taint {
   apply(settings: Settings): void {
     this.settings = settings
     this.home = canonical(settings.home)
-    this.trusted = new Set([...settings.trusted_tools, ...OCMEM_TOOLS])
+    this.trusted = new Set([...settings.trusted_tools, ...MEMORY_TOOLS])
     this.untrusted = new Set(settings.untrusted_tools)
     this.untrustedDirs = new Set(settings.untrusted_dirs)
     this.fetching = new RegExp(settings.fetch_commands)

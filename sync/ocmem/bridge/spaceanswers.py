@@ -86,18 +86,17 @@ class Space:
         )
         cut = " ; page coupée (trop longue)" if found.cut else ""
         text = f"# {found.page} ({note}{cut})\n\n{found.text}"
-        return _answer(text, [] if found.validated else [f"space_read {found.page}"])
+        return self._answer(text, [] if found.validated else [f"space_read {found.page}"])
 
     def pages(self, prefix: str) -> SpaceAnswer:
         names = self.tools().pages(prefix)
         shown = names[:MAX_LISTED]
         more = f"\n… et {len(names) - len(shown)} autres" if len(names) > len(shown) else ""
         text = ("\n".join(shown) + more) if shown else "aucune page"
-        return _answer(text, [f"space_list {prefix}".rstrip()])
+        return self._answer(text, [f"space_list {prefix}".rstrip()])
 
     def search(self, query: str) -> SpaceAnswer:
-        tools = self.tools()
-        found = tools.search(query)
+        found = self.tools().search(query)
         blocks = [
             "\n".join([f"## {h.page} (score {h.score})", *(f"  {line}" for line in h.lines)])
             for h in found.hits
@@ -110,18 +109,20 @@ class Space:
             blocks.append(
                 f"({found.unread} page(s) illisible(s) pendant la recherche : en cours d'écriture ?)"
             )
-        return _answer("\n".join(blocks), [f"space_search {tools.redact(query)}"])
+        return self._answer("\n".join(blocks), [f"space_search {query}"])
 
     def write(self, page: str, content: str, replace: bool) -> SpaceAnswer:
         done = self.tools().write(page, content, replace=replace)
         how = "remplacée (ancienne version sauvegardée par ocmem)" if done.replaced else "écrite"
-        return _answer(
+        return self._answer(
             f"page {done.page} {how} ({done.chars} caractères, fichier {file_of(done.page)})", []
         )
 
-
-def _answer(text: str, sources: list[str]) -> SpaceAnswer:
-    exposures: list[Exposure] = [
-        {"kind": SPACE_CONTENT, "source": source[:MAX_SOURCE_CHARS]} for source in sources
-    ]
-    return {"text": text, "exposures": exposures}
+    def _answer(self, text: str, sources: list[str]) -> SpaceAnswer:
+        """The answer, with the exposure each source names (secrets replaced there too)."""
+        redact = self.tools().redact
+        exposures: list[Exposure] = [
+            {"kind": SPACE_CONTENT, "source": redact(source)[:MAX_SOURCE_CHARS]}
+            for source in sources
+        ]
+        return {"text": text, "exposures": exposures}
