@@ -139,6 +139,7 @@ ATTACKS = [
     {"page": "Agents%2FSkills%2Fy%2FSKILL.md", "content": "---\nname: y\n---\n"},
     {"page": f"{INBOX}journal", "content": "ocmem's own page"},
     {"page": f"{INBOX}decisions.md", "content": "- P-0001 acceptée"},
+    {"page": f"{INBOX}journal.conflicted:1764400000000", "content": "a forged conflict copy"},
     {"page": INBOX, "content": "the folder itself"},
     {"page": "Agents/Inbox/autre/notes", "content": "another home's folder"},
 ]

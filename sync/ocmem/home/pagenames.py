@@ -102,7 +102,7 @@ def mimicked_page(page: str, reserved: Iterable[str]) -> str | None:
     for — itself, a conflict copy of it, or either spelled another way (case, Unicode,
     look-alike letters, invisible characters; ``page`` as :func:`page_path` reads it, so
     percent-encodings are already undone) —, None when it passes for none. The one rule of what
-    a tool may never write under ocmem's names (``ocmem mcp``; the plugin's tools later)."""
+    a tool may never write under ocmem's names (``space_write``, ocmem.bridge.spacetools)."""
     name = _skeleton(page)
     for model in reserved:
         shape = _skeleton(model)
