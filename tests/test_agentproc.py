@@ -123,18 +123,12 @@ WRITES = {
     "harden": (["harden", "--agent", "nobody"], ""),
     "cron install": (["cron", "install"], ""),
     "cron remove": (["cron", "remove"], ""),
-    "mcp --installer": (["mcp", "--installer"], ""),
-    "mcp --install": (["mcp", "--install"], ""),
-    "mcp --retirer": (["mcp", "--retirer"], ""),
-    "mcp --uninstall": (["mcp", "--uninstall"], ""),
 }
 # The gate refuses a model's shell by itself (tests/test_gate.py): it is a server, not a command.
 SERVERS = {"gate"}
 # English spellings of a refused form, still accepted by the command line (ocmem.cli.options).
 ALIASES = {
     "doctor --fix": "doctor --reparer",
-    "mcp --install": "mcp --installer",
-    "mcp --uninstall": "mcp --retirer",
 }
 
 

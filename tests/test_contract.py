@@ -36,13 +36,9 @@ def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: P
     answer: dict[str, Any] = dict(plugin_config(load_settings(home), env={}))
     # The home's own SilverBullet folder: nowhere until its id is known (ocmem.bridge.mcpdiscovery).
     inbox, reserved = answer.pop("silverbullet_inbox"), answer.pop("silverbullet_reserved")
-    # How OpenCode would start `ocmem mcp`: known once `ocmem init` said how ocmem runs.
-    own = answer.pop("ocmem_mcp_command")
     cold: dict[str, Any] = dict(absolute(contract.cold_start_settings(), home))
     assert (cold.pop("silverbullet_inbox"), cold.pop("silverbullet_reserved")) == ("", [])
-    assert cold.pop("ocmem_mcp_command") == []
     assert answer == cold
-    assert own[-3:] == ["--home", str(home), "mcp"]
     assert inbox == f"Agents/Inbox/{HOME_ID}/" and f"{inbox}pending" in reserved
 
 

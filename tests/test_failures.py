@@ -91,8 +91,8 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
 }
 # They change the user's real crontab: covered by tests/test_schedule.py with a fake crontab.
 # `harden` changes owners and /etc/sudoers.d as root: covered by tests/test_harden.py.
-# `mcp` serves MCP on stdio until its input closes: covered by tests/test_ocmem_mcp.py (its
-# refusals change nothing) and tests/e2e/test_ocmem_mcp_e2e.py.
+# `mcp` is gone: it only says where the space went, reading and writing nothing
+# (tests/test_former_mcp.py).
 NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove", "ocmem harden", "ocmem mcp"}
 # Promotion is refused with sync on (it happens in SilverBullet): this one runs without sync.
 LOCAL_ONLY = {"ocmem pending accept", "ocmem retire fact", "ocmem retire skill"}

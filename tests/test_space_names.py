@@ -1,4 +1,4 @@
-"""Names that pass for ocmem's own pages (issue 33): ``ocmem mcp`` writes only under this home's
+"""Names that pass for ocmem's own pages (issue 33): ``space_write`` writes only under this home's
 inbox, never one of the pages ocmem pushes there, the human's decisions page, or a conflict copy
 of one of them — in any case, Unicode or percent-encoding spelling (a forged
 ``journal.conflicted:…`` beside ocmem's page made every later push exit 3)."""
@@ -66,7 +66,7 @@ def test_other_names_in_the_inbox_are_free(raw: str) -> None:
     assert mimicked_page(page, RESERVED) is None, page
 
 
-def test_ocmem_mcp_refuses_a_forged_conflict_copy_and_pushes_stay_clean(
+def test_the_space_tools_refuse_a_forged_conflict_copy_and_pushes_stay_clean(
     synced: Path, sb: Any, workspace: Workspace, memory: Any
 ) -> None:
     from conftest import journal_fields

@@ -43,8 +43,6 @@ export type Settings = {
   silverbullet_mcp_pattern: string
   silverbullet_inbox: string
   silverbullet_reserved: string[]
-  ocmem_mcp_command: string[]
-  ocmem_mcp_validated: string[]
 }
 export type PromptContext = {
   system: string[]
@@ -64,6 +62,10 @@ export type ProposalSummary = {
   title: string
   exposure: string
   replaces: string
+}
+export type SpaceAnswer = {
+  text: string
+  exposures: Exposure[]
 }
 export const SHAPES = {
   "Exposure": {
@@ -108,9 +110,7 @@ export const SHAPES = {
     "silverbullet_mcp": "string[]",
     "silverbullet_mcp_pattern": "string",
     "silverbullet_inbox": "string",
-    "silverbullet_reserved": "string[]",
-    "ocmem_mcp_command": "string[]",
-    "ocmem_mcp_validated": "string[]"
+    "silverbullet_reserved": "string[]"
   },
   "PromptContext": {
     "system": "string[]",
@@ -130,6 +130,10 @@ export const SHAPES = {
     "title": "string",
     "exposure": "string",
     "replaces": "string"
+  },
+  "SpaceAnswer": {
+    "text": "string",
+    "exposures": "Exposure[]"
   }
 } as const
 export const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file", "state_dir", "plugin_command_file", "writes_journal", "quarantine_dir", "windows_file"] as const
@@ -228,9 +232,7 @@ export const COLD_START: Settings = {
   "silverbullet_mcp": [],
   "silverbullet_mcp_pattern": "(?:silver[-_ .]?bullet)|(?:(?:^|[^A-Za-z0-9])sb[-_]?mcp)|(?:mcp[-_]?sb(?:$|[^A-Za-z0-9]))|(?:(?:^|[^A-Za-z0-9])(?:SB|SILVERBULLET|SILVER_BULLET)_[A-Z0-9_]*(?:$|[^A-Za-z0-9_]))|(?:\\{env:(?:OCMEM_SILVERBULLET_URL|OCMEM_SILVERBULLET_TOKEN|OCMEM_SILVERBULLET_TOKEN_FILE)\\})|(?:\\{file:[^}]*(?:silverbullet\\.token|\\.ocmem/)[^}]*\\})",
   "silverbullet_inbox": "",
-  "silverbullet_reserved": [],
-  "ocmem_mcp_command": [],
-  "ocmem_mcp_validated": []
+  "silverbullet_reserved": []
 }
 /** The memory tools (sync/ocmem/formats/operations.py). */
 export const TOOLS = {
@@ -426,8 +428,62 @@ export const TOOLS = {
   }
 } as const
 export type ToolName = keyof typeof TOOLS
+/** The SilverBullet space's tools (sync/ocmem/formats/operations.py). */
+export const SPACE_TOOLS = {
+  "space_read": {
+    "description": "Lit une page de l'espace SilverBullet de l'utilisateur. Lire une page hors de la mémoire validée expose la session.",
+    "args": {
+      "page": {
+        "type": "string",
+        "description": "Nom de la page tel que SilverBullet l'affiche, ex. Projets/Infra"
+      }
+    }
+  },
+  "space_list": {
+    "description": "Liste les pages de SilverBullet, toutes ou celles d'un dossier. Expose la session (les noms sont écrits par d'autres).",
+    "args": {
+      "prefix": {
+        "type": [
+          "string",
+          "null"
+        ],
+        "description": "Dossier, ex. Agents/Inbox (null : toutes les pages)"
+      }
+    }
+  },
+  "space_search": {
+    "description": "Cherche des mots dans les pages de SilverBullet : les 10 pages qui en ont le plus, avec leurs lignes. Expose la session.",
+    "args": {
+      "query": {
+        "type": "string",
+        "description": "Mots à chercher"
+      }
+    }
+  },
+  "space_write": {
+    "description": "Écrit une page sous Agents/Inbox/<id-du-dossier>/ (le seul dossier de SilverBullet ouvert à l'agent ; ni la mémoire validée, ni les skills, ni AGENTS.md, ni les pages qu'ocmem pousse : un fait ou une leçon passe par memory_note, memory_journal ou memory_propose). Le texte est rendu inerte (ni HTML ni Lua) ; une page existante n'est remplacée qu'avec replace: true.",
+    "args": {
+      "page": {
+        "type": "string",
+        "description": "Nom de la page, ex. Agents/Inbox/<id-du-dossier>/notes/idee"
+      },
+      "content": {
+        "type": "string",
+        "description": "Le texte de la page (Markdown)"
+      },
+      "replace": {
+        "type": [
+          "boolean",
+          "null"
+        ],
+        "description": "Remplacer la page si elle existe (null : non)"
+      }
+    }
+  }
+} as const
+export type SpaceToolName = keyof typeof SPACE_TOOLS
 /** What the agent's shell may not run (ocmem.bridge.agentproc refuses them too). */
-export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix", "mcp --installer", "mcp --install", "mcp --retirer", "mcp --uninstall"] as const
+export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix"] as const
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"

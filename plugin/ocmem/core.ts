@@ -20,7 +20,7 @@
  *   erases the SilverBullet token from every tool output. */
 import { resolve } from "node:path"
 import { homedir } from "node:os"
-import { AGENT_ENV, MAX_EXPOSURES, SHAPES, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type ToolEnvelope } from "./contract.ts"
+import { AGENT_ENV, MAX_EXPOSURES, SHAPES, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
 import { gateCommand, lockProcess, startGate, type Gate, type Run } from "./gate.ts"
 import { Guard, WRITE_TOOLS, writeTargets } from "./guards.ts"
 import type { Core, Host, LogLevel, ToastVariant, ToolSpec } from "./host.ts"
@@ -29,18 +29,17 @@ import { Monitor, projectConfig } from "./monitor.ts"
 import { canonical, within } from "./paths.ts"
 import { Sessions, type SessionState } from "./sessions.ts"
 import { coldStart, parsed } from "./shapes.ts"
+import { SPACE_TOOL_NAMES, spaceTools } from "./space.ts"
 import { MEMORY_TOOLS, Taint } from "./taint.ts"
-import { RELAY_ENV, openRelay, type Handler } from "./spacerelay.ts"
 import { fold, redact } from "./text.ts"
 import { Asks, PROMOTION, memoryTools } from "./tools.ts"
 
 // Tools that cannot change a file: no tamper check after them (the others, MCP tools included, can).
-const READ_ONLY_TOOLS = new Set(["read", "glob", "grep", "list", "webfetch", "websearch", "todoread", "todowrite", "skill", "invalid", ...MEMORY_TOOLS])
+const READ_ONLY_TOOLS = new Set(["read", "glob", "grep", "list", "webfetch", "websearch", "todoread", "todowrite", "skill", "invalid", ...MEMORY_TOOLS, ...SPACE_TOOL_NAMES])
 const REPORT_EVERY_MS = 5_000 // an exposed session's window, told to ocmem during a turn
 const SHARED_GATE = Symbol.for("ocmem.gate") // one gate per process, even if the plugin is loaded twice
 const SHARED_LOCK = Symbol.for("ocmem.locked")
 const SHARED_REOPENED = Symbol.for("ocmem.reopened")
-const SHARED_RELAY = Symbol.for("ocmem.relay")
 // The header of a pull's changes (sync/ocmem/silverbullet/changes.py, tests/test_pull_changes.py).
 const PULL_CHANGES_HEADER = "Mémoire validée changée depuis le pull précédent"
 
@@ -50,16 +49,6 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
   const log = (level: LogLevel, message: string) => host.log(level, message)
   const toast = (message: string, variant: ToastVariant) => host.toast(message, variant)
   const shared = globalThis as any
-  // The relay of ocmem mcp (ocmem/spacerelay.ts), named before anything is awaited so the MCP
-  // servers the host starts later find it; one per process, even if loaded twice. Its calls wait
-  // for this instance to be set up (the handler is given at the end).
-  let handleRelay: (handler: Handler) => void = () => undefined
-  if (!shared[SHARED_RELAY]) {
-    const handler = new Promise<Handler>((resolve) => (handleRelay = resolve))
-    const relay = openRelay(async (tool, args) => (await handler)(tool, args))
-    shared[SHARED_RELAY] = relay ?? { path: "", close: () => undefined }
-    if (relay) process.env[RELAY_ENV] = relay.path
-  }
   const cmd = await gateCommand(HOME)
   const childEnv: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) if (key !== TOKEN_ENV && value !== undefined) childEnv[key] = value
@@ -293,7 +282,7 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
 
   // Every tool ocmem gives the model, each run by ocmem through the gate: a new one is one more
   // set of ToolSpecs here (the adapter registers them all, with the permission each asks).
-  const tools: Record<string, ToolSpec> = memoryTools({
+  const memory = memoryTools({
     async run(name, args, sessionID) {
       await ready
       const root = await sessions.rootOf(sessionID)
@@ -316,6 +305,22 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
     },
     asks,
   })
+  const space = spaceTools(async (name, args, sessionID) => {
+    await ready
+    const root = await sessions.rootOf(sessionID)
+    const r = await ocmem({ op: "space", name, session: root, args }, 90_000)
+    if (r.code !== 0) return `REFUSÉ (code ${r.code}) : ${(r.err || r.out).trim().replace(/^ocmem : /, "")}`
+    const answer = parsed<SpaceAnswer>(r.out, SHAPES.SpaceAnswer)
+    if (!answer) {
+      await log("error", `ocmem ${name} : réponse illisible (${r.out.slice(0, 200)})`)
+      return `REFUSÉ : réponse illisible d'ocmem pour ${name}`
+    }
+    // What the page, the listing or the search brings enters the session before the model reads
+    // it: its window is in ocmem's index first (a validated page brings nothing).
+    await expose(root, sessions.state(root), answer.exposures)
+    return answer.text
+  })
+  const tools: Record<string, ToolSpec> = { ...memory, ...space }
 
   const core: Core = {
     tools,
@@ -418,8 +423,7 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
       // Exposed from the call on (erring on the side of exposure: even if the tool then fails).
       if (s.exposures.length < MAX_EXPOSURES) {
         const read = call.tool === "read" ? targets[0] : undefined
-        // ocmem mcp reading validated memory brings nothing from outside (docs/security.md)
-        const found = silverbullet.readsValidated(call.tool, args) ? [] : taint.exposuresOf(call.tool, args, cwd, read, root)
+        const found = taint.exposuresOf(call.tool, args, cwd, read, root)
         const server = silverbullet.exposure(call.tool, args) // even if ocmem.yaml trusts it
         if (server) found.push(server)
         if (found.length) await expose(root, s, found)
@@ -478,16 +482,5 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
       monitor?.stop()
     },
   }
-  // ocmem mcp's calls through the relay: what they bring exposes every session of this process
-  // (the caller's is already exposed by toolBefore; a call from a shell has no session of its
-  // own), then the gate answers.
-  handleRelay(async (tool, args) => {
-    await ready
-    if (!silverbullet.validatedRead(tool, args)) {
-      const found: Exposure[] = [{ kind: "untrusted_tool", source: `ocmem mcp ${tool} (relais) ${JSON.stringify(args)}`.slice(0, 300) }]
-      for (const [root, s] of sessions.states) await expose(root, s, found)
-    }
-    return ocmem({ op: "space", tool, args }, 90_000)
-  })
   return core
 }

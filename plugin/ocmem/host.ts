@@ -6,7 +6,8 @@
  * OpenCode 2 package can be installed and run.
  *
  * A tool the model can call is a `ToolSpec` in `Core.tools` (core.ts gathers them; tools.ts
- * builds the memory tools, each run by ocmem through the gate). */
+ * builds the memory tools, space.ts the SilverBullet space's, each run by ocmem through the
+ * gate). */
 
 export type LogLevel = "info" | "warn" | "error"
 export type ToastVariant = "info" | "warning" | "error"

@@ -86,8 +86,6 @@ export class SilverBulletMcp {
   private reserved = new Set<string>()
   private configured: Record<string, unknown> = {} // the merged `mcp` section OpenCode hands the config hook
   private known: string[] | undefined // servers(), until the settings or the configuration change
-  private ownCommand: string[] = [] // how OpenCode starts `ocmem mcp` for this home
-  private validated: string[] = [] // pages ocmem mcp reads without exposing the session
 
   apply(settings: Settings): void {
     this.named = new Set(settings.silverbullet_mcp)
@@ -95,8 +93,6 @@ export class SilverBulletMcp {
     this.secrets = settings.redact
     this.inbox = settings.silverbullet_inbox
     this.reserved = new Set(settings.silverbullet_reserved.map((p) => p.toLowerCase()))
-    this.ownCommand = settings.ocmem_mcp_command
-    this.validated = settings.ocmem_mcp_validated
     this.known = undefined
   }
 
@@ -111,41 +107,10 @@ export class SilverBulletMcp {
     if (this.known) return this.known
     const found = new Set(this.named)
     for (const [name, entry] of Object.entries(this.configured)) {
-      if (this.isOwn(entry)) continue // ocmem mcp: its policy is ocmem's own (spacetools.py)
       const text = JSON.stringify(entry ?? {})
       if (this.pattern.test(name) || this.pattern.test(text) || this.secrets.some((s) => text.includes(s))) found.add(name)
     }
     return (this.known = [...found])
-  }
-
-  /** Whether a configured MCP entry is `ocmem mcp` for this home: exactly the command ocmem
-   * installs (a project's entry under the same name with another command is not). */
-  private isOwn(entry: unknown): boolean {
-    const command = (entry as { command?: unknown } | null)?.command
-    return (
-      this.ownCommand.length > 0 &&
-      Array.isArray(command) &&
-      command.length === this.ownCommand.length &&
-      command.every((part, i) => part === this.ownCommand[i])
-    )
-  }
-
-  /** Whether the call reads, through `ocmem mcp`, a page of validated memory (what the pull
-   * installs, or what the human lists in `silverbullet.trusted_pages`): the one call of that
-   * server that does not expose the session. Every other call of it does. */
-  readsValidated(tool: string, args: unknown): boolean {
-    for (const [server, entry] of Object.entries(this.configured))
-      if (tool === `${sanitize(server)}_lire_page` && this.isOwn(entry)) return this.validatedRead("lire_page", args)
-    return false
-  }
-
-  /** Whether a tool of ocmem mcp (its own name), with these arguments, reads validated memory. */
-  validatedRead(tool: string, args: unknown): boolean {
-    if (tool !== "lire_page") return false
-    const raw = (args as { page?: unknown } | null)?.page
-    const page = typeof raw === "string" ? pagePath(raw) : undefined
-    if (page === undefined) return false
-    return this.validated.some((v) => (v.endsWith("/") ? page.startsWith(v) : page === v))
   }
 
   /** The SilverBullet server `tool` belongs to, and the tool's own name. */

@@ -4,13 +4,16 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative, resolve, sep } from "node:path"
-import { SHAPES, TOOLS, type Exposure, type Settings, type Window } from "./contract.ts"
+import { SHAPES, SPACE_TOOLS, TOOLS, type Exposure, type Settings, type Window } from "./contract.ts"
 import { canonical, expand, within } from "./paths.ts"
 import type { SessionState } from "./sessions.ts"
 import { readInside } from "./nofollow.ts"
 import { conforms } from "./shapes.ts"
 
 export const MEMORY_TOOLS: ReadonlySet<string> = new Set(Object.keys(TOOLS))
+// ocmem's own tools: a memory tool brings nothing from outside; what a space tool brings is
+// ocmem's to say, with its answer (space.ts).
+const OCMEM_TOOLS: ReadonlySet<string> = new Set([...MEMORY_TOOLS, ...Object.keys(SPACE_TOOLS)])
 const WINDOW_SLACK_MS = 50 // a file's ctime (the kernel's coarse clock) and Date.now() differ by a tick
 
 let clockOffset: number | undefined
@@ -146,10 +149,10 @@ export class Taint {
     return undefined
   }
 
-  /** The exposures one tool call brings into the session (none for a memory tool). `read`: the
-   * canonical path a `read` call reads. */
+  /** The exposures one tool call brings into the session (none for ocmem's own tools). `read`:
+   * the canonical path a `read` call reads. */
   exposuresOf(tool: string, args: any, cwd: string, read: string | undefined, root: string): Exposure[] {
-    if (MEMORY_TOOLS.has(tool)) return []
+    if (OCMEM_TOOLS.has(tool)) return []
     if (!this.trusted.has(tool) || this.untrusted.has(tool)) {
       const what = tool === "webfetch" ? args?.url : tool === "websearch" ? args?.query : JSON.stringify(args ?? {})
       return [{ kind: "untrusted_tool", source: `${tool} ${String(what ?? "")}`.slice(0, 300) }]

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test"
 import { join } from "node:path"
-import { AGENT_ENV, TOOLS } from "../ocmem/contract.ts"
+import { AGENT_ENV, SPACE_TOOLS, TOOLS } from "../ocmem/contract.ts"
 import { startCore } from "../ocmem/core.ts"
 import type { Core, PermissionRequest } from "../ocmem/host.ts"
 import { REDACTED } from "../ocmem/text.ts"
@@ -82,9 +82,9 @@ test("an exposure is recorded by ocmem before the call that brings it runs; the 
   expect(requests().at(-1)).toMatchObject({ op: "exposure", session: "s", open: false, exposures: [] })
 })
 
-test("the tools the core adds: the memory tools, the promotion asks its permission and waits for the host to show it", async () => {
+test("the tools the core adds: the memory and space tools, the promotion asks its permission and waits for the host to show it", async () => {
   const { core, requests } = await start()
-  expect(Object.keys(core.tools).sort()).toEqual(Object.keys(TOOLS).sort())
+  expect(Object.keys(core.tools).sort()).toEqual([...Object.keys(TOOLS), ...Object.keys(SPACE_TOOLS)].sort())
   expect(core.tools.memory_journal.args).toEqual(TOOLS.memory_journal.args)
   expect(Object.entries(core.tools).flatMap(([name, t]) => (t.permission ? [[name, t.permission]] : []))).toEqual([["memory_accept", "memory_accept"]])
   const asked: PermissionRequest[] = []
@@ -99,6 +99,34 @@ test("the tools the core adds: the memory tools, the promotion asks its permissi
   expect(await core.tools.memory_accept.execute({ id: "P-0001" }, ctx)).toBe("ok memory_accept")
   expect(asked.map((r) => r.permission)).toEqual(["memory_accept"])
   expect(requests().filter((r) => r.op === "tool").map((r) => [r.name, r.envelope.session])).toEqual([["memory_accept", "s"]])
+})
+
+test("a space call: ocmem answers through the gate, and what it brings is recorded before the model reads it", async () => {
+  const { core, requests } = await start({ threshold: 2 })
+  const ctx = { sessionID: "s", messageID: "m", ask: async () => undefined }
+  const call = async (tool: string, args: Record<string, unknown>) => {
+    await core.toolBefore({ tool, sessionID: "s" }, args) // the host's hooks, around the tool
+    const said = await core.tools[tool].execute(args, ctx)
+    await core.toolAfter({ tool, sessionID: "s" }, args, { output: said })
+    return said
+  }
+  expect(await call("space_read", { page: "Agents/Memory/MEMORY" })).toBe("ok space_read Agents/Memory/MEMORY")
+  expect(await call("space_write", { page: "Agents/Memory/MEMORY", content: "x", replace: null })).toStartWith("REFUSÉ (code 3) : refusé : Agents/Memory/MEMORY est hors de")
+  expect(requests().filter((r) => r.op === "exposure")).toEqual([]) // validated memory, a refused write: nothing came in
+  expect(await call("space_read", { page: "Projets/Notes" })).toBe("ok space_read Projets/Notes")
+  const log = requests()
+  const exposed = log.findIndex((r) => r.op === "exposure")
+  expect(log[exposed]).toMatchObject({ session: "s", exposures: [{ kind: "space_content", source: "space_read Projets/Notes" }] })
+  expect(log.slice(0, exposed).filter((r) => r.op === "space").map((r) => [r.name, r.session])).toEqual([
+    ["space_read", "s"],
+    ["space_write", "s"],
+    ["space_read", "s"],
+  ])
+  // ocmem's own answer decides: the host's before hook adds no exposure of its own for a space tool.
+  await call("space_list", { prefix: null })
+  const sources = requests().filter((r) => r.op === "exposure").flatMap((r) => r.exposures.map((e: any) => e.source))
+  expect(sources).toEqual(["space_read Projets/Notes", "space_list"])
+  expect((await core.systemBlocks("s")).at(-1)).toContain("(4 appels d'outils)") // they count as work
 })
 
 test("a gate that cannot start: the host's log and screen say so, and the home is still guarded", async () => {

@@ -20,6 +20,16 @@ function answer(request: any): { code: number; out: string; err?: string } {
       return { code: 0, out: JSON.stringify({ system: [MEMORY_BLOCK], warnings: [], journal_written: false, quarantined: [] }) }
     case "tool":
       return { code: 0, out: `ok ${request.name}\n` }
+    case "space": {
+      // As ocmem answers (sync/ocmem/bridge/spaceanswers.py): a write outside the inbox is
+      // refused; a page under Agents/Memory/ is validated memory, anything else exposes.
+      const page = String(request.args?.page ?? "")
+      if (request.name === "space_write" && !page.startsWith("Agents/Inbox/"))
+        return { code: 3, out: "", err: `ocmem : refusé : ${page} est hors de Agents/Inbox/maison/.\n` }
+      const validated = request.name === "space_read" && page.startsWith("Agents/Memory/")
+      const exposures = validated || request.name === "space_write" ? [] : [{ kind: "space_content", source: `${request.name} ${page}`.trim() }]
+      return { code: 0, out: JSON.stringify({ text: `ok ${request.name} ${page}`.trim(), exposures }) }
+    }
     case "proposal":
       return { code: 0, out: JSON.stringify({ id: request.proposal, kind: "fait", title: "T", exposure: "", replaces: "" }) }
     default:

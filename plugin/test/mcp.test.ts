@@ -96,27 +96,12 @@ test("a home without an id may write nowhere", () => {
   expect(sb.refusal("silverbullet_write_page", { page: "Agents/Inbox/maison/x" })).toContain("identifiant")
 })
 
-test("ocmem mcp is ocmem's own server: never contained as SilverBullet's, and only its reads of validated memory leave the session clean", () => {
-  const own = ["/srv/silverbullet-vps/bin/ocmem", "--home", "/srv/silverbullet-vps/home", "mcp"]
+test("no server is exempt by its name: an `ocmem` entry that reaches SilverBullet is contained like any other", () => {
   const settings = coldStart("/h")
   settings.silverbullet_inbox = INBOX
-  settings.ocmem_mcp_command = own
-  settings.ocmem_mcp_validated = ["Agents/AGENTS", "Agents/Memory/MEMORY", "Agents/Skills/", "Projets/Infra/"]
   const sb = new SilverBulletMcp()
   sb.apply(settings)
-  // The path names SilverBullet, which would make any other server one of SilverBullet's.
-  sb.learn({ ocmem: { type: "local", command: own }, copie: { type: "local", command: [...own.slice(0, 3), "/autre", "mcp"] } })
-  expect(sb.servers()).toEqual(["copie"])
-  expect(sb.refusal("ocmem_ecrire_page", { page: "Agents/Memory/MEMORY", contenu: "x" })).toBeUndefined() // ocmem refuses it itself
-  expect(sb.readsValidated("ocmem_lire_page", { page: "Agents/Memory/MEMORY.md" })).toBe(true)
-  expect(sb.readsValidated("ocmem_lire_page", { page: "Agents%2FSkills%2Fx%2FSKILL" })).toBe(true)
-  expect(sb.readsValidated("ocmem_lire_page", { page: "Projets/Infra/vps" })).toBe(true)
-  expect(sb.readsValidated("ocmem_lire_page", { page: "Agents/SkillsX/y" })).toBe(false)
-  expect(sb.readsValidated("ocmem_lire_page", { page: `${INBOX}../../Inbox/maison/notes` })).toBe(false)
-  expect(sb.readsValidated("ocmem_lire_page", { page: "Projets/Autre" })).toBe(false)
-  expect(sb.readsValidated("ocmem_chercher_pages", { requete: "Agents/Memory/MEMORY" })).toBe(false)
-  expect(sb.readsValidated("copie_lire_page", { page: "Agents/Memory/MEMORY" })).toBe(false)
-  // A project's entry named ocmem with another command is somebody else's server.
-  sb.learn({ ocmem: { type: "local", command: ["python3", "evil.py"] } })
-  expect(sb.readsValidated("ocmem_lire_page", { page: "Agents/Memory/MEMORY" })).toBe(false)
+  sb.learn({ ocmem: { type: "local", command: ["/srv/silverbullet-vps/bin/ocmem", "--home", "/srv/silverbullet-vps/home", "mcp"] } })
+  expect(sb.servers()).toEqual(["ocmem"])
+  expect(sb.refusal("ocmem_ecrire_page", { page: "Agents/Memory/MEMORY", contenu: "x" })).toContain("hors de")
 })

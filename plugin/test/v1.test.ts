@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test"
 import { cpSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { AGENT_ENV, TOOLS } from "../ocmem/contract.ts"
+import { AGENT_ENV, SPACE_TOOLS, TOOLS } from "../ocmem/contract.ts"
 import { REDACTED } from "../ocmem/text.ts"
 import { MEMORY_BLOCK } from "./fakegate.ts"
 import { scene } from "./fakehost.ts"
@@ -37,8 +37,9 @@ test("the promotion always asks: memory_accept is « ask » over the user's rule
 })
 
 test("the core's tools are OpenCode's, with their JSON Schema arguments", () => {
-  expect(Object.keys(hooks.tool).sort()).toEqual(Object.keys(TOOLS).sort())
+  expect(Object.keys(hooks.tool).sort()).toEqual([...Object.keys(TOOLS), ...Object.keys(SPACE_TOOLS)].sort())
   expect(hooks.tool.memory_note.args).toEqual(TOOLS.memory_note.args)
+  expect(hooks.tool.space_write.args).toEqual(SPACE_TOOLS.space_write.args)
 })
 
 test("a refusal is thrown (OpenCode then tells the model and goes on); an allowed call returns", async () => {

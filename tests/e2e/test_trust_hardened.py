@@ -244,19 +244,18 @@ def test_the_gate_serves_the_plugin_and_never_promotes(
     assert "en attente" in (ctx.home / "memory/pending.md").read_text()
 
 
-def test_ocmem_mcp_answers_through_the_gate_and_the_agent_never_holds_the_token(
+def test_the_space_tools_answer_through_the_gate_and_the_agent_never_holds_the_token(
     hardened: tuple[OpenCode, Ctx, Path],
 ) -> None:
-    """`ocmem mcp` in the hardened mode: OpenCode starts it as the agent's user, who cannot read
-    the token; it answers through the plugin's relay and the owner's gate. Validated memory is
-    read, a write of MEMORY.md is refused by ocmem, a page in the inbox is written, and the
-    token reaches neither the model nor the agent's shell."""
+    """The space tools in the hardened mode: the plugin asks the owner's gate, which alone reads
+    the token. Validated memory is read, a write of MEMORY.md is refused by ocmem, a page in the
+    inbox is written, and the token reaches neither the model nor the agent's shell."""
     from ocmem.home import identity
     from ocmem.home.paths import Paths
     from support.sbserver import FakeSilverBullet
 
-    oc, ctx, program = hardened
-    memory = "# Mémoire\n\n- Fait validé, lu par le serveur MCP d'ocmem.\n"
+    oc, ctx, _ = hardened
+    memory = "# Mémoire\n\n- Fait validé, lu par les outils du plugin.\n"
     with FakeSilverBullet(token=TOKEN) as sb:
         sb.write("Agents/Memory/MEMORY.md", memory)
         config = ctx.home / "ocmem.yaml"
@@ -267,19 +266,10 @@ def test_ocmem_mcp_answers_through_the_gate_and_the_agent_never_holds_the_token(
         found = identity.read(Paths(ctx.home))
         assert found is not None
         inbox = f"Agents/Inbox/{found.id}/"
-        installed = subprocess.run(
-            [str(program), "--home", str(ctx.home), "mcp", "--installer"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert installed.returncode == 0, installed.stdout + installed.stderr
-        entry = json.loads((ctx.home / "opencode.json").read_text())["mcp"]["ocmem"]
-        assert "sudo" not in entry["command"]
         oc.llm.set_script(
-            ToolCalls.one("ocmem_lire_page", page="Agents/Memory/MEMORY"),
-            ToolCalls.one("ocmem_ecrire_page", page="Agents/Memory/MEMORY.md", contenu="- Faux.\n"),
-            ToolCalls.one("ocmem_ecrire_page", page=f"{inbox}notes/durci", contenu="Une idée.\n"),
+            ToolCalls.one("space_read", page="Agents/Memory/MEMORY"),
+            ToolCalls.one("space_write", page="Agents/Memory/MEMORY.md", content="- Faux.\n"),
+            ToolCalls.one("space_write", page=f"{inbox}notes/durci", content="Une idée.\n"),
             ToolCalls.one(
                 "bash",
                 command=f"cat {ctx.home}/.ocmem/silverbullet.token; echo rc=$?",
@@ -291,8 +281,8 @@ def test_ocmem_mcp_answers_through_the_gate_and_the_agent_never_holds_the_token(
         assert result.returncode == 0, oc.debug_report(result)
         said = [u["state"].get("output") or u["state"].get("error") or "" for u in result.tool_uses]
         assert len(said) == 4, said
-        assert "Fait validé, lu par le serveur MCP" in said[0], said
-        assert "ocmem : refusé" in said[1] and inbox in said[1], said
+        assert "Fait validé, lu par les outils du plugin" in said[0], said
+        assert said[1].startswith("REFUSÉ (code 3) : refusé :") and inbox in said[1], said
         assert "écrite" in said[2], said
         assert TOKEN not in said[3], said  # the plugin refuses it; the OS would too:
         agent = pwd.getpwuid(oc.run_as[0]) if oc.run_as else None

@@ -8,7 +8,9 @@
 // A step: {"session", "tool", "args"} (tool.execute.before, then .after), or
 // {"session", "note": "text"} (the memory_note tool: its answer is recorded), or
 // {"session", "idle": true} (session.idle), or {"write": path, "text"} (a file written now),
-// or {"session", "journal": fields} (the memory_journal tool), or {"append": path, "text"}
+// or {"session", "journal": fields} (the memory_journal tool), or {"session", "space": name,
+// "args"} (a space tool, between its before and after hooks: its answer is recorded), or
+// {"append": path, "text"}
 // (bytes added to a file now), or {"session", "model_call": true} (what the plugin does before a
 // model call: its sweep of the home included), or {"wait": ms}, or {"until": path} (wait until
 // another driver, run at the same time, has written that file: no step depends on a delay).
@@ -75,6 +77,14 @@ for (const step of steps) {
   }
   if (step.journal !== undefined) {
     answers.push(await hooks.tool.memory_journal.execute(step.journal, ctx))
+    continue
+  }
+  if (step.space !== undefined) {
+    const input = { tool: step.space, sessionID, callID: `c${++call}` }
+    await hooks["tool.execute.before"](input, { args: step.args })
+    const said = await hooks.tool[step.space].execute(step.args, ctx)
+    await hooks["tool.execute.after"]({ ...input, args: step.args }, { title: "", output: said, metadata: {} })
+    answers.push(said)
     continue
   }
   call++

@@ -6,12 +6,13 @@ The plugin (TypeScript, ``plugin/ocmem.ts``) runs ``ocmem`` and exchanges JSON w
 - ``ocmem prompt-context --session ID`` → :class:`PromptContext` (the memory blocks);
 - ``ocmem tool NAME`` ← :class:`ToolEnvelope` on stdin (the user's messages, where the session
   has been, the tool's arguments), → the tool's answer as text;
-- the gate's ``proposal`` request → :class:`ProposalSummary` (what the promotion prompt shows).
+- the gate's ``proposal`` request → :class:`ProposalSummary` (what the promotion prompt shows);
+- the gate's ``space`` request (a space tool) → :class:`SpaceAnswer`.
 
 Everything the plugin must agree with ocmem on is generated from here into
 ``plugin/ocmem/contract.ts`` (``scripts/generate.py``; its ``--check`` runs in CI): the
 TypeScript types and the runtime shapes the plugin checks every answer against, its cold-start
-settings (used until ``ocmem plugin-config`` has answered), the memory tools' schemas
+settings (used until ``ocmem plugin-config`` has answered), the memory and space tools' schemas
 (``ocmem.formats.operations``), the commands its guard refuses to the agent's shell, how text is
 folded (``ocmem.text.words``), the environment variables and the exposure cap they share.
 ``tsc --noEmit`` checks the plugin against the generated types.
@@ -105,11 +106,6 @@ class PluginSettings(TypedDict):
     silverbullet_mcp_pattern: str
     silverbullet_inbox: str
     silverbullet_reserved: list[str]
-    # ocmem's own MCP server (ocmem.bridge.spacetools): the command OpenCode starts it with (a
-    # server of the merged config with exactly this command is ocmem's) and the pages whose
-    # reading through it does not expose the session (folders end with /; without .md).
-    ocmem_mcp_command: list[str]
-    ocmem_mcp_validated: list[str]
 
 
 class PromptContext(TypedDict):
@@ -126,6 +122,14 @@ class ToolEnvelope(TypedDict):
     # Everything the plugin saw enter the session; ocmem keeps the union (never removes).
     exposures: list[Exposure]
     args: dict[str, object]
+
+
+class SpaceAnswer(TypedDict):
+    """A space tool's answer (``ocmem.bridge.spaceanswers``): what the model reads, and what the
+    call brings into the session (the plugin records it before the model reads the text)."""
+
+    text: str
+    exposures: list[Exposure]
 
 
 class ProposalSummary(TypedDict):
@@ -212,8 +216,6 @@ def cold_start_settings() -> PluginSettings:
         "silverbullet_mcp_pattern": mcpdiscovery.marker_pattern(),
         "silverbullet_inbox": "",
         "silverbullet_reserved": [],
-        "ocmem_mcp_command": [],
-        "ocmem_mcp_validated": [],
     }
 
 
@@ -246,6 +248,7 @@ def shapes() -> Mapping[str, Mapping[str, str]]:
             ("PromptContext", PromptContext),
             ("ToolEnvelope", ToolEnvelope),
             ("ProposalSummary", ProposalSummary),
+            ("SpaceAnswer", SpaceAnswer),
         )
     }
 
@@ -278,11 +281,14 @@ def _is(value: object, kind: str) -> bool:
     return isinstance(value, {"string": str, "boolean": bool}[kind])
 
 
-def tool_schemas() -> dict[str, dict[str, Any]]:
-    """Each memory tool's description and argument schemas, as the plugin declares the tool."""
+def tool_schemas(
+    declared: tuple[operations.Operation, ...] = operations.OPERATIONS,
+) -> dict[str, dict[str, Any]]:
+    """Each tool's description and argument schemas, as the plugin declares the tool (the
+    memory tools unless ``declared`` says otherwise)."""
     return {
         op.tool: {"description": op.description, "args": {a.name: a.schema() for a in op.args}}
-        for op in operations.OPERATIONS
+        for op in declared
     }
 
 
@@ -305,6 +311,10 @@ def typescript() -> str:
     tools = json.dumps(tool_schemas(), indent=2, ensure_ascii=False)
     lines.append(f"export const TOOLS = {tools} as const")
     lines.append("export type ToolName = keyof typeof TOOLS")
+    lines.append("/** The SilverBullet space's tools (sync/ocmem/formats/operations.py). */")
+    space = json.dumps(tool_schemas(operations.SPACE_OPERATIONS), indent=2, ensure_ascii=False)
+    lines.append(f"export const SPACE_TOOLS = {space} as const")
+    lines.append("export type SpaceToolName = keyof typeof SPACE_TOOLS")
     lines.append(
         "/** What the agent's shell may not run (ocmem.bridge.agentproc refuses them too). */"
     )

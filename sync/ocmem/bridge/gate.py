@@ -13,9 +13,9 @@ at once so that its window holds even if it never calls a memory tool; ``open``:
 of the session still runs, its window then stays open), ``proposal``
 (``proposal``: an id; what OpenCode's promotion prompt shows), ``pull`` and ``push`` (``wait``,
 ``timeout`` in seconds: run as child commands so a hung server can be killed), ``skill-used``
-(``skill``, ``session``), ``space`` (``tool``, ``args``: a tool of ``ocmem mcp``, relayed by
-the plugin) and ``ping``. Each answer
-carries the exit code and the text the same command line would have printed. Requests run
+(``skill``, ``session``), ``space`` (``name``, ``session``, ``args``: a space tool, read or
+write the human's SilverBullet space, answered as ``contract.SpaceAnswer``) and ``ping``. Each
+answer carries the exit code and the text the same command line would have printed. Requests run
 concurrently (a push never holds up a tool call); the gate exits when its input closes.
 
 Why a process rather than one command per call:
@@ -221,7 +221,9 @@ class Gate:
             summary = Proposals(self.workspace()).summary(_string(request, "proposal"))
             return Outcome([json.dumps(summary, ensure_ascii=False)])
         if op == "space":
-            return self.space(_string(request, "tool"), request.get("args"))
+            return self.space(
+                _string(request, "name"), _string(request, "session"), request.get("args")
+            )
         if op == "skill-used":
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
@@ -238,17 +240,18 @@ class Gate:
         write_state(self.paths, self.paths.plugin_seen, json.dumps(seen) + "\n")
         return Outcome([json.dumps(config, ensure_ascii=False)])
 
-    def space(self, tool: str, args: Any) -> Outcome:
-        """A tool of ``ocmem mcp``, relayed by the plugin (the server is the agent's and cannot
-        read the token in the hardened mode; the gate, the owner's, can). The plugin has
-        recorded the exposure before asking."""
+    def space(self, name: str, session: str, args: Any) -> Outcome:
+        """A space tool (``ocmem.bridge.spaceanswers``): the gate alone reads the token, in both
+        modes (in the hardened mode it is the owner's, unreadable by the agent's user)."""
         from ocmem.bridge.spaceanswers import Space
 
         if not isinstance(args, dict):
             raise InputError("« args » doit être un objet", fix='"args": {"page": "…"}')
-        space = Space(self.workspace, None)
+        ws = self.workspace()
+        ws.log("space", tool=name, session=session)
+        space = Space(lambda: ws, None)
         try:
-            return Outcome([space.call(tool, args)])
+            return Outcome([json.dumps(space.answer(name, args), ensure_ascii=False)])
         finally:
             space.close()
 

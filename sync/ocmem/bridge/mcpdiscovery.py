@@ -38,10 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ocmem.errors import OcmemError, Refused
+from ocmem.errors import OcmemError
 from ocmem.home import identity
-from ocmem.home.atomic import read_bytes
-from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings, setting
 from ocmem.home.space import (
     DEFAULT_PUSH,
@@ -197,17 +195,17 @@ def silverbullet_servers(
     sources: Iterable[Source],
     url: str = "",
     secrets: Sequence[str] = (),
-    own: Sequence[str] = (),
+    home: Path | None = None,
 ) -> tuple[list[McpServer], list[str]]:
     """The SilverBullet-capable MCP servers of these configurations (in load order), and the
-    sources that could not be read (French). ``own``: the command of ``ocmem mcp`` for this
-    home — that server is ocmem's own, whose policy ocmem enforces itself. Pure: no I/O."""
+    sources that could not be read (French). ``home``: ocmem's home, whose former ``ocmem mcp``
+    entry is ocmem's leftover (doctor says so), not a server that reaches the space. Pure."""
     merged, declared, unreadable = merged_servers(sources)
     pattern = marker_pattern(url)
     secrets = [s for s in secrets if len(s) >= 8]
     found = []
     for name, entry in merged.items():
-        if own and entry.get("command") == list(own):
+        if home is not None and name == FORMER_SERVER and former_server(entry, home):
             continue
         reasons = classify(name, entry, pattern, secrets)
         if reasons:
@@ -303,27 +301,27 @@ def find(
         sources,
         configured_url(settings, env),
         secret_values(settings, env),
-        own_command(settings.paths),
+        settings.paths.home,
     )
     return found, unreadable + bad
 
 
-OWN_SERVER = "ocmem"
+# `ocmem mcp`, the MCP server ocmem installed before its tools moved into the plugin (issue 35):
+# an entry of it left in OpenCode's configuration is ocmem's to remove (ocmem.setup.formermcp),
+# never a SilverBullet server of the user's.
+FORMER_SERVER = "ocmem"
 
 
-def own_command(paths: Paths) -> list[str]:
-    """How OpenCode starts ``ocmem mcp`` for this home (the plugin's way of running ocmem, then
-    ``--home <home> mcp``; in the hardened mode the same ocmem without sudo: the server is the
-    agent's and asks the gate through the plugin); empty before ``ocmem init`` wrote that way."""
-    try:
-        command = json.loads(read_bytes(paths.plugin_command) or b"")["command"]
-    except (OSError, ValueError, KeyError, TypeError, Refused):
-        return []
-    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
-        return []
-    if "--" in command:  # hardened: `sudo … -- <ocmem> --home <home>`; the server runs unprivileged
-        return [*command[command.index("--") + 1 :], "mcp"]
-    return [*command, "--home", str(paths.home), "mcp"]
+def former_server(entry: object, home: Path) -> bool:
+    """Whether ``entry`` starts ``ocmem mcp`` for this home, as ``ocmem mcp --installer`` wrote
+    it: an ``ocmem`` program (or ``python -m ocmem``), then ``--home <home> mcp``."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    if not isinstance(command, list) or not all(isinstance(part, str) for part in command):
+        return False
+    program = command[:-3]
+    return command[-3:] == ["--home", str(home), "mcp"] and any(
+        Path(part).name == "ocmem" for part in program
+    )
 
 
 def home_inbox(settings: Settings) -> str:

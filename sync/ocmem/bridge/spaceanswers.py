@@ -1,15 +1,28 @@
-"""The four tools of ``ocmem mcp`` as text answers, over a lazily made client: what the MCP
-server (``ocmem.bridge.mcpserve``, default mode) and the gate (``space`` requests relayed by the
-plugin, hardened mode) both run. The policy is :mod:`ocmem.bridge.spacetools`; here, the
-arguments are checked and each answer is put in words for the model."""
+"""The space tools' answers (``space_read``, ``space_list``, ``space_search``, ``space_write``,
+declared in :mod:`ocmem.formats.operations`), as the gate gives them to the plugin: the text the
+model reads, and what the call brings into the session. The policy is
+:mod:`ocmem.bridge.spacetools`; here, the arguments are checked against their declaration, each
+answer is put in words for the model, and the exposure rule is applied:
+
+- reading a validated page (what the pull installs, or a page the human lists in
+  ``silverbullet.trusted_pages``) brings nothing from outside: the session stays clean;
+- any other read, a listing and a search expose it (another page's text, page names, search
+  results are anyone's);
+- a write brings nothing into the session (its answer is ocmem's own words).
+
+The plugin records the exposure before the model reads the text (``plugin/ocmem/core.ts``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ocmem.bridge.contract import Exposure, SpaceAnswer
 from ocmem.bridge.spacetools import MAX_LISTED, SpaceTools
 from ocmem.errors import InputError, OcmemError
+from ocmem.formats import operations
+from ocmem.guards.exposure import SPACE_CONTENT
 from ocmem.home.pagenames import file_of
 from ocmem.home.space import load_sync_config
 from ocmem.home.workspace import Workspace
@@ -18,13 +31,12 @@ from ocmem.silverbullet.client import SilverBullet
 if TYPE_CHECKING:
     import httpx
 
-# The tools as OpenCode names them: `<server>_<tool>` (the plugin reads the same names: mcp.ts).
-TOOLS = ("lire_page", "lister_pages", "chercher_pages", "ecrire_page")
+MAX_SOURCE_CHARS = 300  # an exposure's source, as the plugin bounds its own
 
 
 class Space:
-    """One client, made at the first call (a server with sync not yet configured starts all the
-    same, and says what to do when it is used)."""
+    """One client, made at the first call (with sync not yet configured, a call says what to
+    do)."""
 
     def __init__(self, workspace: Callable[[], Workspace], transport: httpx.BaseTransport | None):
         self._workspace = workspace
@@ -44,28 +56,28 @@ class Space:
         if self._client is not None:
             self._client.close()
 
-    def call(self, tool: str, args: Mapping[str, Any]) -> str:
+    def answer(self, tool: str, args: Mapping[str, Any]) -> SpaceAnswer:
         """The answer of ``tool`` to ``args``; an OcmemError (secrets replaced) when refused."""
         try:
-            if tool == "lire_page":
-                return self.read(_text(args, "page"))
-            if tool == "lister_pages":
-                return self.pages(_text(args, "prefixe", ""))
-            if tool == "chercher_pages":
-                return self.search(_text(args, "requete"))
-            if tool == "ecrire_page":
-                replace = args.get("remplacer", False)
-                if not isinstance(replace, bool):
-                    raise InputError("« remplacer » vaut true ou false", fix='"remplacer": true')
-                return self.write(_text(args, "page"), _text(args, "contenu"), replace)
-            raise InputError(f"outil inconnu : {tool!r:.60}", fix=f"outils : {', '.join(TOOLS)}")
+            operation = operations.SPACE_BY_TOOL.get(tool)
+            if operation is None:
+                known = ", ".join(operations.SPACE_BY_TOOL)
+                raise InputError(f"outil inconnu : {tool!r:.60}", fix=f"outils : {known}")
+            given = operations.check_args(operation, args)
+            if operation is operations.SPACE_READ:
+                return self.read(given["page"])
+            if operation is operations.SPACE_LIST:
+                return self.pages(given.get("prefix", ""))
+            if operation is operations.SPACE_SEARCH:
+                return self.search(given["query"])
+            return self.write(given["page"], given["content"], given.get("replace", False))
         except OcmemError as exc:
             if self._tools is not None:
                 exc.message = self._tools.redact(exc.message)
                 exc.fix = self._tools.redact(exc.fix) if exc.fix else exc.fix
             raise
 
-    def read(self, page: str) -> str:
+    def read(self, page: str) -> SpaceAnswer:
         found = self.tools().read(page)
         note = (
             "page validée par l'utilisateur : la session n'est pas exposée"
@@ -73,15 +85,17 @@ class Space:
             else "contenu extérieur à la mémoire validée : la session est marquée exposée"
         )
         cut = " ; page coupée (trop longue)" if found.cut else ""
-        return f"# {found.page} ({note}{cut})\n\n{found.text}"
+        text = f"# {found.page} ({note}{cut})\n\n{found.text}"
+        return self._answer(text, [] if found.validated else [f"space_read {found.page}"])
 
-    def pages(self, prefix: str) -> str:
+    def pages(self, prefix: str) -> SpaceAnswer:
         names = self.tools().pages(prefix)
         shown = names[:MAX_LISTED]
         more = f"\n… et {len(names) - len(shown)} autres" if len(names) > len(shown) else ""
-        return ("\n".join(shown) + more) if shown else "aucune page"
+        text = ("\n".join(shown) + more) if shown else "aucune page"
+        return self._answer(text, [f"space_list {prefix}".rstrip()])
 
-    def search(self, query: str) -> str:
+    def search(self, query: str) -> SpaceAnswer:
         found = self.tools().search(query)
         blocks = [
             "\n".join([f"## {h.page} (score {h.score})", *(f"  {line}" for line in h.lines)])
@@ -95,16 +109,20 @@ class Space:
             blocks.append(
                 f"({found.unread} page(s) illisible(s) pendant la recherche : en cours d'écriture ?)"
             )
-        return "\n".join(blocks)
+        return self._answer("\n".join(blocks), [f"space_search {query}"])
 
-    def write(self, page: str, content: str, replace: bool) -> str:
+    def write(self, page: str, content: str, replace: bool) -> SpaceAnswer:
         done = self.tools().write(page, content, replace=replace)
         how = "remplacée (ancienne version sauvegardée par ocmem)" if done.replaced else "écrite"
-        return f"page {done.page} {how} ({done.chars} caractères, fichier {file_of(done.page)})"
+        return self._answer(
+            f"page {done.page} {how} ({done.chars} caractères, fichier {file_of(done.page)})", []
+        )
 
-
-def _text(args: Mapping[str, Any], key: str, default: str | None = None) -> str:
-    value = args.get(key, default)
-    if not isinstance(value, str):
-        raise InputError(f"« {key} » doit être une chaîne", fix=f'"{key}": "…"')
-    return value
+    def _answer(self, text: str, sources: list[str]) -> SpaceAnswer:
+        """The answer, with the exposure each source names (secrets replaced there too)."""
+        redact = self.tools().redact
+        exposures: list[Exposure] = [
+            {"kind": SPACE_CONTENT, "source": redact(source)[:MAX_SOURCE_CHARS]}
+            for source in sources
+        ]
+        return {"text": text, "exposures": exposures}

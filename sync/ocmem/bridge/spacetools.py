@@ -1,11 +1,13 @@
-"""What ``ocmem mcp`` lets the model do in the human's SilverBullet, and nothing more.
+"""What the space tools (``space_read``, ``space_list``, ``space_search``, ``space_write``) let
+the model do in the human's SilverBullet, and nothing more.
 
 A SilverBullet MCP server of the usual kind holds a token for the whole space and writes any page:
 through it the model writes validated memory (``Agents/Memory/MEMORY.md``, a skill), which the
-next pull installs (docs/security.md). This is the safe way to the same space:
+next pull installs (docs/security.md). This is the safe way to the same space, run by the gate
+for the plugin's tools (``ocmem.bridge.spaceanswers`` puts each answer in words):
 
 - **read** any page, **list** pages and **search** them — with the rule, for the session's
-  exposure (the plugin applies it before the call runs, ``plugin/ocmem/mcp.ts``): reading a
+  exposure (said with each answer; the plugin records it before the model reads it): reading a
   validated page (what the pull installs: ``Agents/Memory/``, ``Agents/Skills/``,
   ``Agents/AGENTS.md``) or a page the human lists in ``silverbullet.trusted_pages`` does not
   expose the session; any other read, a listing and a search do;
@@ -16,8 +18,8 @@ next pull installs (docs/security.md). This is the safe way to the same space:
   asked to replace it (its previous version kept in the backups), the content rendered inert
   like the push's (``ocmem.text.inert.draft``) — and the client's ``InboxGuard`` refuses any
   other request before it leaves;
-- the token stays in this process: every answer has it (and every secret ocmem knows)
-  replaced by ``***``.
+- the token stays in the gate: every answer has it (and every secret ocmem knows) replaced by
+  ``***``.
 
 Page names are normalised as the plugin normalises them for other servers (percent-decoding
 until stable, ``\\`` as ``/``, ``.`` and ``..`` resolved, no leading ``/`` nor ``/.fs/``, an
@@ -142,7 +144,7 @@ class SpaceTools:
         if found is None:
             raise InputError(
                 f"la page {page} n'existe pas dans SilverBullet",
-                fix="lister_pages donne les pages existantes",
+                fix="space_list donne les pages existantes",
             )
         text = found.body.decode("utf-8", errors="replace")
         cut = len(text) > MAX_READ_CHARS
@@ -210,7 +212,7 @@ class SpaceTools:
         """Why the model may not write ``page`` (None when it may)."""
         inbox = self.inbox()
         rule = (
-            f"ocmem mcp n'écrit que sous {inbox} ; la mémoire validée (Agents/Memory/), les skills "
+            f"space_write n'écrit que sous {inbox} ; la mémoire validée (Agents/Memory/), les skills "
             "(Agents/Skills/) et Agents/AGENTS.md ne changent que par l'utilisateur : un fait ou une "
             "leçon passe par memory_note, memory_journal ou memory_propose"
         )

@@ -27,7 +27,7 @@ from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import journal, marks, operations, shortterm
 from ocmem.guards import exposure
 from ocmem.guards.provenance import Provenance
-from ocmem.home import pagenames, sessions
+from ocmem.home import sessions
 from ocmem.home.atomic import open_file, read_text
 from ocmem.home.paths import Paths
 from ocmem.home.settings import Settings, setting
@@ -35,7 +35,6 @@ from ocmem.home.shipped import loop_problems
 from ocmem.home.space import (
     configured_url,
     is_configured,
-    load_sync_config,
     secret_values,
     sync_section,
     token_file_path,
@@ -69,22 +68,9 @@ def plugin_config(settings: Settings, env: Mapping[str, str] | None = None) -> P
     config["silverbullet_mcp_pattern"] = mcpdiscovery.marker_pattern(configured_url(settings, env))
     config["silverbullet_inbox"] = mcpdiscovery.home_inbox(settings)
     config["silverbullet_reserved"] = mcpdiscovery.reserved_pages(settings)
-    config["ocmem_mcp_command"] = mcpdiscovery.own_command(settings.paths)
-    config["ocmem_mcp_validated"] = own_server_validated(settings, env)
     if not config["hardened"]:
         config["redact"] = redactions(secret_values(settings, env))
     return absolute(config, settings.paths.home)
-
-
-def own_server_validated(settings: Settings, env: Mapping[str, str]) -> list[str]:
-    """The pages ``ocmem mcp`` reads without exposing the session (none while sync is not set
-    up, or is set up wrongly: doctor says why)."""
-    if not is_configured(settings, env):
-        return []
-    try:
-        return pagenames.validated_pages(settings, load_sync_config(settings, env))
-    except OcmemError:
-        return []
 
 
 def exposure_windows(paths: Paths) -> list[Window]:

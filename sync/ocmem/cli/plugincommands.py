@@ -1,5 +1,5 @@
 """The plugin's own commands (hidden from the help): its settings, the prompt blocks, a memory
-tool outside the gate, and the gate."""
+tool outside the gate, and the gate; and what ``ocmem mcp`` now says."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import click
 
 from ocmem.cli.app import Context, cli, pass_context, text_outcome
-from ocmem.cli.options import option
 from ocmem.cli.stdin import read_json
 from ocmem.outcome import Outcome
 
@@ -52,33 +51,22 @@ def gate_command(obj: Context) -> Outcome:
     return serve(obj.home, clock=obj.clock)
 
 
-@cli.command(name="mcp")
-@option(
-    "--installer",
-    "--install",
-    "install",
-    is_flag=True,
-    help="Ajoute ocmem mcp aux serveurs MCP d'OpenCode (opencode.json du dossier).",
+@cli.command(
+    name="mcp",
+    hidden=True,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
-@option(
-    "--retirer",
-    "--uninstall",
-    "uninstall",
-    is_flag=True,
-    help="Retire ocmem mcp de opencode.json.",
-)
-@pass_context
-def mcp_command(obj: Context, install: bool, uninstall: bool) -> Outcome:
-    """Serveur MCP (stdio) vers l'espace SilverBullet : lire, chercher, écrire sous la boîte de dépôt seulement."""
-    if install and uninstall:
-        raise click.UsageError("--installer ou --retirer, pas les deux")
-    if install or uninstall:
-        from ocmem.setup import mcpinstall
+def former_mcp_command() -> Outcome:
+    """Removed (issue 35): what an OpenCode configured by an older ocmem still starts, and what
+    an older guide tells a human to type, is told where the space went instead of « no such
+    command »."""
+    from ocmem.errors import Refused
+    from ocmem.formats.operations import SPACE_OPERATIONS
 
-        if install:
-            return mcpinstall.install(obj.human_workspace("mcp --installer"))
-        return mcpinstall.uninstall(obj.human_workspace("mcp --retirer"))
-    from ocmem.bridge.mcpserve import serve
-
-    serve(obj.workspace)
-    return Outcome()
+    tools = ", ".join(op.tool for op in SPACE_OPERATIONS)
+    raise Refused(
+        "ocmem mcp n'existe plus : l'agent lit et écrit l'espace SilverBullet par les outils "
+        f"{tools} du plugin ocmem, qui passent par sa passerelle",
+        fix="ocmem init --mettre-a-jour (installe le plugin qui les apporte et retire "
+        "l'entrée « mcp.ocmem » de la configuration d'OpenCode) ; ocmem doctor dit s'il en reste une",
+    )

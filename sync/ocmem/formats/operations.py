@@ -64,7 +64,7 @@ class Operation(NamedTuple):
     tool: str  # the plugin's tool
     description: str  # what the model reads
     args: tuple[Arg, ...]
-    command: str  # the command that does the same in a terminal
+    command: str  # the command that does the same in a terminal ("": none)
     writes: bool  # writes memory: the agent's shell may not run the command
 
 
@@ -189,6 +189,53 @@ ACCEPT = Operation(
 OPERATIONS = (NOTE, FORGET, SEARCH, JOURNAL, PROPOSE, ACCEPT)
 BY_TOOL = {op.tool: op for op in OPERATIONS}
 
+# The human's SilverBullet space, for the agent: the plugin's space tools, answered through the
+# gate (policy: ocmem.bridge.spacetools; answers: ocmem.bridge.spaceanswers). No command does the
+# same in a terminal (``command`` is empty): the human has SilverBullet itself.
+_INBOX_RULE = (
+    "le seul dossier de SilverBullet ouvert à l'agent ; ni la mémoire validée, ni les skills, ni "
+    "AGENTS.md, ni les pages qu'ocmem pousse : un fait ou une leçon passe par memory_note, "
+    "memory_journal ou memory_propose"
+)
+SPACE_READ = Operation(
+    "space_read",
+    "Lit une page de l'espace SilverBullet de l'utilisateur. Lire une page hors de la mémoire "
+    "validée expose la session.",
+    (Arg("page", STRING, "Nom de la page tel que SilverBullet l'affiche, ex. Projets/Infra"),),
+    "",
+    writes=False,
+)
+SPACE_LIST = Operation(
+    "space_list",
+    "Liste les pages de SilverBullet, toutes ou celles d'un dossier. Expose la session (les noms "
+    "sont écrits par d'autres).",
+    (Arg("prefix", STRING, "Dossier, ex. Agents/Inbox (null : toutes les pages)", required=False),),
+    "",
+    writes=False,
+)
+SPACE_SEARCH = Operation(
+    "space_search",
+    "Cherche des mots dans les pages de SilverBullet : les 10 pages qui en ont le plus, avec "
+    "leurs lignes. Expose la session.",
+    (Arg("query", STRING, "Mots à chercher"),),
+    "",
+    writes=False,
+)
+SPACE_WRITE = Operation(
+    "space_write",
+    f"Écrit une page sous Agents/Inbox/<id-du-dossier>/ ({_INBOX_RULE}). Le texte est rendu "
+    "inerte (ni HTML ni Lua) ; une page existante n'est remplacée qu'avec replace: true.",
+    (
+        Arg("page", STRING, "Nom de la page, ex. Agents/Inbox/<id-du-dossier>/notes/idee"),
+        Arg("content", STRING, "Le texte de la page (Markdown)"),
+        Arg("replace", BOOLEAN, "Remplacer la page si elle existe (null : non)", required=False),
+    ),
+    "",
+    writes=False,
+)
+SPACE_OPERATIONS = (SPACE_READ, SPACE_LIST, SPACE_SEARCH, SPACE_WRITE)
+SPACE_BY_TOOL = {op.tool: op for op in SPACE_OPERATIONS}
+
 # Commands the agent's shell may not run (the command line refuses them through
 # ocmem.bridge.agentproc; the plugin's guard refuses them before the shell even runs): every
 # memory write a tool makes, promotion, and what sets ocmem up or opens a door into it.
@@ -204,10 +251,6 @@ AGENT_REFUSED = (
     "cron remove",
     "doctor --reparer",
     "doctor --fix",  # its English spelling, still accepted (ocmem.cli.options)
-    "mcp --installer",  # OpenCode's configuration: the human's
-    "mcp --install",
-    "mcp --retirer",
-    "mcp --uninstall",
 )
 
 

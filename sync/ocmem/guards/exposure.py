@@ -19,7 +19,10 @@ never expires within the session. The rules (docs/security.md, "Session taint"):
   session's window: ``tainted_file``, which closes laundering through a file), a memory file that
   holds quarantined items (``quarantined_memory``), or any project file when ``ocmem.yaml`` says
   ``plugin: {trust_project: false}`` (``project_read``);
-- a memory call that did not come through the plugin's gate (``direct_call``, ocmem.home.sessions).
+- a memory call that did not come through the plugin's gate (``direct_call``, ocmem.home.sessions);
+- a page of the human's SilverBullet space that is not validated memory, a listing or a search
+  of the space, through the plugin's space tools (``space_content``: decided by ocmem when it
+  answers, ``ocmem.bridge.spaceanswers``).
 
 Project files are otherwise the user's: ocmem cannot tell a file the user wrote from one they
 downloaded outside OpenCode, and treating every project read as exposure would quarantine almost
@@ -47,6 +50,7 @@ TAINTED_FILE = "tainted_file"
 QUARANTINED_MEMORY = "quarantined_memory"
 PROJECT_READ = "project_read"
 DIRECT_CALL = "direct_call"
+SPACE_CONTENT = "space_content"
 UNTRUSTED_OUTPUT = "untrusted_output"  # written by ocmem before issue 12: web or MCP output
 
 # How each kind reads in a memory file (French: the human reads it).
@@ -59,6 +63,7 @@ KIND_LABELS = {
     QUARANTINED_MEMORY: "mémoire en quarantaine",
     PROJECT_READ: "fichier d'un projet non fiable",
     DIRECT_CALL: "appel direct hors du plugin",
+    SPACE_CONTENT: "contenu de SilverBullet hors de la mémoire validée",
     UNTRUSTED_OUTPUT: "sortie d'outil externe",
 }
 

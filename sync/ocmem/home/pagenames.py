@@ -1,6 +1,6 @@
 """Page names of the SilverBullet space as ocmem reads them from a tool's arguments, and which
-pages are validated memory (what the pull installs, and what the human trusts): shared by
-``ocmem mcp`` (ocmem.bridge.spacetools) and the plugin's settings, without the HTTP client."""
+pages are validated memory (what the pull installs, and what the human trusts): the space
+tools' reading of names (ocmem.bridge.spacetools), the Python twin of the plugin's."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def mimicked_page(page: str, reserved: Iterable[str]) -> str | None:
     for — itself, a conflict copy of it, or either spelled another way (case, Unicode,
     look-alike letters, invisible characters; ``page`` as :func:`page_path` reads it, so
     percent-encodings are already undone) —, None when it passes for none. The one rule of what
-    a tool may never write under ocmem's names (``ocmem mcp``; the plugin's tools later)."""
+    a tool may never write under ocmem's names (``space_write``, ocmem.bridge.spacetools)."""
     name = _skeleton(page)
     for model in reserved:
         shape = _skeleton(model)

@@ -187,7 +187,7 @@ _SILVERBULLET = {
     ),
     "trusted_pages": Option(
         TEXTS,
-        help="pages (ou dossiers, finis par /) dont la lecture par ocmem mcp n'expose pas la session",
+        help="pages (ou dossiers, finis par /) dont la lecture par space_read n'expose pas la session",
         default=[],
     ),
     "allow_plain_http": Option(

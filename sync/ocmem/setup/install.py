@@ -35,7 +35,7 @@ from ocmem.home.shipped import (
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
-from ocmem.setup import memorysignals, oldmemory, opencodedir, opencodeversion, todo
+from ocmem.setup import formermcp, memorysignals, oldmemory, opencodedir, opencodeversion, todo
 from ocmem.setup.mcpchecks import init_notes
 from ocmem.text import inert
 
@@ -158,6 +158,8 @@ class Installer:
                 self._offline_start()
             self._set_aside(old)
             self._write_imports(imports)
+            if self.upgrade:  # else init's notes name it, with this command (mcpchecks)
+                self._former_mcp()
         self._report_old(old)
         opencode2 = opencodeversion.inspect(self.env, self.paths.home).opencode2()
         if opencode2 is not None:  # first: without it, nothing else here reaches the agent
@@ -242,6 +244,17 @@ class Installer:
             )
             if created:
                 self.report.undo.append(f"rm {target}")
+
+    def _former_mcp(self) -> None:
+        """``mcp.ocmem``, which an older ocmem installed in the home's opencode.json: ocmem mcp
+        is gone, its tools are the plugin's (ocmem.setup.formermcp)."""
+        removed = formermcp.remove(self.txn, self.paths)
+        if removed:
+            self.report.done.append(removed)
+            config = self.paths.home / "opencode.json"
+            self.report.undo.append(
+                f"cp {self.txn.backups.folder / self.paths.rel(config)} {config}"
+            )
 
     def _offline_start(self) -> None:
         """OpenCode starts without a registry: the seed that tells it the config dir's packages

@@ -2,18 +2,19 @@
 configuration (issue 23, ``ocmem.bridge.mcpdiscovery`` finds them): each one holds a token for the
 whole space, so the agent could write validated memory in SilverBullet and the next pull would
 install it. The plugin refuses their writes outside ``Agents/Inbox/<home-id>/``, but only in the
-OpenCode it runs in; the server itself keeps its full-space token.
+OpenCode it runs in; the server itself keeps its full-space token. Also: the entry of ocmem's own
+former MCP server, left by an older ocmem (``ocmem.setup.formermcp``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ocmem.bridge import mcpdiscovery
 from ocmem.home.settings import Settings
+from ocmem.setup import formermcp
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem
 
 
@@ -36,7 +37,7 @@ def mcp_problems(
         )
         fix = (
             f"retire « mcp.{server.name} » de {files} (ou restreins son jeton à {inbox}) ; "
-            "`ocmem mcp --installer` donne à l'agent le même accès, borné par ocmem ; "
+            "les outils space_* du plugin donnent à l'agent le même accès, borné par ocmem ; "
             f"le plugin ocmem refuse ses écritures hors de {inbox}, pas les autres clients de ce serveur"
         )
         if server.enabled:
@@ -48,7 +49,7 @@ def mcp_problems(
                 f"SilverBullet ({', '.join(server.reasons)})",
                 f"retire « mcp.{server.name} » de {files}",
             )
-    yield from own_server_problems(settings, env)
+    yield from former_server_problems(settings, env)
     for why in unreadable:
         yield Problem(
             WARNING,
@@ -57,35 +58,28 @@ def mcp_problems(
         )
 
 
-def own_server_problems(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:
-    """``ocmem mcp`` as the global configuration declares it: a command that is no longer this
-    ocmem's (a moved virtualenv), or an SDK that is not installed, and OpenCode would start a
-    server that fails."""
-    sources, _ = mcpdiscovery.read_sources(env, settings.paths.home)
-    merged, declared, _ = mcpdiscovery.merged_servers(sources)
-    entry = merged.get(mcpdiscovery.OWN_SERVER)
-    if not isinstance(entry, dict) or entry.get("enabled", True) is False:
-        return
-    command = entry.get("command")
-    if (
-        not isinstance(command, list)
-        or command[-1:] != ["mcp"]
-        or "ocmem" not in " ".join(map(str, command))
-    ):
-        return  # a server of the user's own under that name: not ocmem's to judge
-    files = ", ".join(declared[mcpdiscovery.OWN_SERVER])
-    if command != mcpdiscovery.own_command(settings.paths):
-        yield Problem(
-            WARNING,
-            f"« mcp.ocmem » ({files}) ne lance pas cet ocmem-ci ({' '.join(map(str, command))})",
-            f"ocmem --home {settings.paths.home} mcp --installer",
+def former_server_problems(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:
+    """``mcp.ocmem`` left by ``ocmem mcp --installer``: OpenCode would start a command that no
+    longer serves (ocmem.setup.formermcp)."""
+    for found in formermcp.leftovers(settings, env):
+        what = (
+            f"« mcp.{mcpdiscovery.FORMER_SERVER} » ({found.where}) lance ocmem mcp, qui n'existe "
+            "plus : l'agent atteint SilverBullet par les outils space_* du plugin"
         )
-    elif importlib.util.find_spec("mcp") is None:
-        yield Problem(
-            ERROR,
-            f"« mcp.ocmem » ({files}) est déclaré, mais le SDK MCP n'est pas installé : OpenCode ne pourra pas le démarrer",
-            "pip install 'ocmem[mcp]' dans l'environnement d'ocmem",
-        )
+        if found.removable:
+            yield Problem(
+                WARNING,
+                what,
+                "ocmem init --mettre-a-jour (ou ocmem doctor --reparer) retire cette entrée",
+                lambda txn: formermcp.remove(txn, settings.paths) or "rien à retirer",
+            )
+        else:
+            yield Problem(
+                WARNING,
+                what,
+                f"retire « {mcpdiscovery.FORMER_SERVER} » de « mcp » dans {found.where} "
+                "(ocmem ne réécrit pas ce fichier)",
+            )
 
 
 def init_notes(settings: Settings, env: Mapping[str, str] | None = None) -> list[str]:
