@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import json
+import os
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from conftest import Clock, journal_fields
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
 from ocmem.services.memory import Memory
-from ocmem.services.review import review
+from ocmem.services.review import USAGE_WINDOW_DAYS, review
 
 
 def skill(home: Path, name: str, description: str) -> None:
@@ -19,26 +21,70 @@ def skill(home: Path, name: str, description: str) -> None:
 
 
 def test_unused_and_rarely_used_skills(home: Path, clock: Clock, memory: Memory) -> None:
+    clock.advance(days=USAGE_WINDOW_DAYS + 10)  # a home that has lived a whole window
     skill(home, "deploy-docker", "Déploie un service avec Docker.")
     skill(home, "backup", "Sauvegarde la base de données.")
     usage = home / ".ocmem/skill-usage.jsonl"
+    used = (clock.now() - timedelta(days=9)).isoformat() + "Z"
     usage.write_text(
         "".join(
-            json.dumps({"ts": "2026-11-20T10:00:00Z", "skill": "deploy-docker", "session": "s"})
-            + "\n"
+            json.dumps({"ts": used, "skill": "deploy-docker", "session": "s"}) + "\n"
             for _ in range(5)
         )
         + "pas du json\n"
     )
     memory.add_journal(journal_fields(tags=["backup"]))
-    found = {
-        s.subject: s.detail
-        for s in review(Workspace(load_settings(home), clock=clock)).suggestions
-        if s.kind == "skill peu utilisé"
-    }
+    report = review(Workspace(load_settings(home), clock=clock))
+    found = {s.subject: s.detail for s in report.suggestions if s.kind == "skill peu utilisé"}
     assert "deploy-docker" not in found
     assert found["backup"] == "utilisé 1 fois en 90 jours"
     assert found["retrospective"] == "jamais utilisé en 90 jours"
+    assert report.too_early is None
+
+
+def test_a_home_made_minutes_ago_is_too_young_to_call_a_skill_unused(
+    home: Path, clock: Clock
+) -> None:
+    clock.advance(minutes=3)
+    skill(home, "deploy-nginx", "Déploie nginx sur le VPS.")
+    report = review(Workspace(load_settings(home), clock=clock))
+    assert [s for s in report.suggestions if s.kind == "skill peu utilisé"] == []
+    assert report.too_early == (
+        "dossier ocmem créé il y a 0 jour (le 2026-11-29) : trop tôt pour juger de l'usage des "
+        "skills, qui se compte sur 90 jours (à partir du 2027-02-27)"
+    )
+    text = report.render()
+    assert "jamais utilisé" not in text
+    assert (
+        "## Skills peu utilisés (0)\n- trop tôt pour juger : dossier ocmem créé il y a 0 jour"
+        in text
+    )
+    assert json.loads(report.to_json())["skills_too_early"] == report.too_early
+    clock.advance(days=30)
+    later = review(Workspace(load_settings(home), clock=clock))
+    assert later.too_early is not None and "créé il y a 30 jours" in later.too_early
+
+
+def test_a_home_made_before_its_creation_was_recorded_counts_from_its_identity_file(
+    home: Path, clock: Clock
+) -> None:
+    record = home / ".ocmem/home.json"
+    data = json.loads(record.read_text())
+    del data["created"]  # as every home.json written before the field
+    record.write_text(json.dumps(data))
+    made = (clock.now() - timedelta(days=4)).timestamp()
+    os.utime(record, (made, made))
+    report = review(Workspace(load_settings(home), clock=clock))
+    assert (
+        report.too_early is not None and "créé il y a 4 jours (le 2026-11-25)" in report.too_early
+    )
+    old = (clock.now() - timedelta(days=200)).timestamp()
+    os.utime(record, (old, old))
+    report = review(Workspace(load_settings(home), clock=clock))
+    assert report.too_early is None
+    assert "retrospective" in {
+        s.subject for s in report.suggestions if s.kind == "skill peu utilisé"
+    }
 
 
 def test_possible_contradictions_between_facts_and_skills(home: Path, clock: Clock) -> None:
@@ -143,3 +189,15 @@ def test_freshness_facts_the_journal_contradicts_facts_never_spoken_of_and_old_p
     ) in found
     assert ("proposition qui attend", "P-0004 « Vieux »", "en attente depuis 28 jours") in found
     assert not any("swap" in subject for _, subject, _ in found)  # confirmed, not contradicted
+
+
+def test_a_new_id_for_the_same_home_keeps_its_age(home: Path, clock: Clock) -> None:
+    from ocmem.home import identity
+    from ocmem.setup.install import Installer
+
+    made = identity.created(load_settings(home).paths)
+    clock.advance(days=100)
+    Installer(Workspace(load_settings(home), clock=clock), home_id="vps-autre").run()
+    paths = load_settings(home).paths
+    assert identity.require(paths).id == "vps-autre"
+    assert identity.created(paths) == made == datetime(2026, 11, 29, 10, 0)

@@ -3,7 +3,9 @@ SilverBullet (``Agents/Inbox/<id>/journal.md``) and its proposals across homes (
 
 The file (``<home>/.ocmem/home.json``) also records the machine and the folder it was created
 for: a home copied to another machine (or folder) keeps its id, and two homes pushing under one id
-would write the same pages, so sync refuses until the copy is given an id of its own.
+would write the same pages, so sync refuses until the copy is given an id of its own. And when the
+home was made (``created``, by the injected clock): `ocmem review` does not call a skill unused over
+a window the home has not lived yet.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import json
 import re
 import socket
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,6 +35,8 @@ class HomeId(NamedTuple):
     # (Agents/Inbox/<id>/…): a home made with the default id, for the one-VPS user; the claim on
     # the page keeps a second home out (it is asked for an id, hence a folder, of its own).
     shared_pages: bool = False
+    # When `ocmem init` made it ("" in a home.json written before the field: see ``created``).
+    created: str = ""
 
     @property
     def key(self) -> str:
@@ -89,6 +94,7 @@ def read(paths: Paths) -> HomeId | None:
             str(raw["machine"]),
             str(raw["folder"]),
             raw.get("pages") == SHARED_PAGES,
+            str(raw.get("created", "")),
         )
     except FileNotFoundError:
         return None
@@ -105,22 +111,42 @@ def read(paths: Paths) -> HomeId | None:
     return found
 
 
-def create(paths: Paths, value: str | None) -> HomeId:
-    """The identity for this home on this machine: ``value`` (its pages in a folder of that
-    name), else the default id (the spec's pages)."""
+def create(paths: Paths, value: str | None, now: datetime) -> HomeId:
+    """The identity for this home on this machine, made ``now``: ``value`` (its pages in a
+    folder of that name), else the default id (the spec's pages)."""
     chosen = default_id(paths.home.resolve()) if value is None else value
     problem = id_problem(chosen)
     if problem:
         raise InputError(
             f"identifiant de dossier invalide : {chosen!r} ({problem})", fix="--id-dossier vps-prod"
         )
-    return HomeId(chosen, machine(), str(paths.home.resolve()), shared_pages=value is None)
+    return HomeId(
+        chosen,
+        machine(),
+        str(paths.home.resolve()),
+        shared_pages=value is None,
+        created=now.isoformat(timespec="seconds"),
+    )
 
 
 def render(identity: HomeId) -> str:
     record = {"id": identity.id, "machine": identity.machine, "folder": identity.folder}
     record["pages"] = SHARED_PAGES if identity.shared_pages else OWN_FOLDER
+    if identity.created:
+        record["created"] = identity.created
     return json.dumps(record, ensure_ascii=False, indent=1) + "\n"
+
+
+def created(paths: Paths) -> datetime | None:
+    """When this home was made: home.json's ``created``, else (a home made before the field) the
+    file's last change, which init writes once (and again only for a new id); None without one."""
+    found = read(paths)
+    if found is None:
+        return None
+    try:
+        return datetime.fromisoformat(found.created)
+    except ValueError:
+        return datetime.fromtimestamp(paths.home_id.stat().st_mtime)
 
 
 def require(paths: Paths) -> HomeId:

@@ -1,6 +1,7 @@
 """``ocmem review``: the quarterly review, as suggestions only (nothing is changed or deleted).
 
-- skills never or rarely used, from the plugin's record of ``skill`` tool calls and the journal;
+- skills never or rarely used, from the plugin's record of ``skill`` tool calls and the journal,
+  once the home has lived the whole window (a home made this week has no unused skill: too early);
 - possible contradictions between MEMORY.md facts, and between facts and skills: statements
   about the same thing (shared words) that differ in negation or in their numbers;
 - facts to revalidate: no source, an old source episode, or a later proposal that replaces them;
@@ -20,7 +21,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ocmem.formats import journal, memorymd, pending
+from ocmem.formats import journal, memorymd, pending, skills
+from ocmem.home import identity
 from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
 from ocmem.services import recurrence
@@ -36,9 +38,10 @@ _NEGATION = re.compile(
 )
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b")
 _DATED = re.compile(r"\((\d{4}-\d{2}-\d{2})[^()]*\)\s*$")
+UNUSED = "skill peu utilisé"
 # Each kind of suggestion, with its heading in the report.
 KINDS = {
-    "skill peu utilisé": "Skills peu utilisés",
+    UNUSED: "Skills peu utilisés",
     "contradiction possible": "Contradictions possibles",
     "fait à revalider": "Faits à revalider",
     "note récurrente": "Notes récurrentes",
@@ -69,6 +72,8 @@ class Review:
     suggestions: list[Suggestion]
     date: str
     damaged: list[str] = field(default_factory=list)  # pending.md's damaged blocks, with the fix
+    # The home is younger than the usage window: why no skill is called unused.
+    too_early: str | None = None
 
     def render(self) -> str:
         lines = [f"# Revue de la mémoire ({self.date})", ""]
@@ -77,6 +82,8 @@ class Review:
         for kind, heading in KINDS.items():
             found = [s for s in self.suggestions if s.kind == kind]
             lines.append(f"## {heading} ({len(found)})")
+            if kind == UNUSED and self.too_early:
+                lines.append(f"- trop tôt pour juger : {self.too_early}")
             lines += [f"- {s.subject} : {s.detail}. {s.action}" for s in found] or [
                 "- rien à signaler"
             ]
@@ -90,6 +97,7 @@ class Review:
                 "date": self.date,
                 "suggestions": [asdict(s) for s in self.suggestions],
                 "pending_damaged": self.damaged,
+                "skills_too_early": self.too_early,
             },
             ensure_ascii=False,
             indent=2,
@@ -261,23 +269,9 @@ def review(ws: Workspace) -> Review:
     found: list[Suggestion] = []
 
     installed = ws.skills()
-    since = today - timedelta(days=USAGE_WINDOW_DAYS)
-    usage = _usage(ws.paths.skill_usage, since)
-    recent = [b for text in ws.journal_texts() for b in journal.blocks(text) if b.when >= since]
-    for skill in installed:
-        mentions = sum(skill.name in b.tags or f"skill {skill.name}" in b.text for b in recent)
-        uses = usage[skill.name] + mentions
-        if uses <= RARELY:
-            detail = "jamais utilisé" if uses == 0 else f"utilisé {uses} fois"
-            found.append(
-                Suggestion(
-                    "skill peu utilisé",
-                    skill.name,
-                    f"{detail} en {USAGE_WINDOW_DAYS} jours",
-                    "Le garder, le fusionner ou le retirer ? (à décider par l'humain)",
-                )
-            )
-
+    too_early = _too_early(identity.created(ws.paths), today)
+    if too_early is None:
+        found += _unused_skills(ws, installed, today)
     facts = memorymd.fact_lines(ws.memory_text())
     statements = [(f"fait « {f} »", memorymd.fact_statement(f)) for f in facts]
     statements += [(f"skill {s.name}", f"{s.description or ''}") for s in installed]
@@ -337,4 +331,40 @@ def review(ws: Workspace) -> Review:
                     "Un fait durable ? L'agent peut le proposer (« note_recurrente ») ; à valider.",
                 )
             )
-    return Review(found, today.strftime("%Y-%m-%d"), pending.damage_lines(document))
+    return Review(found, today.strftime("%Y-%m-%d"), pending.damage_lines(document), too_early)
+
+
+def _too_early(created: datetime | None, today: datetime) -> str | None:
+    """Why usage cannot be judged yet: the home is younger than the usage window (a home with
+    no identity, never initialised, is judged as before)."""
+    if created is None or created <= today - timedelta(days=USAGE_WINDOW_DAYS):
+        return None
+    age = max(0, (today.date() - created.date()).days)
+    return (
+        f"dossier ocmem créé il y a {age} jour{'s' if age > 1 else ''} (le {created:%Y-%m-%d}) : "
+        f"trop tôt pour juger de l'usage des skills, qui se compte sur {USAGE_WINDOW_DAYS} jours "
+        f"(à partir du {created + timedelta(days=USAGE_WINDOW_DAYS):%Y-%m-%d})"
+    )
+
+
+def _unused_skills(
+    ws: Workspace, installed: list[skills.Skill], today: datetime
+) -> list[Suggestion]:
+    since = today - timedelta(days=USAGE_WINDOW_DAYS)
+    usage = _usage(ws.paths.skill_usage, since)
+    recent = [b for text in ws.journal_texts() for b in journal.blocks(text) if b.when >= since]
+    found = []
+    for skill in installed:
+        mentions = sum(skill.name in b.tags or f"skill {skill.name}" in b.text for b in recent)
+        uses = usage[skill.name] + mentions
+        if uses <= RARELY:
+            detail = "jamais utilisé" if uses == 0 else f"utilisé {uses} fois"
+            found.append(
+                Suggestion(
+                    UNUSED,
+                    skill.name,
+                    f"{detail} en {USAGE_WINDOW_DAYS} jours",
+                    "Le garder, le fusionner ou le retirer ? (à décider par l'humain)",
+                )
+            )
+    return found

@@ -134,7 +134,11 @@ class Installer:
 
     def run(self, import_file: Path | None = None) -> Outcome:
         import_lines = self._read_import(import_file) if import_file else None
-        wanted = identity.create(self.paths, self.home_id) if self.home_id is not None else None
+        wanted = (
+            identity.create(self.paths, self.home_id, self.ws.now())
+            if self.home_id is not None
+            else None
+        )
         # Found, decided (the human may be asked: not under the lock) and read before anything
         # is written: a refusal changes nothing.
         old = self._old_memory()
@@ -175,8 +179,12 @@ class Installer:
         """This home's id (it names its pages in SilverBullet): kept once chosen, unless
         ``--id-dossier`` gives another one (a copy of this home needs one of its own)."""
         current = identity.read(self.paths)
-        chosen = wanted or (current if current else identity.create(self.paths, None))
-        if current == chosen:
+        if current is not None and wanted is not None:
+            # a new id for the same home: it keeps its age (ocmem.services.review)
+            made = identity.created(self.paths)
+            wanted = wanted._replace(created=made.isoformat(timespec="seconds") if made else "")
+        chosen = wanted or current or identity.create(self.paths, None, self.ws.now())
+        if current is not None and current._replace(created="") == chosen._replace(created=""):
             return
         self.txn.write(self.paths.home_id, identity.render(chosen), mode=0o600, backup=False)
         pages = identity.pages_folder(chosen)
