@@ -140,7 +140,7 @@ def test_files_an_exposed_session_wrote_expose_their_readers_even_after_a_restar
         {
             "session": "ses_e",
             "tool": "read",
-            "args": {"filePath": str(home / "memory/SHORT_TERM.md")},
+            "args": {"filePath": str(home / "memory/QUARANTINE.md")},
         },
         {"session": "ses_e", "note": "relu les notes"},
     ]

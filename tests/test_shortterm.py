@@ -103,7 +103,7 @@ def test_over_the_cap_is_refused_with_lines_and_fill_level(memory: Memory, home:
     message = refused.value.render()
     assert "1. [2026-11-29 → expire 2026-12-06] note 00" in message
     assert "/2 000 (" in message
-    assert "ocmem note --remove N" in message
+    assert "ocmem note --retirer N" in message
     assert path.read_bytes() == before
 
 

@@ -50,7 +50,11 @@ def tool(ws: Workspace, name: str, args: dict[str, Any], **kw: Any) -> str:
 
 
 def notes(home: Path) -> list[shortterm.Note]:
-    return shortterm.parse((home / "memory/SHORT_TERM.md").read_text())
+    """Both files' notes as the human numbers them: SHORT_TERM.md's, then those set apart."""
+    apart = home / "memory/QUARANTINE.md"
+    return shortterm.parse((home / "memory/SHORT_TERM.md").read_text()) + (
+        shortterm.parse(apart.read_text()) if apart.exists() else []
+    )
 
 
 def prompt(ws: Workspace) -> str:
@@ -91,11 +95,12 @@ def test_any_note_of_an_exposed_session_is_quarantined(
     workspace: Workspace, home: Path, text: str
 ) -> None:
     out = tool(workspace, "memory_note", {"text": text})
-    assert out.startswith("Note ajoutée en quarantaine") and "jamais une consigne" in out
+    assert out.startswith("Note mise à part en quarantaine") and "jamais une consigne" in out
     (note,) = notes(home)
     assert note.quarantined and note.mark == "quarantaine : webfetch http://127.0.0.1:8000/doc"
+    assert (home / "memory/SHORT_TERM.md").read_text() == ""
     assert "10.0.0.5" not in prompt(workspace)
-    assert prompt_context(workspace)["quarantined"] == [str(home / "memory/SHORT_TERM.md")]
+    assert prompt_context(workspace)["quarantined"] == [str(home / "memory/QUARANTINE.md")]
 
 
 def test_exposure_never_expires_within_the_session(workspace: Workspace, home: Path) -> None:
@@ -141,11 +146,12 @@ def test_the_agent_never_reads_a_quarantined_note(workspace: Workspace, home: Pa
     tool(workspace, "memory_note", {"text": "une note propre"}, exposed=False, session="ses_clean")
     assert "10.0.0.5" in Memory(workspace).list_notes().render()  # the human's listing shows it
     assert "10.0.0.5" not in Memory(workspace, agent=True).list_notes().render()
-    forgot = tool(workspace, "memory_forget", {"number": 1}, exposed=False, session="ses_clean")
+    # numbered after the working notes: n°2
+    forgot = tool(workspace, "memory_forget", {"number": 2}, exposed=False, session="ses_clean")
     assert "10.0.0.5" not in forgot and "texte masqué" in forgot
 
 
-def test_a_full_short_term_lists_quarantined_notes_masked(workspace: Workspace, home: Path) -> None:
+def test_a_full_short_term_holds_working_notes_only(workspace: Workspace, home: Path) -> None:
     tool(workspace, "memory_note", {"text": INJECTED})
     for i in range(40):
         try:
@@ -157,7 +163,10 @@ def test_a_full_short_term_lists_quarantined_notes_masked(workspace: Workspace, 
                 session="ses_clean",
             )
         except Refused as refused:
-            assert "10.0.0.5" not in refused.render() and "texte masqué" in refused.render()
+            assert "10.0.0.5" not in refused.render() and "quarantaine" not in refused.render()
+            # the working notes alone fill the 2 000 characters: the quarantined one took none
+            working = (home / "memory/SHORT_TERM.md").read_text()
+            assert len(shortterm.parse(working)) == i and len(working) > 2000 - 100
             return
     pytest.fail("SHORT_TERM.md never filled up")
 
@@ -180,7 +189,7 @@ def test_the_human_lifts_a_quarantine_and_it_is_logged(
 ) -> None:
     tool(workspace, "memory_note", {"text": "le port de l'API est 8443"})
     listed = run_cli("note", "--list")
-    assert "quarantaine : webfetch" in listed.out and "note --trust N" in listed.out
+    assert "quarantaine : webfetch" in listed.out and "note --lever-quarantaine N" in listed.out
     lifted = run_cli("note", "--trust", "1")
     assert lifted.code == 0 and "Quarantaine levée" in lifted.out
     assert notes(home)[0].mark == "exposée, levée par l'humain : webfetch http://127.0.0.1:8000/doc"

@@ -9,7 +9,7 @@
     │   └── PageKeepsChanging    a SilverBullet page changed at every attempt (push postponed)
     ├── StorageError         the disk refused (read-only, full, permissions): path and fix   → 1
     ├── PendingFormatError   memory/pending.md cannot be read as proposals                   → 1
-    ├── ShortTermFormatError memory/SHORT_TERM.md cannot be read as notes                    → 1
+    ├── ShortTermFormatError SHORT_TERM.md or QUARANTINE.md cannot be read as notes          → 1
     ├── SilverBulletError    the server could not be used for this run                       → 1
     │   ├── UnknownOutcome       a PUT failed after it left: applied or not
     │   ├── TornRead             a file read shorter or longer than its size, every time

@@ -150,17 +150,19 @@ def prompt_context(ws: Workspace, session: str | None = None) -> PromptContext:
         )
     quarantined = []
     try:
-        kept, _ = shortterm.split_expired(
-            shortterm.parse(_text_or_said(paths.short_term, refused)), ws.today()
-        )
+        notes = shortterm.parse(_text_or_said(paths.short_term, refused))
     except shortterm.ShortTermFormatError as exc:
-        kept, warnings = [], [exc.message]
+        notes, warnings = [], [exc.message]
     else:
         warnings = []
-    if any(note.quarantined for note in kept):
+    # Quarantined notes stay out of every prompt: only the human lifts them (ocmem note
+    # --lever-quarantaine). They live in QUARANTINE.md; an older ocmem left them in SHORT_TERM.md
+    # (moved out at the next write). Reading either file exposes the reader.
+    if any(note.quarantined for note in notes):
         quarantined.append(str(paths.short_term))
-    # Quarantined notes stay out of every prompt: only the human lifts them (note --trust).
-    kept = [note for note in kept if not note.quarantined]
+    if _holds_anything(paths.note_quarantine):
+        quarantined.append(str(paths.note_quarantine))
+    kept, _ = shortterm.split_expired([n for n in notes if not n.quarantined], ws.today())
     if kept:
         body = shortterm.shown(kept)
         fence = inert.fence_for(body, "`")
@@ -192,6 +194,14 @@ def _text_or_said(path: Path, refused: list[str]) -> str:
     except Refused as exc:
         refused.append(_said(exc))
         return ""
+
+
+def _holds_anything(path: Path) -> bool:
+    """Whether ``path`` is there and not empty (a link counts: never followed, never trusted)."""
+    try:
+        return os.lstat(path).st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def _said(exc: OcmemError) -> str:

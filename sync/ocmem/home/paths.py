@@ -50,6 +50,11 @@ class Paths(NamedTuple):
         return self.memory_dir / "SHORT_TERM.md"
 
     @property
+    def note_quarantine(self) -> Path:
+        """Notes an exposed session wrote, set apart: never loaded, not in SHORT_TERM.md's cap."""
+        return self.memory_dir / "QUARANTINE.md"
+
+    @property
     def journal(self) -> Path:
         return self.memory_dir / "journal.md"
 

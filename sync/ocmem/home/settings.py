@@ -23,6 +23,8 @@ class Limits(NamedTuple):
     """Caps from the user's spec; each can be overridden under ``limits:`` in ocmem.yaml."""
 
     short_term_chars: int = 2000
+    # Notes an exposed session wrote, set apart in memory/QUARANTINE.md (never in SHORT_TERM.md).
+    quarantine_chars: int = 2000
     memory_chars: int = 2000
     note_default_days: int = 7
     note_max_days: int = 30
@@ -83,6 +85,7 @@ class Option(NamedTuple):
 
 _CAPS = {
     "short_term_chars": "taille maximale de memory/SHORT_TERM.md (caractères)",
+    "quarantine_chars": "taille maximale de memory/QUARANTINE.md, les notes mises à part (caractères)",
     "memory_chars": "taille maximale de memory/MEMORY.md (caractères)",
     "note_default_days": "durée de vie d'une note sans --days (jours)",
     "note_max_days": "durée de vie maximale d'une note (jours)",

@@ -42,7 +42,9 @@ DEFAULT_PUSH = (
 # written by the review page and by hand, read by the pull, never pushed.
 DECISIONS_PAGE = decisionspage.PAGE_NAME
 # Files the pull may never write, whatever the mapping says.
-LOCAL_ONLY = frozenset({"memory/SHORT_TERM.md", "memory/journal.md", "memory/pending.md"})
+LOCAL_ONLY = frozenset(
+    {"memory/SHORT_TERM.md", "memory/QUARANTINE.md", "memory/journal.md", "memory/pending.md"}
+)
 
 
 class PullRule(NamedTuple):

@@ -24,13 +24,20 @@ def status(ws: Workspace) -> Outcome:
     lines = []
     memory_fill = Fill(len(ws.memory_text()), limits.memory_chars)
     lines.append(f"MEMORY.md       {memory_fill}{_warning(memory_fill, warn_at)}")
-    notes = shortterm.parse(read_text(paths.short_term))
-    kept, dropped = shortterm.split_expired(notes, ws.today())
-    st_fill = Fill(len(shortterm.render(kept)), limits.short_term_chars)
-    expired = f", {len(dropped)} expirée(s)" if dropped else ""
+    held = shortterm.hold(read_text(paths.short_term), read_text(paths.note_quarantine), ws.today())
+    st_fill = Fill(len(shortterm.render(held.working)), limits.short_term_chars)
+    expired = f", {held.expired} expirée(s)" if held.expired else ""
     lines.append(
-        f"SHORT_TERM.md   {st_fill}{_warning(st_fill, warn_at)} — {len(kept)} note(s){expired}"
+        f"SHORT_TERM.md   {st_fill}{_warning(st_fill, warn_at)} — {len(held.working)} note(s)"
+        f"{expired}"
     )
+    if held.apart or held.expired_apart:
+        q_fill = Fill(len(shortterm.render(held.apart)), limits.quarantine_chars)
+        expired = f", {held.expired_apart} expirée(s)" if held.expired_apart else ""
+        lines.append(
+            f"QUARANTINE.md   {q_fill}{_warning(q_fill, warn_at)} — {len(held.apart)} note(s) "
+            f"en quarantaine, jamais chargées{expired} (`ocmem note --liste`)"
+        )
     data = read_bytes(paths.journal) or b""
     try:
         text, damaged = text_of(data), False

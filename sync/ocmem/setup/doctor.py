@@ -164,32 +164,58 @@ class Doctor:
                 ERROR, f"MEMORY.md dépasse son plafond : {memory}", f"consolide MEMORY.md {where}"
             )
         try:
-            notes = shortterm.parse(read_text(self.paths.short_term))
+            held = self._notes()
         except shortterm.ShortTermFormatError as exc:
             self.problem(ERROR, exc.message, exc.fix or "corrige la ligne")
             return
-        kept, expired = shortterm.split_expired(notes, self.ws.today())
-        if expired:
+        expired = held.expired + held.expired_apart
+        if expired or held.moved:
+            moved = (
+                f" ; {held.moved} note(s) en quarantaine encore dans SHORT_TERM.md (écrites par "
+                f"une version d'ocmem d'avant {shortterm.QUARANTINE_FILE})"
+                if held.moved
+                else ""
+            )
             self.problem(
                 WARNING,
-                f"{len(expired)} note(s) expirée(s) dans SHORT_TERM.md",
-                "ocmem doctor --fix (ou la prochaine note) les supprime",
-                self._purge_notes,
+                f"{expired} note(s) expirée(s){moved}",
+                "ocmem doctor --fix (ou la prochaine note) les range",
+                self._tidy_notes,
             )
-        short = Fill(len(shortterm.render(kept)), self.limits.short_term_chars)
+        short = Fill(len(shortterm.render(held.working)), self.limits.short_term_chars)
         if short.over:
             self.problem(
                 ERROR,
                 f"SHORT_TERM.md dépasse son plafond : {short}",
-                "ocmem note --list, puis ocmem note --remove N",
+                "ocmem note --liste, puis ocmem note --retirer N",
+            )
+        apart = Fill(len(shortterm.render(held.apart)), self.limits.quarantine_chars)
+        if apart.over:
+            self.problem(
+                WARNING,
+                f"QUARANTINE.md dépasse son plafond : {apart} (les notes d'une session exposée y "
+                "sont refusées)",
+                "ocmem note --liste, puis ocmem note --lever-quarantaine N ou --retirer N",
             )
 
-    def _purge_notes(self, txn: Transaction) -> str:
-        kept, expired = shortterm.split_expired(
-            shortterm.parse(read_text(self.paths.short_term)), self.ws.today()
+    def _notes(self) -> shortterm.Held:
+        return shortterm.hold(
+            read_text(self.paths.short_term),
+            read_text(self.paths.note_quarantine),
+            self.ws.today(),
         )
-        txn.write(self.paths.short_term, shortterm.render(kept))
-        return f"{len(expired)} note(s) expirée(s) retirée(s) de SHORT_TERM.md"
+
+    def _tidy_notes(self, txn: Transaction) -> str:
+        held = self._notes()
+        txn.write(self.paths.short_term, shortterm.render(held.working))
+        if held.apart or self.paths.note_quarantine.exists():
+            txn.write(self.paths.note_quarantine, shortterm.render(held.apart))
+        done = f"{held.expired + held.expired_apart} note(s) expirée(s) retirée(s)"
+        if held.moved:
+            done += (
+                f", {held.moved} note(s) en quarantaine rangée(s) dans {shortterm.QUARANTINE_FILE}"
+            )
+        return done
 
     def formats(self) -> None:
         data = read_bytes(self.paths.journal) or b""
