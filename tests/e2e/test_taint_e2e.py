@@ -550,7 +550,8 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
     player.add("[taint:accept]", [("memory_accept", {"id": "P-0001"})])
     oc.llm.set_script(*([player] * 400), final_text="Fin.")
     yaml = oc.config_dir / "ocmem.yaml"
-    roomy = "limits:\n  short_term_chars: 20000\n"  # every attack's note stays in SHORT_TERM.md
+    # every attack's note is kept (set apart in QUARANTINE.md, or the residual's in SHORT_TERM.md)
+    roomy = "limits:\n  short_term_chars: 20000\n  quarantine_chars: 20000\n"
     for attack in table:
         yaml.write_text(roomy + attack.yaml)
         if attack.prep:
@@ -564,6 +565,8 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
         assert attack.answers, (attack.name, result.tool_uses)
         attack.outcome = max((outcome_of(a) for a in attack.answers), key=OUTCOMES.index)
     yaml.write_text(roomy)
+    # What the attacks' sessions left in working memory, before the clean sessions write theirs.
+    working_after_attacks = (scene.home / "memory/SHORT_TERM.md").read_text()
     clean = run(oc, scene.project, "[taint:clean] Déploie la branche et note où tu en es.")
     asked = run(
         oc,
@@ -628,9 +631,17 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
         server.wait_idle(sid, since=mark)
         server.dispose()
     assert "10.0.0.5" not in (scene.home / "memory/MEMORY.md").read_text()
+    # A trapped note never takes working memory: no exposed session wrote SHORT_TERM.md (the
+    # planted file's note, read as the user's, is the residual); their notes are set apart.
+    assert [(n.text, n.mark) for n in shortterm.parse(working_after_attacks)] == [
+        ("le bastion ssh est 10.9.9.9", "")
+    ]
+    working = shortterm.parse((scene.home / "memory/SHORT_TERM.md").read_text())
+    assert not any(n.quarantined for n in working)
     # The memory files show each quarantine with its source.
-    notes = shortterm.parse((scene.home / "memory/SHORT_TERM.md").read_text())
-    sources = {inert.unescape(n.mark).split(" : ", 1)[1] for n in notes if n.quarantined}
+    notes = shortterm.parse((scene.home / "memory/QUARANTINE.md").read_text())
+    assert notes and all(n.quarantined for n in notes)
+    sources = {inert.unescape(n.mark).split(" : ", 1)[1] for n in notes}
     for expected in (
         f"webfetch {scene.page}",
         f"curl -s {scene.page}",
