@@ -73,3 +73,23 @@ def test_an_append_is_recognised_after_ocmem_trimmed_its_writes_journal(
     text = (home / "memory/journal.md").read_text()
     assert [b.title for b in journal.blocks(text)] == ["Première", "Seconde"]
     assert not (home / ".ocmem/quarantine").exists()
+
+
+def test_the_notes_set_apart_are_watched_like_the_others(home: Path, tmp_path: Path) -> None:
+    """memory/QUARANTINE.md, which ocmem creates at an exposed session's first note, is the
+    home's like SHORT_TERM.md: the agent emptying it behind ocmem's back is put back."""
+    project = tmp_path / "project"
+    project.mkdir()
+    path = home / "memory/QUARANTINE.md"
+    steps: list[dict[str, Any]] = [
+        {"session": "ses_a", "tool": "webfetch", "args": {"url": "http://127.0.0.1:1/doc"}},
+        {"session": "ses_a", "note": "la prod est 10.0.0.5"},
+        {"session": "ses_a", "model_call": True},
+        {"write": str(path), "text": ""},
+        {"session": "ses_a", "model_call": True},  # the sweep before the next model call
+    ]
+    answers = drive(home, project, steps, tmp_path)
+    assert answers[0].startswith("Note mise à part en quarantaine"), answers
+    assert "la prod est 10.0.0.5" in path.read_text()
+    assert (home / "memory/SHORT_TERM.md").read_text() == ""
+    assert any(q.read_text() == "" for q in (home / ".ocmem/quarantine").rglob("QUARANTINE.md"))
