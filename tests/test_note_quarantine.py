@@ -198,7 +198,7 @@ def test_doctor_names_quarantined_lines_left_behind_and_fix_moves_them(
         shortterm.render([shortterm.Note(clock.today(), later, WORKING), held])
     )
     found = diagnose(workspace, env={}).render()
-    assert "1 note(s) en quarantaine encore dans SHORT_TERM.md" in found
+    assert "0 note(s) expirée(s), 1 note(s) en quarantaine encore dans SHORT_TERM.md" in found
     fixed = diagnose(workspace, env={}, fix=True).render()
     assert "1 note(s) en quarantaine rangée(s) dans memory/QUARANTINE.md" in fixed
     assert [n.text for n in shortterm.parse(short_term(home))] == [WORKING]

@@ -170,15 +170,10 @@ class Doctor:
             return
         expired = held.expired + held.expired_apart
         if expired or held.moved:
-            moved = (
-                f" ; {held.moved} note(s) en quarantaine encore dans SHORT_TERM.md (écrites par "
-                f"une version d'ocmem d'avant {shortterm.QUARANTINE_FILE})"
-                if held.moved
-                else ""
-            )
             self.problem(
                 WARNING,
-                f"{expired} note(s) expirée(s){moved}",
+                f"{expired} note(s) expirée(s), {held.moved} note(s) en quarantaine encore dans "
+                f"SHORT_TERM.md (à ranger dans {shortterm.QUARANTINE_FILE})",
                 "ocmem doctor --fix (ou la prochaine note) les range",
                 self._tidy_notes,
             )
@@ -189,20 +184,11 @@ class Doctor:
                 f"SHORT_TERM.md dépasse son plafond : {short}",
                 "ocmem note --liste, puis ocmem note --retirer N",
             )
-        apart = Fill(len(shortterm.render(held.apart)), self.limits.quarantine_chars)
-        if apart.over:
-            self.problem(
-                WARNING,
-                f"QUARANTINE.md dépasse son plafond : {apart} (les notes d'une session exposée y "
-                "sont refusées)",
-                "ocmem note --liste, puis ocmem note --lever-quarantaine N ou --retirer N",
-            )
 
     def _notes(self) -> shortterm.Held:
+        paths = self.paths
         return shortterm.hold(
-            read_text(self.paths.short_term),
-            read_text(self.paths.note_quarantine),
-            self.ws.today(),
+            read_text(paths.short_term), read_text(paths.note_quarantine), self.ws.today()
         )
 
     def _tidy_notes(self, txn: Transaction) -> str:
@@ -210,12 +196,10 @@ class Doctor:
         txn.write(self.paths.short_term, shortterm.render(held.working))
         if held.apart or self.paths.note_quarantine.exists():
             txn.write(self.paths.note_quarantine, shortterm.render(held.apart))
-        done = f"{held.expired + held.expired_apart} note(s) expirée(s) retirée(s)"
-        if held.moved:
-            done += (
-                f", {held.moved} note(s) en quarantaine rangée(s) dans {shortterm.QUARANTINE_FILE}"
-            )
-        return done
+        return (
+            f"{held.expired + held.expired_apart} note(s) expirée(s) retirée(s), {held.moved} "
+            f"note(s) en quarantaine rangée(s) dans {shortterm.QUARANTINE_FILE}"
+        )
 
     def formats(self) -> None:
         data = read_bytes(self.paths.journal) or b""
