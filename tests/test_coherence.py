@@ -1,0 +1,287 @@
+"""The spec's « Cohérence » rule for prose (issue 36): a proposal — a fact or a skill — whose
+sentence says the opposite of a sentence of an installed skill, of MEMORY.md or of a waiting
+proposal says so in « Contradiction », the contradicted sentence quoted, whatever the agent
+declared; in `propose`'s answer and in `pending show`.
+
+The rule (ocmem.text.coherence) on tests/data/coherence.yaml, written before it: `dev` was read
+while it was built, `heldout` only measured. Development figures, floors at what they reached."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import CliResult, Clock, journal_fields
+from ocmem.formats import memorymd, pending, skills
+from ocmem.services.memory import Memory
+from ocmem.services.proposals import Proposals
+from ocmem.text import coherence
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS: dict[str, list[dict[str, str]]] = yaml.safe_load(
+    (REPO / "tests/data/coherence.yaml").read_text(encoding="utf-8")
+)
+# Floors at what the rule reached (docs/benchmarks.md): (missed, false flags) at most.
+FLOORS = {"dev": (2, 0), "heldout": (1, 0)}
+
+
+def errors(part: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    missed, false_flags = [], []
+    for case in CORPUS[part]:
+        found = coherence.between(case["new"], case["held"])
+        if case["label"] == "contradiction" and found is None:
+            missed.append(case)
+        if case["label"] == "compatible" and found is not None:
+            false_flags.append(case)
+    return missed, false_flags
+
+
+def test_the_corpus_is_what_the_issue_asks() -> None:
+    cases = CORPUS["dev"] + CORPUS["heldout"]
+    labels = {c["label"] for c in cases}
+    assert labels == {"contradiction", "compatible"}
+    for part in ("dev", "heldout"):
+        counts = [sum(c["label"] == label for c in CORPUS[part]) for label in sorted(labels)]
+        assert min(counts) >= 15, (part, counts)
+    english = [c for c in cases if re.search(r"\b(the|before|never|always)\b", c["held"])]
+    assert len(english) >= 10
+    tricky = ("qu'", " que ", " si ", "sans", "après", "if ", "without", "only")
+    assert (
+        sum(any(t in c["new"] for t in tricky) for c in cases if c["label"] == "compatible") >= 10
+    )
+
+
+@pytest.mark.parametrize("part", sorted(FLOORS))
+def test_missed_contradictions_and_false_flags_stay_at_their_floor(part: str) -> None:
+    missed, false_flags = errors(part)
+    most_missed, most_false = FLOORS[part]
+    shown = [f"{c['new']} | {c['held']}" for c in missed + false_flags]
+    assert len(missed) <= most_missed and len(false_flags) <= most_false, shown
+    table = FIGURES.search((REPO / "docs/benchmarks.md").read_text(encoding="utf-8"))
+    assert table is not None
+    contradictions = sum(c["label"] == "contradiction" for c in CORPUS[part])
+    compatible = len(CORPUS[part]) - contradictions
+    row = f"| {part} | {len(missed)}/{contradictions} | {len(false_flags)}/{compatible} |"
+    assert row in table.group(1), f"docs/benchmarks.md is stale: {row}"
+
+
+FIGURES = re.compile(r"<!-- ocmem:coherence -->\n(.*?)<!-- /ocmem:coherence -->", re.DOTALL)
+
+
+@given(st.text(max_size=160))
+def test_a_sentence_never_contradicts_itself(text: str) -> None:
+    assert coherence.opposed(coherence.sentence(text), coherence.sentence(text)) is None
+
+
+@given(st.text(max_size=120), st.text(max_size=120))
+def test_a_contradiction_holds_both_ways(a: str, b: str) -> None:
+    one, other = coherence.sentence(a), coherence.sentence(b)
+    assert (coherence.opposed(one, other) is None) == (coherence.opposed(other, one) is None)
+
+
+@pytest.mark.parametrize(
+    ("held", "new"),
+    [(c["held"], c["new"]) for c in CORPUS["dev"] if c["label"] == "contradiction"][:6],
+)
+def test_each_direction_of_a_dev_contradiction(held: str, new: str) -> None:
+    assert coherence.between(held, new) is not None
+
+
+def test_prose_is_read_sentence_by_sentence_without_code_or_headings() -> None:
+    text = "# Titre\n\n1. Vérifie les ports avant. Puis déploie.\n```sh\nnginx -t\n```\n- Recharge."
+    assert list(coherence.sentences(text)) == [
+        "Vérifie les ports avant.",
+        "Puis déploie.",
+        "Recharge.",
+    ]
+
+
+# --- through a proposal ------------------------------------------------------------------------
+
+NGINX = """# Déployer nginx
+
+1. Vérifie les ports avant.
+2. Lance la vérification de la configuration :
+```sh
+nginx -t
+```
+3. Recharge nginx plutôt que de le redémarrer.
+"""
+
+
+def install_skill(home: Path, name: str, description: str, body: str) -> None:
+    target = home / "skills" / name / "SKILL.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(skills.render_skill(name, description, body, {}), encoding="utf-8")
+
+
+def episodes(memory: Memory, clock: Clock, lesson: str) -> list[str]:
+    refs = []
+    for i in range(2):
+        added = memory.add_journal(journal_fields(titre=f"Épisode {i}", lecon=lesson))
+        refs.append(added.lines[0].removeprefix("Entrée ajoutée : "))
+        clock.advance(hours=1)
+    return refs
+
+
+def skill_proposal(refs: list[str], title: str, content: str, **more: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "type": "skill",
+        "titre": title,
+        "contenu": content,
+        "sources": refs,
+        "contradiction": "aucune",  # what the agent declared in the issue
+        "remplace": "rien",
+        "name": "deploy-rapide",
+        "description": "Déployer nginx rapidement sur le VPS.",
+    }
+    data.update(more)
+    return data
+
+
+@pytest.fixture
+def nginx(home: Path) -> None:
+    install_skill(home, "deploy-nginx", "Déployer la configuration nginx sur le VPS.", NGINX)
+
+
+def test_the_issue_a_skill_that_says_not_to_check_the_ports(
+    home: Path,
+    memory: Memory,
+    clock: Clock,
+    proposals: Proposals,
+    nginx: None,
+    run_cli: Callable[..., CliResult],
+) -> None:
+    refs = episodes(memory, clock, "ne pas vérifier les ports du nginx avant de déployer")
+    said = proposals.propose(
+        skill_proposal(
+            refs, "Ne pas vérifier les ports", "# Déploiement rapide\n\nNe pas vérifier les ports."
+        )
+    ).render()
+    quoted = "skill deploy-nginx « Vérifie les ports avant. »"
+    (proposal,) = pending.parse((home / "memory/pending.md").read_text())
+    assert proposal.contradiction.startswith(quoted), proposal.contradiction
+    assert "négation" in proposal.contradiction
+    assert f"Contradiction (vue par ocmem) : {quoted}" in said
+    assert f"⚠ Contradiction signalée : {quoted}" in said
+    shown = run_cli("pending", "show", proposal.id).out
+    assert f"- Contradiction : {quoted}" in shown
+    assert "⚠ contradiction" in run_cli("pending", "list").out
+
+
+def test_a_fact_that_contradicts_a_step_of_a_skill(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals, nginx: None
+) -> None:
+    refs = episodes(memory, clock, "le déploiement nginx ne vérifie jamais les ports")
+    proposals.propose(
+        {
+            "type": "fait",
+            "titre": "Ports jamais vérifiés",
+            "contenu": "Les ports ne sont jamais vérifiés avant un déploiement nginx.",
+            "sources": refs,
+            "contradiction": "aucune",
+            "remplace": "rien",
+        }
+    )
+    (proposal,) = pending.parse((home / "memory/pending.md").read_text())
+    assert "skill deploy-nginx « Vérifie les ports avant. »" in proposal.contradiction
+
+
+def test_a_skill_that_contradicts_memory_and_a_waiting_proposal(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals
+) -> None:
+    (home / "memory/MEMORY.md").write_text(
+        memorymd.MEMORY_HEADER
+        + "\n- Le swap est activé sur le VPS de build. (2026-11-20, Source : journal 2026-11-19 10:00 ; P-0042)\n"
+    )
+    refs = episodes(memory, clock, "lancer les migrations avant de redémarrer l'API")
+    proposals.propose(
+        {
+            "type": "fait",
+            "titre": "Migrations avant le redémarrage",
+            "contenu": "Lancer les migrations avant de redémarrer l'API.",
+            "sources": refs,
+            "contradiction": "aucune",
+            "remplace": "rien",
+        }
+    )
+    refs = episodes(
+        memory, clock, "redémarrer l'API puis lancer les migrations, désactiver le swap"
+    )
+    body = "# API\n\n- Désactiver le swap sur le VPS de build.\n- Lancer les migrations après le redémarrage de l'API.\n"
+    said = proposals.propose(
+        skill_proposal(
+            refs,
+            "Mise à jour de l'API",
+            body,
+            name="maj-api",
+            description="Mettre à jour l'API du VPS.",
+        )
+    ).render()
+    proposal = pending.parse((home / "memory/pending.md").read_text())[-1]
+    assert "MEMORY.md « Le swap est activé sur le VPS de build. »" in proposal.contradiction
+    assert "sens opposé : « activé » / « désactiver »" in proposal.contradiction
+    assert (
+        "P-0001 « Migrations avant le redémarrage » « Lancer les migrations avant de redémarrer l'API. »"
+        in proposal.contradiction
+    )
+    assert "ordre inversé : « après » / « avant »" in proposal.contradiction
+    assert "Contradiction (vue par ocmem)" in said
+
+
+def test_what_the_agent_declared_is_kept_beside_what_ocmem_found(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals, nginx: None
+) -> None:
+    refs = episodes(memory, clock, "ne pas vérifier les ports du nginx avant de déployer")
+    proposals.propose(
+        skill_proposal(
+            refs,
+            "Ne pas vérifier les ports",
+            "Ne pas vérifier les ports.",
+            contradiction="la consigne de l'équipe réseau",
+        )
+    )
+    (proposal,) = pending.parse((home / "memory/pending.md").read_text())
+    assert proposal.contradiction.startswith("skill deploy-nginx « Vérifie les ports avant. »")
+    assert proposal.contradiction.endswith(" ; la consigne de l'équipe réseau")
+
+
+RETRO = (REPO / "skills/retrospective/SKILL.md").read_text(encoding="utf-8")
+
+
+def test_a_skill_that_agrees_with_what_is_held_is_not_flagged(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals, nginx: None
+) -> None:
+    """Document-level false flags: a realistic draft against the shipped retrospective skill,
+    deploy-nginx and MEMORY.md; it shares words and markers with them, and contradicts none."""
+    (home / "memory/MEMORY.md").write_text(
+        memorymd.MEMORY_HEADER
+        + "\n- Le VPS de prod tourne sous Debian 12. (2026-11-20, Source : journal 2026-11-19 10:00 ; P-0042)\n"
+        "- Ne jamais redémarrer nginx en journée. (2026-11-20, Source : journal 2026-11-19 10:00 ; P-0043)\n"
+    )
+    body = """# Renouveler le certificat
+
+1. Vérifie les ports avant, puis lance certbot.
+2. Ne redémarre pas nginx : recharge-le après le renouvellement.
+3. Si le renouvellement échoue, ne touche pas à la configuration et note l'erreur dans le journal.
+4. N'oublie pas de vérifier la date d'expiration après le renouvellement.
+"""
+    refs = episodes(memory, clock, "renouveler le certificat puis recharger nginx")
+    proposals.propose(
+        skill_proposal(
+            refs,
+            "Renouveler le certificat",
+            body,
+            name="certificat",
+            description="Renouveler le certificat TLS du VPS.",
+        )
+    )
+    (proposal,) = pending.parse((home / "memory/pending.md").read_text())
+    assert proposal.contradiction == "aucune", proposal.contradiction
