@@ -85,6 +85,19 @@ def check_skill_text(folder_name: str, text: str, max_lines: int) -> tuple[str |
     return (description if isinstance(description, str) else None), problems
 
 
+def split_skill(text: str) -> tuple[str, str]:
+    """A SKILL.md's description and body, its front matter set aside ("" and the whole text
+    when the front matter cannot be read)."""
+    import frontmatter  # lazy: pulls in yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except Exception:  # the library raises yaml's errors, whose classes vary
+        return "", text
+    description = post.metadata.get("description")
+    return (description if isinstance(description, str) else ""), post.content
+
+
 def list_skills(skills_dir: Path, max_lines: int, read: Callable[[Path], str]) -> list[Skill]:
     """Every ``*/SKILL.md``, read by ``read`` (the home's door: a linked skill is refused, and
     listed with that refusal as its problem, its text unread)."""

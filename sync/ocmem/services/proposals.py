@@ -207,13 +207,18 @@ class Proposals:
             memory_text = self.ws.memory_text()
             existing_skills = self.ws.skills()
             draft.check_against(memory_text, existing_skills, self.limits)
+            prose = supersession.held_prose(
+                memory_text,
+                supersession.skill_texts(existing_skills),
+                proposals,
+            )
             if draft.kind == "fait":
                 draft, twin, judged_lines = self._judge(
-                    draft, memory_text, existing_skills, proposals
+                    draft, memory_text, existing_skills, proposals, prose
                 )
                 neighbours = []
             else:
-                judged_lines = []
+                draft, judged_lines = _coherent(draft, prose)
                 twin = similar_proposal(draft, proposals, self.limits.duplicate_similarity)
             if twin is not None and twin.state == pending.STATE_PROMOTED:
                 raise Refused(
@@ -279,10 +284,11 @@ class Proposals:
         memory_text: str,
         installed: list[skills.Skill],
         proposals: list[pending.Proposal],
+        prose: supersession.Prose,
     ) -> tuple[Draft, pending.Proposal | None, list[str]]:
         """A proposed fact against what ocmem holds (ocmem.services.supersession.judge)."""
         items = supersession.held_items(memory_text, installed, proposals, self.ws.archive_text())
-        judged = supersession.judge(draft, items)
+        judged = supersession.judge(draft, items, prose)
         updated = replace(
             draft,
             replaces=judged.replaces,
@@ -479,6 +485,21 @@ def closest_items(ws: Workspace, text: str) -> list[Match]:
         for s in ws.skills()
     ]
     return list(closest(text, [*facts, *known], limit=3, minimum=NEIGHBOUR_MINIMUM))
+
+
+def _coherent(draft: Draft, prose: supersession.Prose) -> tuple[Draft, list[str]]:
+    """A proposed skill's « Contradiction » with the held sentences its description or draft
+    says the opposite of (the spec: « signale-la dans la proposition au lieu de choisir »)."""
+    found = [
+        c.describe()
+        for c in supersession.prose_conflicts(f"{draft.description or ''}\n{draft.content}", prose)
+    ]
+    if not found:
+        return draft, []
+    contradiction = supersession.contradiction_field(found, draft.contradiction, [])
+    return replace(draft, contradiction=contradiction), [
+        f"Contradiction (vue par ocmem) : {' ; '.join(found)}"
+    ]
 
 
 def _neighbour_lines(neighbours: Sequence[Match]) -> str:

@@ -15,6 +15,10 @@ each, the relation ``ocmem.text.relations`` finds, and the agent's own word on i
 - an item the rules find close but cannot classify is **undecided**: the proposal is refused
   until the agent says how it relates, the message quoting the item and the words to use;
 - an archived item said again is a **comeback**: the proposal quotes its retirement.
+
+Prose is also read sentence by sentence (``ocmem.text.coherence``, for facts and skills alike):
+a sentence of the proposal that says the opposite of a sentence of a skill's body, of MEMORY.md
+or of a waiting proposal is signalled in « Contradiction », the sentence quoted (``prose_conflicts``).
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ocmem.errors import Refused
+from ocmem.errors import OcmemError, Refused
 from ocmem.formats import archive, memorymd, pending, skills
+from ocmem.home.atomic import read_text
 from ocmem.services.drafts import NO_CONTRADICTION, Draft, is_none_word
-from ocmem.text import relations
+from ocmem.text import coherence, relations
 from ocmem.text.words import fold
 
 FACT, SKILL, PROPOSAL, ARCHIVED = "fait", "skill", "proposition", "archive"
@@ -219,6 +224,93 @@ def assess(found: Sequence[Touch], declared: dict[str, str]) -> Assessment:
     )
 
 
+class ProseConflict(NamedTuple):
+    ref: str  # the item: « skill deploy-nginx », « MEMORY.md », « P-0003 « titre » »
+    line: str  # its sentence, as written
+    reason: str
+
+    @property
+    def item(self) -> str:
+        """How « Contradiction » names it; for a fact, what ``fact_reference`` writes."""
+        return f"{self.ref} « {self.line} »"
+
+    def describe(self) -> str:
+        return f"{self.item} — {self.reason}"
+
+
+Prose = Sequence[tuple[str, coherence.Sentence]]
+
+
+def skill_texts(installed: Sequence[skills.Skill]) -> list[tuple[str, str]]:
+    """Each installed skill's name and SKILL.md text, through the home's door: a skill it
+    refuses to read (a link; listed with that problem by ``Workspace.skills``) states nothing."""
+    found = []
+    for skill in installed:
+        try:
+            found.append((skill.name, read_text(skill.path, errors="replace")))
+        except OcmemError:
+            continue
+    return found
+
+
+def held_prose(
+    memory_text: str, installed: Sequence[tuple[str, str]], proposals: Sequence[pending.Proposal]
+) -> list[tuple[str, coherence.Sentence]]:
+    """The sentences a proposal may contradict: MEMORY.md's facts, each installed skill's
+    description and body (``installed``: its name and SKILL.md text), the waiting proposals'."""
+    found = [
+        ("MEMORY.md", coherence.sentence(sentence))
+        for line in memorymd.fact_lines(memory_text)
+        for sentence in coherence.sentences(memorymd.fact_statement(line))
+    ]
+    for name, text in installed:
+        description, body = skills.split_skill(text)
+        found += [
+            (f"skill {name}", coherence.sentence(sentence))
+            for sentence in (*coherence.sentences(description), *coherence.sentences(body))
+        ]
+    for proposal in proposals:
+        if proposal.state == pending.STATE_PENDING:
+            prose = f"{proposal.description or ''}\n{proposal.content}"
+            found += [
+                (f"{proposal.id} « {proposal.title} »", coherence.sentence(sentence))
+                for sentence in coherence.sentences(prose)
+            ]
+    return found
+
+
+def prose_conflicts(text: str, held: Prose) -> list[ProseConflict]:
+    """Each held sentence one of ``text``'s sentences says the opposite of (ocmem.text.coherence),
+    once, in the order held."""
+    new = [coherence.sentence(sentence) for sentence in coherence.sentences(text)]
+    found: list[ProseConflict] = []
+    for ref, line in held:
+        for sentence in new:
+            why = coherence.opposed(sentence, line)
+            if why is not None:
+                conflict = ProseConflict(ref, line.text.strip(), why)
+                if conflict.item not in {c.item for c in found}:
+                    found.append(conflict)
+                break
+    return found
+
+
+def contradiction_field(found: Sequence[str], declared: str | None, items: Sequence[Item]) -> str:
+    """« Contradiction » as ocmem writes it: what it found, then what the agent declared when
+    that names something else (its « aucune » gives way)."""
+    contradiction = declared or NO_CONTRADICTION
+    if not found:
+        return contradiction
+    own = (
+        []
+        if is_none_word(contradiction)
+        or resolve(contradiction, items) is not None
+        or any(fold(contradiction) in fold(f) for f in found)
+        else [contradiction]
+    )
+    return " ; ".join([*found, *own])
+
+
 def describe(touch: Touch) -> str:
     """« <item> — <why> », for « Remplace », « Contradiction » and messages."""
     why = touch.relation.reason or touch.relation.kind
@@ -235,10 +327,11 @@ class Judgement(NamedTuple):
     lines: list[str]
 
 
-def judge(draft: Draft, items: Sequence[Item]) -> Judgement:
+def judge(draft: Draft, items: Sequence[Item], prose: Prose = ()) -> Judgement:
     """A proposed fact against ``items``: refused when it repeats a validated fact, or is close
     to an item nobody can say how it relates to; otherwise its « Remplace » and
-    « Contradiction » as ocmem found them (over the agent's « rien » and « aucune »)."""
+    « Contradiction » as ocmem found them (over the agent's « rien » and « aucune »), with the
+    sentences of ``prose`` it contradicts."""
     declared = declarations(draft, items)
     judged = assess(touches(draft.content, items), declared)
     if judged.duplicate is not None:
@@ -263,15 +356,19 @@ def judge(draft: Draft, items: Sequence[Item]) -> Judgement:
     if judged.target is not None:
         replaces = describe(judged.target)
         lines.append(f"Remplace (vu par ocmem) : {replaces}")
-    contradiction = draft.contradiction or NO_CONTRADICTION
-    signalled = [describe(t) for t in judged.conflicts]
+    # A skill is named by the sentence contradicted when there is one (its description alone
+    # says less); a fact or a proposal the relation rules already signal is not signalled twice.
+    quoted = prose_conflicts(draft.content, prose)
+    skills_quoted = {c.ref for c in quoted}
+    kept = [
+        t for t in judged.conflicts if not (t.item.kind == SKILL and t.item.ref in skills_quoted)
+    ]
+    named = {t.item.ref for t in kept}
+    signalled = [describe(t) for t in kept] + [
+        c.describe() for c in quoted if c.ref not in named and c.item not in named
+    ]
+    contradiction = contradiction_field(signalled, draft.contradiction, items)
     if signalled:
-        own = (
-            []
-            if is_none_word(contradiction) or resolve(contradiction, items) is not None
-            else [contradiction]
-        )
-        contradiction = " ; ".join([*signalled, *own])
         lines.append(f"Contradiction (vue par ocmem) : {' ; '.join(signalled)}")
     checks = [
         f"{'précise' if t.relation.kind == relations.REFINES else 'proche de'} {describe(t)}"
