@@ -56,7 +56,8 @@ def test_a_home_made_minutes_ago_is_too_young_to_call_a_skill_unused(
     text = report.render()
     assert "jamais utilisé" not in text
     assert (
-        "## Skills peu utilisés (0)\n- trop tôt pour juger : dossier ocmem créé il y a 0 jour"
+        "## Skills peu utilisés (0)\n- dossier ocmem créé il y a 0 jour (le 2026-11-29) : trop tôt "
+        "pour juger de l'usage des skills, qui se compte sur 90 jours (à partir du 2027-02-27)\n\n"
         in text
     )
     assert json.loads(report.to_json())["skills_too_early"] == report.too_early

@@ -82,9 +82,8 @@ class Review:
         for kind, heading in KINDS.items():
             found = [s for s in self.suggestions if s.kind == kind]
             lines.append(f"## {heading} ({len(found)})")
-            if kind == UNUSED and self.too_early:
-                lines.append(f"- trop tôt pour juger : {self.too_early}")
-            lines += [f"- {s.subject} : {s.detail}. {s.action}" for s in found] or [
+            told = [f"- {self.too_early}"] if kind == UNUSED and self.too_early else []
+            lines += [*told, *(f"- {s.subject} : {s.detail}. {s.action}" for s in found)] or [
                 "- rien à signaler"
             ]
             lines.append("")
