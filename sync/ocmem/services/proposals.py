@@ -270,7 +270,8 @@ class Proposals:
             )
         if neighbours:
             lines.append(_neighbour_lines(neighbours))
-        if chosen.contradiction != NO_CONTRADICTION:
+        seen = f"Contradiction (vue par ocmem) : {chosen.contradiction}"
+        if chosen.contradiction != NO_CONTRADICTION and seen not in judged_lines:
             lines.append(f"⚠ Contradiction signalée : {chosen.contradiction}")
         if chosen.check:
             lines.append(f"À vérifier : {chosen.check}")
