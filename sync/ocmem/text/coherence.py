@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 from ocmem.text import relations, searchterms
@@ -124,6 +125,13 @@ class Sentence(NamedTuple):
     marker: str  # the order word, as folded ("" without one)
     conditional: bool
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """What two sentences must share to be about the same thing: the first letters of their
+        words (``_matches``), for an index over many held sentences."""
+        words = self.content.union(*self.pairs.values())
+        return frozenset(w[: searchterms.MIN_PREFIX] for w in words)
+
 
 def sentences(text: str) -> Iterator[str]:
     """The sentences of prose: one a line, cut again at « . ; ! ? »; headings, code blocks,
@@ -140,7 +148,10 @@ def sentences(text: str) -> Iterator[str]:
         yield from (s for s in _SENTENCE.split(line) if s.strip())
 
 
+@lru_cache(maxsize=8192)
 def sentence(text: str) -> Sentence:
+    """The sentence as ``opposed`` compares it (cached: a long-lived gate reads the same skills
+    at every proposal; never changed by its callers)."""
     folded = fold(text).replace("’", "'")
     found = relations.values(text)
     bare = folded
