@@ -202,3 +202,41 @@ def test_a_new_id_for_the_same_home_keeps_its_age(home: Path, clock: Clock) -> N
     paths = load_settings(home).paths
     assert identity.require(paths).id == "vps-autre"
     assert identity.created(paths) == made == datetime(2026, 11, 29, 10, 0)
+
+
+def test_prose_that_contradicts_a_skill_step_is_a_possible_contradiction(
+    home: Path, clock: Clock
+) -> None:
+    """The proposals' rule (ocmem.text.coherence) over what is held now: a fact against a step of
+    a skill, and a waiting proposal against a skill installed after it was written."""
+    folder = home / "skills/deploy-nginx"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: deploy-nginx\ndescription: Déploie nginx.\n---\n# nginx\n\n"
+        "1. Vérifie les ports avant.\n2. Recharge nginx.\n"
+    )
+    (home / "memory/MEMORY.md").write_text(
+        "# Mémoire\n\n- Ne jamais vérifier les ports : le pare-feu s'en charge. (2026-11-20, "
+        "Source : journal 2026-11-19 10:00 ; P-0001)\n"
+    )
+    (home / "memory/pending.md").write_text(
+        "# Propositions en attente\n\n## P-0002 · skill · Sans recharge\n- Statut : en attente\n"
+        "- Date : 2026-11-25\n- Sources : journal 2026-11-18 10:00\n- Origine : x\n"
+        "- Remplace : rien\n- Contradiction : aucune\n- Skill : vite\n- Description : Vite.\n"
+        "- Contenu proposé :\n\n~~~markdown\nNe pas recharger nginx.\n~~~\n"
+    )
+    found = {
+        (s.subject, s.detail)
+        for s in review(Workspace(load_settings(home), clock=clock)).suggestions
+        if s.kind == "contradiction possible"
+    }
+    assert (
+        "fait « Ne jamais vérifier les ports : le pare-feu s'en charge. »",
+        "contredit skill deploy-nginx « Vérifie les ports avant. » — négation : l'un nie ce "
+        "que l'autre affirme",
+    ) in found, found
+    assert (
+        "P-0002 « Sans recharge »",
+        "contredit skill deploy-nginx « Recharge nginx. » — négation : l'un nie ce que l'autre "
+        "affirme",
+    ) in found, found

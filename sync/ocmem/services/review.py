@@ -3,7 +3,9 @@
 - skills never or rarely used, from the plugin's record of ``skill`` tool calls and the journal,
   once the home has lived the whole window (a home made this week has no unused skill: too early);
 - possible contradictions between MEMORY.md facts, and between facts and skills: statements
-  about the same thing (shared words) that differ in negation or in their numbers;
+  about the same thing (shared words) that differ in negation or in their numbers; and, by the
+  proposals' rule (ocmem.text.coherence), a fact or a waiting proposal whose sentence says the
+  opposite of a step of an installed skill (a skill promoted after the proposal was written too);
 - facts to revalidate: no source, an old source episode, or a later proposal that replaces them;
 - facts that newer journal entries contradict (a changed value, a negation: ocmem.text.relations),
   with the entries; facts never spoken of in the journal since they were validated; proposals
@@ -25,7 +27,7 @@ from ocmem.formats import journal, memorymd, pending, skills
 from ocmem.home import identity
 from ocmem.home.atomic import read_text
 from ocmem.home.workspace import Workspace
-from ocmem.services import recurrence
+from ocmem.services import recurrence, supersession
 from ocmem.text import inert, relations
 from ocmem.text.similarity import fold, similarity
 
@@ -184,6 +186,33 @@ def _contradictions(statements: list[tuple[str, str]]) -> list[Suggestion]:
     return found
 
 
+def _against_skills(
+    ws: Workspace,
+    facts: list[str],
+    installed: list[skills.Skill],
+    proposals: list[pending.Proposal],
+) -> list[Suggestion]:
+    """Facts and waiting proposals one of whose sentences says the opposite of a sentence of an
+    installed skill (ocmem.services.supersession.prose_conflicts)."""
+    steps = supersession.held_prose("", [(s.name, read_text(s.path)) for s in installed], [])
+    said = [(f"fait « {memorymd.fact_statement(f)} »", memorymd.fact_statement(f)) for f in facts]
+    said += [
+        (f"{p.id} « {p.title} »", f"{p.description or ''}\n{p.content}")
+        for p in proposals
+        if p.state == pending.STATE_PENDING
+    ]
+    return [
+        Suggestion(
+            "contradiction possible",
+            subject,
+            f"contredit {conflict.describe()}",
+            "Vérifier lequel est juste, corriger l'autre (une proposition : avant de la promouvoir).",
+        )
+        for subject, text in said
+        for conflict in supersession.prose_conflicts(text, steps, "l'un")
+    ]
+
+
 def _validated(fact: str) -> datetime | None:
     dated = _DATED.search(fact)
     if not dated:
@@ -274,10 +303,11 @@ def review(ws: Workspace) -> Review:
     facts = memorymd.fact_lines(ws.memory_text())
     statements = [(f"fait « {f} »", memorymd.fact_statement(f)) for f in facts]
     statements += [(f"skill {s.name}", f"{s.description or ''}") for s in installed]
-    found += _contradictions(statements)
-
     document = ws.pending_document()
     proposals = document.proposals
+    found += _contradictions(statements)
+    found += _against_skills(ws, facts, installed, proposals)
+
     for fact in facts:
         dated = _DATED.search(fact)
         refs = re.findall(r"journal (\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?)", fact)

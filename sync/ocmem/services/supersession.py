@@ -279,7 +279,7 @@ def held_prose(
     return found
 
 
-def prose_conflicts(text: str, held: Prose) -> list[ProseConflict]:
+def prose_conflicts(text: str, held: Prose, who: str = "la proposition") -> list[ProseConflict]:
     """Each held sentence one of ``text``'s sentences says the opposite of (ocmem.text.coherence),
     once, in the order held. Only held sentences sharing a word's first letters with it are
     compared (an index: a proposal against fifteen full skills)."""
@@ -291,7 +291,7 @@ def prose_conflicts(text: str, held: Prose) -> list[ProseConflict]:
     for sentence in map(coherence.sentence, coherence.sentences(text)):
         candidates = set().union(*(index.get(key, set()) for key in sentence.keys))
         for k in candidates - reasons.keys():
-            why = coherence.opposed(sentence, held[k][1])
+            why = coherence.opposed(sentence, held[k][1], who)
             if why is not None:
                 reasons[k] = why
     found: list[ProseConflict] = []

@@ -245,16 +245,14 @@ def same_thing(a: Sentence, b: Sentence) -> bool:
     return not any(kind in b.values and b.values[kind] != keys for kind, keys in a.values.items())
 
 
-def opposed(new: Sentence, held: Sentence) -> str | None:
-    """Why ``new`` says the opposite of ``held`` (French), or None."""
+def opposed(new: Sentence, held: Sentence, who: str = "la proposition") -> str | None:
+    """Why ``new`` says the opposite of ``held`` (French, ``new`` named ``who``), or None."""
     if new.conditional != held.conditional or not same_thing(new, held):
         return None
     reversals = []
     if new.negations % 2 != held.negations % 2:
-        said = "nie" if new.negations % 2 else "affirme"
-        reversals.append(
-            f"négation : la proposition {said} ce que l'autre {'affirme' if said == 'nie' else 'nie'}"
-        )
+        said, other = ("nie", "affirme") if new.negations % 2 else ("affirme", "nie")
+        reversals.append(f"négation : {who} {said} ce que l'autre {other}")
     for i, side in new.senses.items():
         if held.senses.get(i, side) != side:
             reversals.append(f"sens opposé : « {held.said[i]} » / « {new.said[i]} »")
