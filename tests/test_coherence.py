@@ -284,3 +284,16 @@ def test_a_skill_that_agrees_with_what_is_held_is_not_flagged(
     )
     (proposal,) = pending.parse((home / "memory/pending.md").read_text())
     assert proposal.contradiction == "aucune", proposal.contradiction
+
+
+def test_a_draft_that_reverses_a_whole_skill_names_four_at_most(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals
+) -> None:
+    steps = [f"Activer le service numéro {w}." for w in ("alpha", "beta", "gamma", "delta", "eta")]
+    install_skill(home, "services", "Gérer les services.", "\n".join(steps))
+    refs = episodes(memory, clock, "désactiver les services alpha beta gamma delta eta")
+    body = "\n".join(s.replace("Activer", "Désactiver") for s in steps)
+    proposals.propose(skill_proposal(refs, "Tout désactiver", body, name="eteindre"))
+    (proposal,) = pending.parse((home / "memory/pending.md").read_text())
+    assert proposal.contradiction.count("skill services «") == 3
+    assert proposal.contradiction.endswith("et 2 autre(s) élément(s) contredit(s)")

@@ -491,10 +491,14 @@ def closest_items(ws: Workspace, text: str) -> list[Match]:
 def _coherent(draft: Draft, prose: supersession.Prose) -> tuple[Draft, list[str]]:
     """A proposed skill's « Contradiction » with the held sentences its description or draft
     says the opposite of (the spec: « signale-la dans la proposition au lieu de choisir »)."""
-    found = [
-        c.describe()
-        for c in supersession.prose_conflicts(f"{draft.description or ''}\n{draft.content}", prose)
-    ]
+    found = supersession.capped(
+        [
+            c.describe()
+            for c in supersession.prose_conflicts(
+                f"{draft.description or ''}\n{draft.content}", prose
+            )
+        ]
+    )
     if not found:
         return draft, []
     contradiction = supersession.contradiction_field(found, draft.contradiction, [])

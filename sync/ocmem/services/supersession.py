@@ -303,6 +303,17 @@ def prose_conflicts(text: str, held: Prose, who: str = "la proposition") -> list
     return found
 
 
+# Contradictions a proposal names at most; the rest are counted (a draft may reverse a whole skill).
+SHOWN_CONFLICTS = 4
+
+
+def capped(found: Sequence[str]) -> list[str]:
+    if len(found) <= SHOWN_CONFLICTS:
+        return list(found)
+    more = len(found) - SHOWN_CONFLICTS + 1
+    return [*found[: SHOWN_CONFLICTS - 1], f"et {more} autre(s) élément(s) contredit(s)"]
+
+
 def contradiction_field(found: Sequence[str], declared: str | None, items: Sequence[Item]) -> str:
     """« Contradiction » as ocmem writes it: what it found, then what the agent declared when
     that names something else (its « aucune » gives way)."""
@@ -372,9 +383,10 @@ def judge(draft: Draft, items: Sequence[Item], prose: Prose = ()) -> Judgement:
         t for t in judged.conflicts if not (t.item.kind == SKILL and t.item.ref in skills_quoted)
     ]
     named = {t.item.ref for t in kept}
-    signalled = [describe(t) for t in kept] + [
-        c.describe() for c in quoted if c.ref not in named and c.item not in named
-    ]
+    signalled = capped(
+        [describe(t) for t in kept]
+        + [c.describe() for c in quoted if c.ref not in named and c.item not in named]
+    )
     contradiction = contradiction_field(signalled, draft.contradiction, items)
     if signalled:
         lines.append(f"Contradiction (vue par ocmem) : {' ; '.join(signalled)}")
