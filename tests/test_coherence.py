@@ -297,3 +297,26 @@ def test_a_draft_that_reverses_a_whole_skill_names_four_at_most(
     (proposal,) = pending.parse((home / "memory/pending.md").read_text())
     assert proposal.contradiction.count("skill services «") == 3
     assert proposal.contradiction.endswith("et 2 autre(s) élément(s) contredit(s)")
+
+
+def test_a_linked_skill_states_nothing_and_breaks_nothing(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals, nginx: None, tmp_path: Path
+) -> None:
+    """The home's door refuses a SKILL.md that is a link (ocmem.home.atomic): its text is never
+    read, so it is compared with nothing, and the proposal is still judged against the others."""
+    outside = tmp_path / "ailleurs.md"
+    outside.write_text("---\nname: lien\ndescription: Lien.\n---\nNe jamais vérifier les ports.\n")
+    (home / "skills/lien").mkdir()
+    (home / "skills/lien/SKILL.md").symlink_to(outside)
+    refs = episodes(memory, clock, "ne pas vérifier les ports du nginx avant de déployer")
+    proposals.propose(
+        skill_proposal(refs, "Ne pas vérifier les ports", "Ne pas vérifier les ports.")
+    )
+    (proposal,) = pending.parse((home / "memory/pending.md").read_text())
+    assert proposal.contradiction.startswith("skill deploy-nginx « Vérifie les ports avant. »")
+    assert "skill lien" not in proposal.contradiction
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+    from ocmem.services.review import review
+
+    review(Workspace(load_settings(home), clock=clock))  # reads the same way

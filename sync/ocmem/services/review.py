@@ -194,7 +194,7 @@ def _against_skills(
 ) -> list[Suggestion]:
     """Facts and waiting proposals one of whose sentences says the opposite of a sentence of an
     installed skill (ocmem.services.supersession.prose_conflicts)."""
-    steps = supersession.held_prose("", [(s.name, read_text(s.path)) for s in installed], [])
+    steps = supersession.held_prose("", supersession.skill_texts(installed), [])
     said = [(f"fait « {memorymd.fact_statement(f)} »", memorymd.fact_statement(f)) for f in facts]
     said += [
         (f"{p.id} « {p.title} »", f"{p.description or ''}\n{p.content}")
