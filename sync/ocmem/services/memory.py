@@ -46,7 +46,8 @@ class Memory:
     # never loads them. A quarantined note never takes working memory: it lives in QUARANTINE.md
     # (ocmem.formats.shortterm), and the human numbers both files as one list.
 
-    def _held(self) -> shortterm.Held:
+    def held(self) -> shortterm.Held:
+        """What SHORT_TERM.md and QUARANTINE.md hold today."""
         from ocmem.formats import shortterm
 
         return shortterm.hold(
@@ -70,10 +71,21 @@ class Memory:
             run.write(self.paths.note_quarantine, set_apart)
         return rendered
 
+    def tidy(self, run: Transaction) -> str:
+        """Expired notes dropped, quarantined lines out of SHORT_TERM.md (``ocmem doctor --fix``)."""
+        from ocmem.formats import shortterm
+
+        held = self.held()
+        self._save(run, held.working, held.apart)
+        return (
+            f"{held.expired + held.expired_apart} note(s) expirée(s) retirée(s), {held.moved} "
+            f"note(s) en quarantaine rangée(s) dans {shortterm.QUARANTINE_FILE}"
+        )
+
     def list_notes(self) -> Outcome:
         from ocmem.formats import shortterm
 
-        held = self._held()
+        held = self.held()
         result = Outcome(self._numbered(held.working) or ["(aucune note)"])
         if held.apart:
             result.lines.append(
@@ -121,7 +133,7 @@ class Memory:
             note = note._replace(mark=shortterm.marked(taint.state, taint.source))
         with self.ws.transaction("note") as run:
             seen = recurrence.load(self.paths)
-            held = self._held()
+            held = self.held()
             working, apart = held.working, held.apart
             if note.quarantined:
                 same = [n for n in apart if fold(n.text) == fold(note.text)]
@@ -189,7 +201,7 @@ class Memory:
         from ocmem.formats.fill import Fill
 
         with self.ws.transaction("note --lever-quarantaine") as run:
-            held = self._held()
+            held = self.held()
             note = self._numbered_note(held, number)
             found = marks.split_mark(note.mark)
             if found is None or found[0] != marks.QUARANTINE:
@@ -235,7 +247,7 @@ class Memory:
         from ocmem.formats import shortterm
 
         with self.ws.transaction("note --retirer") as run:
-            held = self._held()
+            held = self.held()
             removed = self._numbered_note(held, number)
             working = [n for n in held.working if n is not removed]
             apart = [n for n in held.apart if n is not removed]

@@ -33,6 +33,7 @@ from ocmem.home.space import (
 )
 from ocmem.home.workspace import Transaction, Workspace, memory_templates
 from ocmem.outcome import Outcome, Status
+from ocmem.services.memory import Memory
 from ocmem.setup import setupchecks, todo
 from ocmem.setup.mcpchecks import mcp_problems
 from ocmem.setup.setupchecks import ERROR, WARNING, Problem, Repair
@@ -164,18 +165,17 @@ class Doctor:
                 ERROR, f"MEMORY.md dépasse son plafond : {memory}", f"consolide MEMORY.md {where}"
             )
         try:
-            held = self._notes()
+            held = Memory(self.ws).held()
         except shortterm.ShortTermFormatError as exc:
             self.problem(ERROR, exc.message, exc.fix or "corrige la ligne")
             return
-        expired = held.expired + held.expired_apart
-        if expired or held.moved:
+        if held.expired or held.expired_apart or held.moved:
             self.problem(
                 WARNING,
-                f"{expired} note(s) expirée(s), {held.moved} note(s) en quarantaine encore dans "
-                f"SHORT_TERM.md (à ranger dans {shortterm.QUARANTINE_FILE})",
+                f"{held.expired + held.expired_apart} note(s) expirée(s), {held.moved} note(s) en "
+                f"quarantaine encore dans SHORT_TERM.md (à ranger dans {shortterm.QUARANTINE_FILE})",
                 "ocmem doctor --fix (ou la prochaine note) les range",
-                self._tidy_notes,
+                Memory(self.ws).tidy,
             )
         short = Fill(len(shortterm.render(held.working)), self.limits.short_term_chars)
         if short.over:
@@ -184,22 +184,6 @@ class Doctor:
                 f"SHORT_TERM.md dépasse son plafond : {short}",
                 "ocmem note --liste, puis ocmem note --retirer N",
             )
-
-    def _notes(self) -> shortterm.Held:
-        paths = self.paths
-        return shortterm.hold(
-            read_text(paths.short_term), read_text(paths.note_quarantine), self.ws.today()
-        )
-
-    def _tidy_notes(self, txn: Transaction) -> str:
-        held = self._notes()
-        txn.write(self.paths.short_term, shortterm.render(held.working))
-        if held.apart or self.paths.note_quarantine.exists():
-            txn.write(self.paths.note_quarantine, shortterm.render(held.apart))
-        return (
-            f"{held.expired + held.expired_apart} note(s) expirée(s) retirée(s), {held.moved} "
-            f"note(s) en quarantaine rangée(s) dans {shortterm.QUARANTINE_FILE}"
-        )
 
     def formats(self) -> None:
         data = read_bytes(self.paths.journal) or b""
