@@ -116,6 +116,8 @@ WRITES = {
             }
         ),
     ),
+    "pending annuler": (["pending", "annuler", "P-0001"], ""),
+    "pending undo": (["pending", "undo"], ""),
     "retire": (["retire", "fact", "un fait", "--reason", "périmé"], ""),
     "init": (["init"], ""),
     "doctor --reparer": (["doctor", "--reparer"], ""),
@@ -129,6 +131,7 @@ SERVERS = {"gate"}
 # English spellings of a refused form, still accepted by the command line (ocmem.cli.options).
 ALIASES = {
     "doctor --fix": "doctor --reparer",
+    "pending undo": "pending annuler",
 }
 
 

@@ -138,6 +138,11 @@ def _promoted_skill(m: Memory, p: Proposals, c: Clock) -> None:
     p.accept("P-0001")
 
 
+def _promoted_replacing(m: Memory, p: Proposals, c: Clock) -> None:
+    _replacing(m, p, c)
+    p.accept("P-0002")
+
+
 def _old_entries(m: Memory, p: Proposals, c: Clock) -> None:
     c.advance(days=-40)
     episodes(m, c, "vérifier les ports libres")
@@ -164,6 +169,11 @@ SCENARIOS = {
     "retire a skill": Scenario(
         ("retire", "skill", "deployer-docker", "--raison", "plus de Docker"), _promoted_skill
     ),
+    "undo a fact's promotion": Scenario(("pending", "annuler", "P-0001"), _promoted_fact),
+    "undo a replacing fact's promotion": Scenario(
+        ("pending", "annuler", "P-0002"), _promoted_replacing
+    ),
+    "undo a skill's promotion": Scenario(("pending", "annuler"), _promoted_skill),
     "archive the journal": Scenario(("journal", "archive", "--plus-vieux-que", "30"), _old_entries),
     "the plugin's journal entry": Scenario(
         ("tool", "memory_journal"),

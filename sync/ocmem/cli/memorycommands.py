@@ -308,6 +308,28 @@ def pending_accept(obj: Context, pid: str, yes: bool) -> Outcome:
     return proposals.accept(pid)
 
 
+@pending_group.command(name="annuler")
+@click.argument("pid", required=False)
+@pass_context
+def pending_undo(obj: Context, pid: str | None) -> Outcome:
+    """Annule une promotion (la dernière, ou ID) : fait ou skill retiré, proposition en attente."""
+    from ocmem.services.unpromotion import undo_promotion
+
+    return undo_promotion(obj.human_workspace("pending annuler"), pid)
+
+
+# Its English name, as `accept` and `reject` have theirs: accepted, not shown.
+pending_group.add_command(
+    click.Command(
+        "undo",
+        callback=pending_undo.callback,
+        params=list(pending_undo.params),
+        help=pending_undo.help,
+        hidden=True,
+    )
+)
+
+
 @pending_group.command(name="reject")
 @click.argument("pid")
 @option("--raison", "--reason", "reason", required=True, help="Pourquoi (une ligne).")

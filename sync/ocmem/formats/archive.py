@@ -84,11 +84,27 @@ def with_entry(text: str, entry: Entry) -> str:
 def entries(text: str) -> list[Entry]:
     """The archive's entries, oldest first; sections it cannot read are skipped (the human's
     own notes may sit between them)."""
-    found: list[Entry] = []
-    lines = text.splitlines()
+    return [entry for _, _, entry in _sections(text.splitlines())]
+
+
+def without_entry(text: str, entry: Entry) -> str:
+    """The archive without ``entry``'s section (the first that reads as it), every other byte
+    kept; "" when nothing but the header is left (the archive that entry made)."""
+    lines = text.split("\n")
+    start, end = next((a, b) for a, b, found in _sections(lines) if found == entry)
+    before = "\n".join(lines[:start]).rstrip("\n")
+    after = "\n".join(lines[end:]).strip("\n")
+    rest = f"{before}\n\n{after}\n" if after else f"{before}\n"
+    return "" if rest.strip() == ARCHIVE_HEADER.strip() else rest
+
+
+def _sections(lines: list[str]) -> list[tuple[int, int, Entry]]:
+    """Each readable section: its first line, the line after its last, its entry."""
+    found: list[tuple[int, int, Entry]] = []
     i = 0
     while i < len(lines):
         heading = _HEADING.match(lines[i])
+        start = i
         i += 1
         if not heading:
             continue
@@ -103,17 +119,16 @@ def entries(text: str) -> list[Entry]:
             i += 1
         when, kind, action, about = heading.groups()
         old = fields.get("Ancien", "") if kind == FACT else _fenced(body)
-        found.append(
-            Entry(
-                date.fromisoformat(when),
-                kind,
-                action,
-                about,
-                old,
-                inert.unescape(fields.get("Nouveau", "")),
-                inert.unescape(fields.get("Raison", "")),
-            )
+        entry = Entry(
+            date.fromisoformat(when),
+            kind,
+            action,
+            about,
+            old,
+            inert.unescape(fields.get("Nouveau", "")),
+            inert.unescape(fields.get("Raison", "")),
         )
+        found.append((start, i, entry))
     return found
 
 

@@ -10,11 +10,12 @@ one line::
 
 The status is written inert (``ocmem.text.inert.inline``) and read back unescaped, as the
 ``Statut`` field of a proposal. Only a line ending in a newline counts (a page read while being
-written cannot give half a reason), only a decided state (promu, refusé, fusionné) counts, and
-for one id the last line wins (a human corrects a decision by adding a line, until a pull has
-applied it: a proposal decided locally is not decided again). The Lua of the
-review page (``ocmem.lua``: ``parseDecisions``, ``withDecision``) implements the same rules; the
-differential tests hold the two together.
+written cannot give half a reason), only a decided state (promu, refusé, fusionné) or a promotion
+taken back (« - P-0003 : annulé (date) ») counts, and for one id the last line wins (a human
+corrects a decision by adding a line, until a pull has applied it: a proposal decided locally is
+not decided again; « annulé » sets a promoted one waiting again: ocmem.silverbullet.decisions).
+The Lua of the review page (``ocmem.lua``: ``parseDecisions``, ``withDecision``) implements the
+same rules for the decided states; the differential tests hold the two together.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ HEADER = (
 )
 _LINE = re.compile(r"- (P-[0-9]{4,}(?:~[A-Za-z0-9_-]+)?) : (.*?)[ \t]*\r?")
 DECIDED = (pending.STATE_PROMOTED, pending.STATE_REFUSED, pending.STATE_MERGED)
+# The human took a promotion back (``ocmem.services.unpromotion``): the proposal waits again.
+# Not a state of pending.md's: the pull turns it into « en attente » (ocmem.silverbullet.decisions).
+UNDONE = "annulé"
 
 
 def page_beside(pending_page: str) -> str:
@@ -53,6 +57,6 @@ def parse(text: str) -> dict[str, str]:
         if match is None:
             continue
         status = inert.unescape(match.group(2))
-        if status.startswith(DECIDED):
+        if status.startswith((*DECIDED, UNDONE)):
             found[match.group(1)] = status
     return found

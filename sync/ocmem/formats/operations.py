@@ -242,6 +242,8 @@ SPACE_BY_TOOL = {op.tool: op for op in SPACE_OPERATIONS}
 # `pending reject` stays open: the agent records the human's no during « valide pending ».
 AGENT_REFUSED = (
     *dict.fromkeys(op.command.split(" --")[0] for op in OPERATIONS if op.writes),
+    "pending annuler",
+    "pending undo",  # its English name, still accepted (hidden)
     "retire",
     "init",
     "harden",

@@ -10,7 +10,7 @@ from typing import Any
 
 from ocmem.clock import Clock
 from ocmem.errors import Refused
-from ocmem.home.atomic import open_file
+from ocmem.home.atomic import open_file, read_bytes
 from ocmem.home.paths import Paths
 
 # log.jsonl (and cron.log, curation.log) rotate past LOG_MAX_BYTES; LOG_GENERATIONS old ones stay.
@@ -54,3 +54,23 @@ def log_event(paths: Paths, clock: Clock, action: str, **fields: Any) -> bool:
     except (OSError, Refused):  # a link in its place is refused (ocmem.home.atomic)
         return False
     return True
+
+
+def last_event(paths: Paths, actions: tuple[str, ...]) -> dict[str, Any] | None:
+    """The newest line of the action log (its rotated copies too) whose action is one of
+    ``actions``, or None. An unreadable line or file is skipped."""
+    log = paths.log_file
+    logs = [log, *(log.with_name(f"{log.name}.{n}") for n in range(1, LOG_GENERATIONS + 1))]
+    for each in logs:
+        try:
+            raw = read_bytes(each) or b""
+        except (OSError, Refused):
+            continue
+        for line in reversed(raw.decode("utf-8", "replace").splitlines()):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("action") in actions:
+                return record
+    return None

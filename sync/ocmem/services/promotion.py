@@ -25,6 +25,33 @@ class Promotion(NamedTuple):
     notes: list[str]  # what to tell the human
 
 
+def fact_line(proposal: pending.Proposal, day: date) -> str:
+    """The MEMORY.md line (without its « - ») a promotion on ``day`` writes for ``proposal``:
+    its fact, dated and sourced, its id last."""
+    return (
+        f"{inert.inline(proposal.content)} ({day.isoformat()}, Source : "
+        f"{' ; '.join(proposal.sources)} ; {proposal.id})"
+    )
+
+
+def skill_text(proposal: pending.Proposal, day: date) -> str:
+    """The SKILL.md a promotion on ``day`` writes for ``proposal``."""
+    body = (
+        f"{inert.draft(proposal.content)}\n\n"
+        f"Source : {' ; '.join(proposal.sources)} (promu le {day.isoformat()}, {proposal.id})"
+    )
+    return skills.render_skill(
+        proposal.skill_name or "",
+        proposal.description or "",
+        body,
+        {
+            "source": " ; ".join(proposal.sources),
+            "promu": day.isoformat(),
+            "proposition": proposal.id,
+        },
+    )
+
+
 def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limits) -> Promotion:
     """MEMORY.md with the proposal's fact, dated and sourced. A proposal that replaces a fact
     (« Remplace : MEMORY.md « … » ») takes its line, in place; the old line is archived."""
@@ -38,10 +65,7 @@ def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limi
         for line in memorymd.fact_lines(memory_text)
     ):
         return Promotion(memory_text, None, ["(fait déjà présent dans MEMORY.md)"])
-    line = (
-        f"{inert.inline(proposal.content)} ({today.isoformat()}, Source : "
-        f"{' ; '.join(proposal.sources)} ; {proposal.id})"
-    )
+    line = fact_line(proposal, today)
     old_statement = supersession.replaced_fact(proposal.replaces)
     old_line = next(
         (
@@ -103,20 +127,7 @@ def skill(
             f"le skill {name} existe déjà et la proposition ne dit pas le remplacer",
             fix="refuse la proposition, ou modifie le skill à la main",
         )
-    body = (
-        f"{inert.draft(proposal.content)}\n\n"
-        f"Source : {' ; '.join(proposal.sources)} (promu le {today.isoformat()}, {proposal.id})"
-    )
-    text = skills.render_skill(
-        name,
-        proposal.description or "",
-        body,
-        {
-            "source": " ; ".join(proposal.sources),
-            "promu": today.isoformat(),
-            "proposition": proposal.id,
-        },
-    )
+    text = skill_text(proposal, today)
     _, problems = skills.check_skill_text(name, text, limits.skill_lines)
     if problems:
         raise Refused(

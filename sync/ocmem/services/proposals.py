@@ -442,6 +442,8 @@ class Proposals:
                     run.write(self.paths.archive_md, archived)
                 run.write(target, done.text)
                 run.write(self.paths.pending, doc.render())
+        # What `ocmem pending annuler` without an id takes back (ocmem.services.unpromotion).
+        self.ws.log("promotion", id=proposal.id, kind=proposal.kind, target=self.paths.rel(target))
         return Outcome(
             [
                 f"{proposal.id} promue → {self.paths.rel(target)}",

@@ -17,13 +17,14 @@ import re
 from datetime import date
 from typing import NamedTuple
 
-from ocmem.formats import pending, skills
+from ocmem.formats import decisionspage, pending, skills
 from ocmem.home.atomic import read_text
 from ocmem.silverbullet import merge
 from ocmem.silverbullet.state import PushedPage
 from ocmem.text import inert
 
 _STATUS = re.compile(r"^- Statut : ?(.*)$", re.MULTILINE)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _PROPOSITION = re.compile(r"^\s*proposition:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", re.MULTILINE)
 DELETED_REASON = "proposition supprimée dans SilverBullet"
 
@@ -82,8 +83,12 @@ def reconcile(
         pid = proposal.id
         pushed_digest = pushed.blocks.get(pid)
         block = remote.get(pid)
+        undone = decided.get(pid, "").startswith(decisionspage.UNDONE)
+        if undone:
+            document, proposal, said = _undone(document, proposal, decided[pid], skill_texts)
+            lines += said
         if page_text is not None and pushed_digest and block is None:
-            if proposal.state == pending.STATE_PENDING and pid in decided:
+            if proposal.state == pending.STATE_PENDING and pid in decided and not undone:
                 document = document.replace(proposal.with_status(decided[pid]))
                 lines.append(_decided_line(pid, decided[pid]))
             elif proposal.state == pending.STATE_PENDING and pid not in pushed.conflicts:
@@ -98,17 +103,38 @@ def reconcile(
             if line:
                 lines.append(line)
             proposal = next(p for p in document.proposals if p.id == pid)
-        if proposal.state == pending.STATE_PENDING and pid in decided:
+        if proposal.state == pending.STATE_PENDING and pid in decided and not undone:
             proposal = proposal.with_status(decided[pid])
             document = document.replace(proposal)
             lines.append(_decided_line(pid, decided[pid]))
-        if proposal.state == pending.STATE_PENDING and _promoted_by_copy(
+        if undone and _promoted_by_copy(proposal, home_id, memory_text, skill_texts):
+            left = (
+                "son fait est encore dans MEMORY.md"
+                if proposal.kind == "fait"
+                else f"son skill est encore dans skills/{proposal.skill_name}"
+            )
+            lines.append(f"⚠ {pid} : promotion annulée, mais {left} : retire-le dans SilverBullet")
+        elif proposal.state == pending.STATE_PENDING and _promoted_by_copy(
             proposal, home_id, memory_text, skill_texts
         ):
             promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
             document = document.replace(promoted)
             lines.append(f"{pid} promue (trouvée dans MEMORY.md ou un skill)")
     return Reconciled(document, bases, lines)
+
+
+def _undone(
+    document: pending.Document, proposal: pending.Proposal, status: str, skill_texts: list[str]
+) -> tuple[pending.Document, pending.Proposal, list[str]]:
+    """« annulé » on the decisions page: a promotion it is not older than waits again."""
+    if proposal.state != pending.STATE_PROMOTED:
+        return document, proposal, []
+    undone_on, promoted_on = _DAY.search(status), _DAY.search(proposal.status)
+    if undone_on and promoted_on and undone_on.group(0) < promoted_on.group(0):
+        return document, proposal, []  # promoted again here since (sync was off then)
+    waiting = proposal.with_status(pending.STATE_PENDING)
+    line = f"{proposal.id} : promotion annulée dans SilverBullet ({status}) : de nouveau en attente"
+    return document.replace(waiting), waiting, [line]
 
 
 def _decided_line(pid: str, status: str) -> str:
