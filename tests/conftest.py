@@ -282,7 +282,8 @@ def synced(home: Path, sb: Any) -> Path:
 
 
 FAKE_CRONTAB = """#!/bin/sh
-# Stand-in for crontab(1): the table lives in $CRONTAB_FILE.
+# Stand-in for crontab(1): the table lives in $CRONTAB_FILE (`-u USER`, root's form, is ignored).
+[ "$1" = "-u" ] && shift 2
 if [ "$1" = "-l" ]; then [ -f "$CRONTAB_FILE" ] && cat "$CRONTAB_FILE" || exit 1; exit 0; fi
 if [ "$1" = "-" ]; then cat > "$CRONTAB_FILE"; exit 0; fi
 exit 2

@@ -125,6 +125,8 @@ WRITES = {
     "harden": (["harden", "--agent", "nobody"], ""),
     "cron install": (["cron", "install"], ""),
     "cron remove": (["cron", "remove"], ""),
+    "desinstaller": (["desinstaller", "--oui"], ""),
+    "uninstall": (["uninstall", "--yes"], ""),
 }
 # The gate refuses a model's shell by itself (tests/test_gate.py): it is a server, not a command.
 SERVERS = {"gate"}
@@ -132,6 +134,7 @@ SERVERS = {"gate"}
 ALIASES = {
     "doctor --fix": "doctor --reparer",
     "pending undo": "pending annuler",
+    "uninstall": "desinstaller",
 }
 
 

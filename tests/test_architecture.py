@@ -195,6 +195,9 @@ WRITES_ON_THEIR_OWN = {
     "ocmem.silverbullet.history": "git writes its own repository under .ocmem",
     "ocmem.setup.harden": "as root: ownership and modes of the whole home, the sudoers rule in "
     "/etc (the OS's boundary, not the home's content)",
+    "ocmem.setup.uninstall": "outside the home: the archive folder (the memory's copy, then "
+    ".ocmem/ moved into it whole, after the last run under its lock) and the systemd units the "
+    "user made; the home's own files go through a Transaction",
 }
 FILE_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "chmod", "chown", "touch"}
 FILE_METHODS |= {"symlink_to", "hardlink_to", "rename", "truncate"}

@@ -483,7 +483,7 @@ export const SPACE_TOOLS = {
 } as const
 export type SpaceToolName = keyof typeof SPACE_TOOLS
 /** What the agent's shell may not run (ocmem.bridge.agentproc refuses them too). */
-export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "pending annuler", "pending undo", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix"] as const
+export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pending accept", "pending annuler", "pending undo", "retire", "init", "harden", "gate", "tool", "cron install", "cron remove", "doctor --reparer", "doctor --fix", "desinstaller", "uninstall"] as const
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"

@@ -1,5 +1,5 @@
 """Commands that set the home up and look after it: init, status, context size, scheduling,
-curation, review, doctor, the hardened mode."""
+curation, review, doctor, the hardened mode, uninstalling."""
 
 from __future__ import annotations
 
@@ -268,3 +268,47 @@ def harden(obj: Context, agent: str | None, owner: str, undo: bool) -> Outcome:
 
     obj.human_workspace("harden")
     return run_harden(obj.home, agent, owner, obj.clock, undo=undo)
+
+
+@cli.command(name="desinstaller")
+@option("--oui", "--yes", "yes", is_flag=True, help="Ne pas demander de confirmation.")
+@pass_context
+def uninstall(obj: Context, yes: bool) -> Outcome:
+    """Retire ce qu'ocmem a installé (plugin, cron, systemd, mode durci…) ; garde la mémoire."""
+    from ocmem.errors import Refused
+    from ocmem.outcome import terminal_safe
+    from ocmem.setup import uninstall as run
+
+    # creating: a home whose folders are gone may still have its cron lines (nothing is
+    # written when there is nothing to do).
+    workspace = obj.human_workspace("desinstaller", creating=True)
+    found = run.plan(workspace)
+    if found.empty():
+        return Outcome(
+            [f"Rien à désinstaller pour {workspace.paths.home} : ocmem n'y a plus rien installé."]
+        )
+    shown = "\n".join(found.render(run.archive_folder(workspace), done=False))
+    if not yes:
+        if not sys.stdin.isatty():
+            raise Refused(
+                "la désinstallation demande la confirmation d'un humain ; rien n'a été modifié",
+                details=shown,
+                fix="lance `ocmem desinstaller` dans un terminal, ou ajoute --oui si tu es l'humain",
+            )
+        click.echo(terminal_safe(shown))
+        answer = click.prompt("Désinstaller ? [o/N]", default="n", show_default=False)
+        if answer.strip().lower() not in ("o", "oui", "y", "yes"):
+            raise Refused("désinstallation annulée", fix="rien n'a été modifié")
+    return run.uninstall(workspace, found)
+
+
+# Its English name: accepted, not shown.
+cli.add_command(
+    click.Command(
+        "uninstall",
+        callback=uninstall.callback,
+        params=list(uninstall.params),
+        help=uninstall.help,
+        hidden=True,
+    )
+)

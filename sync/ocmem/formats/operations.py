@@ -253,6 +253,8 @@ AGENT_REFUSED = (
     "cron remove",
     "doctor --reparer",
     "doctor --fix",  # its English spelling, still accepted (ocmem.cli.options)
+    "desinstaller",
+    "uninstall",  # its English name, still accepted (hidden)
 )
 
 

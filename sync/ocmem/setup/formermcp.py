@@ -66,9 +66,14 @@ def _home_config(home: Path) -> Path:
     return home / "opencode.json"
 
 
-def remove(txn: Transaction, paths: Paths) -> str | None:
-    """Remove the former server's entry from the home's opencode.json, read again under the
-    run's lock (a backup first); what was done, None when there is nothing ocmem may remove."""
+def present(paths: Paths) -> bool:
+    """Whether the home's opencode.json holds the entry ``remove`` takes out."""
+    return _without_entry(paths) is not None
+
+
+def _without_entry(paths: Paths) -> tuple[str, Any] | None:
+    """The home's opencode.json as it is, and without the former server's entry (None when
+    there is nothing ocmem may remove)."""
     path = _home_config(paths.home)
     if not path.is_file():
         return None
@@ -85,6 +90,17 @@ def remove(txn: Transaction, paths: Paths) -> str | None:
     del servers[mcpdiscovery.FORMER_SERVER]
     if not servers:
         del data["mcp"]
+    return text, data
+
+
+def remove(txn: Transaction, paths: Paths) -> str | None:
+    """Remove the former server's entry from the home's opencode.json, read again under the
+    run's lock (a backup first); what was done, None when there is nothing ocmem may remove."""
+    found = _without_entry(paths)
+    if found is None:
+        return None
+    text, data = found
+    path = _home_config(paths.home)
     backup = txn.backups.save(path)
     txn.write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", old=text)
     return (

@@ -251,13 +251,52 @@ def warnings(settings: Settings | None = None) -> list[str]:
     return found
 
 
+SYNC_SERVICE, SYNC_TIMER = "ocmem-sync.service", "ocmem-sync.timer"
+_SERVICE_DESCRIPTION = "Description=ocmem : synchronisation SilverBullet\n"
+_TIMER_DESCRIPTION = "Description=ocmem : synchronisation SilverBullet régulière\n"
+
+
+def user_units_dir(env: Mapping[str, str], user_home: Path | None = None) -> Path:
+    """Where systemd looks for a user's own units: ``$XDG_CONFIG_HOME/systemd/user`` (or
+    ``<user_home>/.config/systemd/user`` for another user's)."""
+    if user_home is not None:
+        return user_home / ".config" / "systemd" / "user"
+    config = env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return Path(config) / "systemd" / "user"
+
+
+def installed_units(settings: Settings, units_dir: Path) -> list[Path]:
+    """This home's sync units, as the user installed them from ``ocmem cron print --systemd``
+    (ocmem only prints them): the service when ocmem's and naming this home, then its timer
+    and the link that enables it. Another home's units, or the user's own, are not listed."""
+    home = absolute(settings).paths.home
+    service, timer = units_dir / SYNC_SERVICE, units_dir / SYNC_TIMER
+    needle = systemd_word(f"OCMEM_HOME={_q(home)} ")[1:-1]
+    try:
+        text = read_text(service) if service.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return []
+    if _SERVICE_DESCRIPTION not in text or needle not in text:
+        return []
+    found = [service]
+    try:
+        if timer.is_file() and _TIMER_DESCRIPTION in read_text(timer):
+            found.append(timer)
+    except (OSError, UnicodeDecodeError):
+        pass
+    enabled = units_dir / "timers.target.wants" / SYNC_TIMER
+    if timer in found and enabled.is_symlink():
+        found.append(enabled)
+    return found
+
+
 def systemd_units(settings: Settings, every_minutes: int) -> str:
     shell = _checked(every_minutes, command(settings, "sync"))
     return "\n".join(
         [
             "# ~/.config/systemd/user/ocmem-sync.service",
             "[Unit]",
-            "Description=ocmem : synchronisation SilverBullet",
+            _SERVICE_DESCRIPTION.rstrip("\n"),
             "",
             "[Service]",
             "Type=oneshot",
@@ -265,7 +304,7 @@ def systemd_units(settings: Settings, every_minutes: int) -> str:
             "",
             "# ~/.config/systemd/user/ocmem-sync.timer",
             "[Unit]",
-            "Description=ocmem : synchronisation SilverBullet régulière",
+            _TIMER_DESCRIPTION.rstrip("\n"),
             "",
             "[Timer]",
             f"OnCalendar=*:0/{every_minutes}",
@@ -282,19 +321,22 @@ def systemd_units(settings: Settings, every_minutes: int) -> str:
 # --- the crontab ---------------------------------------------------------------------------
 
 
-def _crontab() -> list[str]:
+def _crontab(user: str | None = None) -> list[str]:
+    """The crontab's lines (``user``'s, when root reads another user's)."""
     if shutil.which("crontab") is None:
         raise OcmemError(
             "crontab introuvable sur cette machine",
             fix="installe cron, ou utilise le timer systemd (`ocmem cron print --systemd`)",
         )
-    done = subprocess.run(["crontab", "-l"], capture_output=True, text=True, check=False)
+    command = ["crontab", *(["-u", user] if user else []), "-l"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     return done.stdout.splitlines() if done.returncode == 0 else []
 
 
-def _write_crontab(lines: list[str]) -> None:
+def _write_crontab(lines: list[str], user: str | None = None) -> None:
     text = "".join(line + "\n" for line in lines)
-    done = subprocess.run(["crontab", "-"], input=text, capture_output=True, text=True, check=False)
+    command = ["crontab", *(["-u", user] if user else []), "-"]
+    done = subprocess.run(command, input=text, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise OcmemError(
             f"crontab a refusé la mise à jour : {done.stderr.strip()}", fix="vérifie `crontab -l`"
@@ -329,10 +371,10 @@ def job_of(line: str, home: Path) -> str | None:
     return None
 
 
-def scheduled_jobs(home: Path) -> dict[str, str]:
+def scheduled_jobs(home: Path, user: str | None = None) -> dict[str, str]:
     """This home's lines in the crontab, by job (none when this machine has no crontab)."""
     try:
-        current = _crontab()
+        current = _crontab(user)
     except OcmemError:
         return {}
     home = Path(os.path.abspath(home))
@@ -453,16 +495,17 @@ def install(
     )
 
 
-def remove(settings: Settings, jobs: Sequence[str] = JOBS) -> str:
-    """Take this home's lines for ``jobs`` out of the crontab; every other line stays."""
+def remove(settings: Settings, jobs: Sequence[str] = JOBS, user: str | None = None) -> str:
+    """Take this home's lines for ``jobs`` out of the crontab (``user``'s, when root removes
+    another user's); every other line stays."""
     home = absolute(settings).paths.home
-    current = _crontab()
+    current = _crontab(user)
     kept = [line for line in current if job_of(line, home) not in jobs]
     others = _others(current, home)
     tail = [f"{len(others)} ligne(s) ocmem d'autres dossiers, laissée(s)"] if others else []
     if len(kept) == len(current):
         return "\n".join([f"Aucune ligne ocmem pour {home} dans la crontab", *tail])
-    _write_crontab(kept)
+    _write_crontab(kept, user)
     return "\n".join(
         [f"{len(current) - len(kept)} ligne(s) ocmem retirée(s) de la crontab ({home})", *tail]
     )
