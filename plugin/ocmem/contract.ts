@@ -43,6 +43,7 @@ export type Settings = {
   silverbullet_mcp_pattern: string
   silverbullet_inbox: string
   silverbullet_reserved: string[]
+  environment_warnings: string[]
 }
 export type PromptContext = {
   system: string[]
@@ -110,7 +111,8 @@ export const SHAPES = {
     "silverbullet_mcp": "string[]",
     "silverbullet_mcp_pattern": "string",
     "silverbullet_inbox": "string",
-    "silverbullet_reserved": "string[]"
+    "silverbullet_reserved": "string[]",
+    "environment_warnings": "string[]"
   },
   "PromptContext": {
     "system": "string[]",
@@ -232,7 +234,8 @@ export const COLD_START: Settings = {
   "silverbullet_mcp": [],
   "silverbullet_mcp_pattern": "(?:silver[-_ .]?bullet)|(?:(?:^|[^A-Za-z0-9])sb[-_]?mcp)|(?:mcp[-_]?sb(?:$|[^A-Za-z0-9]))|(?:(?:^|[^A-Za-z0-9])(?:SB|SILVERBULLET|SILVER_BULLET)_[A-Z0-9_]*(?:$|[^A-Za-z0-9_]))|(?:\\{env:(?:OCMEM_SILVERBULLET_URL|OCMEM_SILVERBULLET_TOKEN|OCMEM_SILVERBULLET_TOKEN_FILE)\\})|(?:\\{file:[^}]*(?:silverbullet\\.token|\\.ocmem/)[^}]*\\})",
   "silverbullet_inbox": "",
-  "silverbullet_reserved": []
+  "silverbullet_reserved": [],
+  "environment_warnings": []
 }
 /** The memory tools (sync/ocmem/formats/operations.py). */
 export const TOOLS = {
@@ -488,5 +491,7 @@ export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pendin
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"
 export const TOKEN_ENV = "OCMEM_SILVERBULLET_TOKEN"
+export const SPACE_ENV = ["OCMEM_SILVERBULLET_URL", "OCMEM_SILVERBULLET_TOKEN_FILE", "OCMEM_SILVERBULLET_TOKEN"] as const
+export const MASKED_ENV_VALUE = "***"
 export const MAX_EXPOSURES = 50
 export const TOKEN_FILE_NAME = "silverbullet.token" // wherever it is copied

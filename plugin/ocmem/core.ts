@@ -20,7 +20,7 @@
  *   erases the SilverBullet token from every tool output. */
 import { resolve } from "node:path"
 import { homedir } from "node:os"
-import { AGENT_ENV, MAX_EXPOSURES, SHAPES, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
+import { AGENT_ENV, MASKED_ENV_VALUE, MAX_EXPOSURES, SHAPES, SPACE_ENV, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
 import { gateCommand, lockProcess, startGate, type Gate, type Run } from "./gate.ts"
 import { Guard, WRITE_TOOLS, writeTargets } from "./guards.ts"
 import type { Core, Host, LogLevel, ToastVariant, ToolSpec } from "./host.ts"
@@ -112,11 +112,22 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
       }
     }
     const asked = Date.now()
-    const loaded = await ocmem({ op: "plugin-config" }, 15_000)
+    // What OpenCode's environment sets for the space, that a gate started by sudo would not
+    // see: ocmem says what is lost (the token only by presence; ocmem.home.gateenv).
+    const environment: Record<string, string> = {}
+    for (const name of SPACE_ENV) {
+      const value = process.env[name]
+      if (value) environment[name] = name === TOKEN_ENV ? MASKED_ENV_VALUE : value
+    }
+    const loaded = await ocmem({ op: "plugin-config", environment }, 15_000)
     const answer = loaded.code === 0 ? parsed<Settings>(loaded.out, SHAPES.Settings) : undefined
     if (answer) {
       apply(answer)
       taint.knowWindows(answer.exposure_windows, asked) // the index as it was when the request left
+      for (const warning of answer.environment_warnings) {
+        await log("warn", warning)
+        await toast(warning, "warning")
+      }
     } else await log("error", `ocmem plugin-config a échoué (${loaded.code}) : ${(loaded.err || loaded.out).trim()} ; réglages par défaut`)
     if (!settings.hardened) {
       monitor = new Monitor(home, settings)

@@ -135,3 +135,23 @@ test("a gate that cannot start: the host's log and screen say so, and the home i
   expect(host.logs.some(([level, m]) => level === "error" && m.startsWith("passerelle ocmem fermée"))).toBe(true)
   expect(host.toasts.some(([m, variant]) => variant === "error" && m.startsWith("ocmem indisponible"))).toBe(true)
 })
+
+test("the session start says what of OpenCode's environment the gate does not see; the token only by presence", async () => {
+  const saved = { url: process.env.OCMEM_SILVERBULLET_URL, token: process.env.OCMEM_SILVERBULLET_TOKEN }
+  process.env.OCMEM_SILVERBULLET_URL = "https://notes.example.org"
+  process.env.OCMEM_SILVERBULLET_TOKEN = "jeton-secret-1234"
+  try {
+    const warning = "OCMEM_SILVERBULLET_URL (https://notes.example.org) est dans l'environnement d'OpenCode, mais la passerelle ne le voit pas"
+    const { core, host, requests } = await start({ environment_warnings: [warning] })
+    await core.sessionStarted("root", undefined)
+    const config = requests().find((r) => r.op === "plugin-config")
+    expect(config.environment).toEqual({ OCMEM_SILVERBULLET_URL: "https://notes.example.org", OCMEM_SILVERBULLET_TOKEN: "***" })
+    expect(JSON.stringify(requests())).not.toContain("jeton-secret")
+    expect(host.logs.some(([level, m]) => level === "warn" && m === warning)).toBe(true)
+    expect(host.toasts.some(([m, variant]) => variant === "warning" && m === warning)).toBe(true)
+  } finally {
+    for (const [name, value] of [["OCMEM_SILVERBULLET_URL", saved.url], ["OCMEM_SILVERBULLET_TOKEN", saved.token]] as const)
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+  }
+})

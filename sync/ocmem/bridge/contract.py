@@ -34,7 +34,7 @@ from ocmem.formats import operations
 from ocmem.guards import exposure
 from ocmem.guards.corrections import CORRECTION_SOURCE
 from ocmem.guards.provenance import RETIENS_PATTERNS
-from ocmem.home import sessions
+from ocmem.home import gateenv, sessions
 from ocmem.home.paths import Paths
 from ocmem.home.settings import SECTIONS, Settings
 from ocmem.home.space import ENV_TOKEN
@@ -106,6 +106,10 @@ class PluginSettings(TypedDict):
     silverbullet_mcp_pattern: str
     silverbullet_inbox: str
     silverbullet_reserved: list[str]
+    # What the session start tells the user: settings given in OpenCode's environment that the
+    # gate does not see (the hardened gate, started by sudo: ocmem.home.gateenv). The plugin
+    # reports the variables by name (`plugin-config`'s ``environment``, the token masked).
+    environment_warnings: list[str]
 
 
 class PromptContext(TypedDict):
@@ -216,6 +220,7 @@ def cold_start_settings() -> PluginSettings:
         "silverbullet_mcp_pattern": mcpdiscovery.marker_pattern(),
         "silverbullet_inbox": "",
         "silverbullet_reserved": [],
+        "environment_warnings": [],
     }
 
 
@@ -326,6 +331,10 @@ def typescript() -> str:
     )
     lines.append(f"export const AGENT_ENV = {json.dumps(AGENT_ENV)}")
     lines.append(f"export const TOKEN_ENV = {json.dumps(ENV_TOKEN)}")
+    # What the plugin tells the gate it has (a gate started by sudo sees none of it), the token
+    # by presence only: ocmem.home.gateenv.
+    lines.append(f"export const SPACE_ENV = {json.dumps(list(gateenv.VARIABLES))} as const")
+    lines.append(f"export const MASKED_ENV_VALUE = {json.dumps(gateenv.MASKED)}")
     lines.append(f"export const MAX_EXPOSURES = {sessions.MAX_ITEMS}")
     token_file = Paths(Path(".")).default_token_file.name
     lines.append(

@@ -7,7 +7,9 @@ its standard input and output, one JSON object per line::
     → {"id": 1, "op": "tool", "name": "memory_note", "envelope": {…}}
     ← {"id": 1, "code": 0, "out": "Note ajoutée …", "err": ""}
 
-Operations: ``plugin-config``, ``prompt-context`` (``session``), ``tool`` (``name``,
+Operations: ``plugin-config`` (``environment``: the OCMEM_SILVERBULLET_* variables OpenCode has,
+the token masked, so that the session start says what a gate started by sudo does not see),
+``prompt-context`` (``session``), ``tool`` (``name``,
 ``envelope``), ``exposure`` (``session``, ``exposures``: what the plugin saw enter a session, kept
 at once so that its window holds even if it never calls a memory tool; ``open``: whether a turn
 of the session still runs, its window then stays open), ``proposal``
@@ -170,7 +172,7 @@ class Gate:
         if op == "ping":
             return Outcome(["pong"])
         if op == "plugin-config":
-            return self.plugin_config()
+            return self.plugin_config(request.get("environment"))
         if op == "prompt-context":
             from ocmem.bridge.tools import prompt_context
 
@@ -228,10 +230,21 @@ class Gate:
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
 
-    def plugin_config(self) -> Outcome:
+    def plugin_config(self, reported: object = None) -> Outcome:
+        """The plugin's settings; ``reported``: the OCMEM_SILVERBULLET_* variables OpenCode has
+        (the token masked), for what this gate does not see (ocmem.home.gateenv)."""
         from ocmem.bridge.tools import plugin_config
+        from ocmem.home import gateenv
+        from ocmem.home.space import sync_section
 
-        config = plugin_config(self.workspace().settings, self.env)
+        settings = self.workspace().settings
+        config = plugin_config(settings, self.env)
+        unseen = gateenv.unseen(reported if isinstance(reported, dict) else {}, self.env)
+        config["environment_warnings"] = [
+            f"{d.why} ; {d.fix}"
+            for d in gateenv.decide(unseen, sync_section(settings), self.paths)
+            if d.action != gateenv.SAME
+        ]
         seen = {
             "ts": self.clock.stamp("seconds"),
             "version": __version__,

@@ -465,6 +465,7 @@ class Doctor:
             setupchecks.links_below(self.paths),
             setupchecks.interrupted_operations(self.paths, self.ws.clock.utc()),
             setupchecks.plugin_config_call(self.settings, self.env),
+            setupchecks.hidden_environment(self.settings, self.env),
             setupchecks.opencode_install(self.env, self.paths.home),
             setupchecks.offline_start(self.paths),
             setupchecks.scheduled_runs(self.settings, self.ws.clock.utc()),

@@ -35,17 +35,21 @@ import stat
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError, Refused
+from ocmem.home import gateenv
 from ocmem.home.actionlog import log_event
-from ocmem.home.atomic import read_bytes
+from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state
 from ocmem.outcome import Outcome
+
+if TYPE_CHECKING:
+    from ocmem.home.workspace import Transaction
 
 DEFAULT_OWNER = "ocmem"
 SUDOERS_DIR = Path("/etc/sudoers.d")
@@ -129,8 +133,17 @@ def _walk(root: Path) -> Iterator[Path]:
 
 
 class Hardener:
-    def __init__(self, paths: Paths, agent: str, owner: str, clock: Clock):
+    def __init__(
+        self,
+        paths: Paths,
+        agent: str,
+        owner: str,
+        clock: Clock,
+        env: Mapping[str, str] | None = None,
+    ):
         self.clock = clock
+        self.env = os.environ if env is None else env
+        self.carried: list[gateenv.Decision] = []
         if os.geteuid() != 0:
             raise Refused(
                 "ocmem harden change des propriétaires et une règle sudo : il faut être root",
@@ -165,12 +178,19 @@ class Hardener:
             raise Refused(
                 f"{home} n'est pas un dossier", fix="donne le dossier de config d'OpenCode"
             )
-        if (
-            shutil.which("sudo") is None
-            or shutil.which("visudo") is None
-            or not SUDOERS_DIR.is_dir()
-        ):
-            raise Refused("sudo n'est pas installé", fix="apt-get install sudo")
+        for needed, where in (("sudo", "/usr/bin"), ("visudo", "/usr/sbin")):
+            if shutil.which(needed) is None:
+                raise Refused(
+                    f"{needed} est introuvable dans le PATH ({where} ?) ; rien n'a été modifié",
+                    fix=f"installe sudo (apt-get install sudo), ou ajoute {where} au PATH de root "
+                    f"(`sudo env PATH=$PATH:{where} ocmem …`, ou `su -` plutôt que `su`)",
+                )
+        if not SUDOERS_DIR.is_dir():
+            raise Refused(
+                f"{SUDOERS_DIR} n'existe pas : sudo n'y lirait pas la règle de la passerelle",
+                fix="installe sudo (apt-get install sudo), qui le crée",
+            )
+        self.carried = self._check_environment()
         self._check_program()
         self._check_owner_runs_it()
         to_lock: list[Path] = []
@@ -191,6 +211,40 @@ class Hardener:
                     fix=f"retire-lui l'écriture sur {parent} (ou choisis un autre --home)",
                 )
         return to_lock
+
+    def _check_environment(self) -> list[gateenv.Decision]:
+        """The OCMEM_SILVERBULLET_* variables this run sees: the gate, started by sudo, will
+        not (ocmem.home.gateenv). Refused here before any change, or carried into ocmem.yaml
+        by ``run``; and the token file the gate will read must stay out of the agent's reach."""
+        from ocmem.home.settings import load_settings
+        from ocmem.home.space import sync_section, token_file_path
+
+        settings = load_settings(self.paths.home, self.env)
+        section = sync_section(settings)
+        decisions = gateenv.decide(self.env, section, self.paths)
+        refused = [d for d in decisions if d.action == gateenv.REFUSE]
+        token = token_file_path(settings, section, {})
+        if self.paths.home in token.parents and self.paths.state_dir not in token.parents:
+            refused.append(
+                gateenv.Decision(
+                    "token_file",
+                    gateenv.REFUSE,
+                    "token_file",
+                    str(token),
+                    f"le jeton SilverBullet ({token}, `silverbullet.token_file`) deviendrait "
+                    "lisible par tous en mode durci (seul .ocmem/ reste au propriétaire)",
+                    f"install -m 600 {token} {self.paths.default_token_file}, puis retire "
+                    f"`token_file` de {self.paths.config_file}",
+                )
+            )
+        if refused:
+            raise Refused(
+                "la passerelle du mode durci, lancée par sudo, ne verrait pas ce que tu as "
+                "réglé : rien n'a été modifié",
+                details="\n".join(f"- {d.why}" for d in refused),
+                fix=" ; ".join(d.fix for d in refused),
+            )
+        return [d for d in decisions if d.action == gateenv.CARRY]
 
     def _check_program(self) -> None:
         import ocmem
@@ -276,6 +330,7 @@ class Hardener:
         Installer(workspace).run()  # the layout, the plugin, the AGENTS.md section
         command = gate_command(self.owner.pw_name, self.script, home)
         with workspace.transaction("harden") as txn:
+            lines += self._carry(txn)
             txn.write(
                 self.paths.hardened_file,
                 json.dumps(record, indent=1) + "\n",
@@ -310,6 +365,28 @@ class Hardener:
             f"  {self.script} --home {home} harden --undo",
         ]
         return Outcome(lines)
+
+    def _carry(self, txn: Transaction) -> list[str]:
+        """Write into ocmem.yaml what the gate would not see otherwise (``_check_environment``)."""
+        said = []
+        config = self.paths.config_file
+        for decision in self.carried:
+            text = read_text(config) if config.exists() else ""
+            new = gateenv.with_setting(text, decision.key, decision.value)
+            if new is None:
+                raise Refused(
+                    f"{config} : ocmem ne sait pas y ajouter `{decision.key}` sans toucher au "
+                    "reste ; rien n'a été modifié",
+                    fix=f"ajoute-y à la main, sous `silverbullet:`, la ligne "
+                    f"`{decision.key}: {decision.value}`, puis relance `ocmem harden`",
+                )
+            txn.write(config, new)
+            said.append(
+                f"  {decision.variable} de ton environnement écrit dans {config} "
+                f"(`silverbullet.{decision.key}: {decision.value}`) : la passerelle, lancée par "
+                "sudo, ne voit pas l'environnement d'OpenCode"
+            )
+        return said
 
     def _record(self) -> dict[str, Any] | None:
         raw = read_bytes(self.paths.hardened_file)
@@ -420,7 +497,13 @@ class Hardener:
 
 
 def harden(
-    home: Path | None, agent: str | None, owner: str, clock: Clock, *, undo: bool = False
+    home: Path | None,
+    agent: str | None,
+    owner: str,
+    clock: Clock,
+    *,
+    undo: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> Outcome:
     """Set the hardened mode up for ``home`` (default: the agent's ~/.config/opencode), or undo it."""
     if home is None:
@@ -436,7 +519,7 @@ def harden(
             raise InputError(
                 "donne le compte Unix sous lequel tourne OpenCode", fix="--agent <compte>"
             )
-        return Hardener(paths, agent, owner, clock).run()
+        return Hardener(paths, agent, owner, clock, env).run()
     if not paths.hardened_file.exists():
         raise Refused(
             f"{paths.home} n'est pas en mode durci ({paths.hardened_file} absent)",

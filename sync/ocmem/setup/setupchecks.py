@@ -153,6 +153,20 @@ def plugin_config_call(settings: Settings, env: Mapping[str, str]) -> Iterator[P
             yield Problem(ERROR, f"réglage {key} du plugin : expression invalide ({exc})", fix)
 
 
+def hidden_environment(settings: Settings, env: Mapping[str, str]) -> Iterator[Problem]:
+    """In the hardened mode, the OCMEM_SILVERBULLET_* variables of this environment (OpenCode's,
+    when the agent's user runs doctor) that the gate, started by sudo, does not see."""
+    from ocmem.home import gateenv
+    from ocmem.home.space import sync_section
+
+    paths = settings.paths
+    if not os.path.lexists(paths.hardened_file):
+        return
+    for decision in gateenv.decide(env, sync_section(settings), paths):
+        if decision.action != gateenv.SAME:
+            yield Problem(ERROR, f"mode durci : {decision.why}", decision.fix)
+
+
 def opencode_install(
     env: Mapping[str, str], home: Path | None = None, run: Callable[[list[str]], str] | None = None
 ) -> Iterator[Problem]:
