@@ -301,3 +301,44 @@ def test_the_space_tools_answer_through_the_gate_and_the_agent_never_holds_the_t
         assert puts == [f"{inbox}notes/durci.md"], puts
         assert sb.read("Agents/Memory/MEMORY.md") == memory
         assert all(TOKEN not in json.dumps(r.body) for r in oc.llm.requests), "token sent"
+
+
+def test_a_space_set_in_opencodes_environment_is_said_then_carried_by_harden(
+    hardened: tuple[OpenCode, Ctx, Path],
+) -> None:
+    """Observed on main: OCMEM_SILVERBULLET_URL in OpenCode's environment, the gate started by
+    sudo never sees it — no pull, no push, and nothing said. Now the session start says it,
+    and `harden` run with the variable carries it into ocmem.yaml: the gate then syncs."""
+    from support.sbserver import FakeSilverBullet
+
+    oc, ctx, program = hardened
+    with FakeSilverBullet(token=TOKEN) as sb:
+        sb.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- Fait de l'espace.\n")
+        oc.extra_env["OCMEM_SILVERBULLET_URL"] = sb.url
+        oc.llm.set_script(final_text="Fin.")
+        result = oc.run(ctx.project, "bonjour")
+        assert result.returncode == 0, oc.debug_report(result)
+        log = oc.log_text()
+        assert "OCMEM_SILVERBULLET_URL" in log and "ne le voit pas" in log, oc.debug_report(result)
+        assert sb.requests == []  # the gate cannot reach the space it was not given
+        agent = pwd.getpwuid(oc.run_as[0]) if oc.run_as else None
+        assert agent is not None and ctx.owner is not None
+        carried = subprocess.run(
+            [str(program), "--home", str(ctx.home), "harden", "--agent", agent.pw_name]
+            + ["--owner", ctx.owner],
+            env={**os.environ, "OCMEM_SILVERBULLET_URL": sb.url},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert carried.returncode == 0, carried.stdout + carried.stderr
+        assert "OCMEM_SILVERBULLET_URL de ton environnement écrit dans" in carried.stdout
+        assert f"url: {json.dumps(sb.url)}" in (ctx.home / "ocmem.yaml").read_text()
+        for log_file in oc.log_files():
+            log_file.unlink()
+        oc.llm.set_script(final_text="Fin.")
+        result = oc.run(ctx.project, "bonjour")
+        assert result.returncode == 0, oc.debug_report(result)
+        assert "ne le voit pas" not in oc.log_text()
+        read = [r.fs_path for r in sb.requests if r.method == "GET"]
+        assert "Agents/Memory/MEMORY.md" in read, oc.debug_report(result)  # the session's pull
