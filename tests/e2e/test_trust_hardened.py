@@ -323,9 +323,9 @@ def test_a_space_set_in_opencodes_environment_is_said_then_carried_by_harden(
         assert sb.requests == []  # the gate cannot reach the space it was not given
         agent = pwd.getpwuid(oc.run_as[0]) if oc.run_as else None
         assert agent is not None and ctx.owner is not None
+        command = [str(program), "--home", str(ctx.home), "harden"]
         carried = subprocess.run(
-            [str(program), "--home", str(ctx.home), "harden", "--agent", agent.pw_name]
-            + ["--owner", ctx.owner],
+            [*command, "--agent", agent.pw_name, "--owner", ctx.owner],
             env={**os.environ, "OCMEM_SILVERBULLET_URL": sb.url},
             capture_output=True,
             text=True,
