@@ -69,6 +69,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "ocmem journal search": (["journal", "search", "docker", "ports"], ""),
     "ocmem note": (["note", "une note de travail"], ""),
     "ocmem pending accept": (["pending", "accept", "P-0001", "--yes"], ""),
+    "ocmem pending annuler": (["pending", "annuler"], ""),
     "ocmem pending duplicates": (["pending", "duplicates"], ""),
     "ocmem pending list": (["pending", "list"], ""),
     "ocmem pending merge": (["pending", "merge", "P-0001", "P-0002"], ""),
@@ -92,10 +93,24 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
 # They change the user's real crontab: covered by tests/test_schedule.py with a fake crontab.
 # `harden` changes owners and /etc/sudoers.d as root: covered by tests/test_harden.py.
 # `mcp` is gone: it only says where the space went, reading and writing nothing
-# (tests/test_former_mcp.py).
-NOT_RUN_HERE = {"ocmem cron install", "ocmem cron remove", "ocmem harden", "ocmem mcp"}
+# (tests/test_former_mcp.py). `desinstaller` removes cron lines and units: tests/test_uninstall.py.
+# `undo` and `uninstall` are the English names of `pending annuler` and `desinstaller`.
+NOT_RUN_HERE = {
+    "ocmem cron install",
+    "ocmem cron remove",
+    "ocmem harden",
+    "ocmem mcp",
+    "ocmem desinstaller",
+    "ocmem uninstall",
+    "ocmem pending undo",
+}
 # Promotion is refused with sync on (it happens in SilverBullet): this one runs without sync.
-LOCAL_ONLY = {"ocmem pending accept", "ocmem retire fact", "ocmem retire skill"}
+LOCAL_ONLY = {
+    "ocmem pending accept",
+    "ocmem pending annuler",
+    "ocmem retire fact",
+    "ocmem retire skill",
+}
 # What must keep working when nothing can be written (read-only home, full disk, lock held).
 READERS = {
     "ocmem context-size",
@@ -507,6 +522,8 @@ def test_fault_matrix(
         )
         if command not in LOCAL_ONLY:
             configure_sync(home, server.url)
+        if command == "ocmem pending annuler":  # a promotion to take back, made before the fault
+            Proposals(Workspace(load_settings(home), clock=CLOCK)).accept("P-0001")
         refs = json.loads((home / ".ocmem/refs.json").read_text())
         stdin = stdin_text.replace('"{refs}"', json.dumps(refs)).encode()
         if corruption:
