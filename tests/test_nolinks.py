@@ -78,6 +78,7 @@ def test_memory_linked_to_the_token_never_reaches_the_prompt(run_cli: Run, home:
     context = json.loads(result.out)
     assert any("memory/MEMORY.md est un lien symbolique" in w for w in context["warnings"])
     assert any("rm " in w for w in context["warnings"])  # the fix, named
+    assert not any("cp " in w for w in context["warnings"])  # never: copy the token into memory
 
 
 def test_accept_never_writes_the_token_into_memory(run_cli: Run, home: Path) -> None:

@@ -128,10 +128,16 @@ class _Walk:
             return
         shown = os.path.join(self.home, rel)
         pointed = os.path.normpath(os.path.join(os.path.dirname(shown), target))
+        # A link into ocmem's own state (the token) is never worth copying into a memory file.
+        own_state = os.path.join(self.home, ".ocmem")
+        into_own_state = os.path.commonpath([pointed, own_state]) == own_state
         put_back = (
             f"remplace le lien par le dossier qu'il désigne (`rm {shown} && cp -a {pointed} "
             f"{shown}`), ou retire-le (`rm {shown}`) et lance `ocmem init`, qui recrée ce qui manque"
             if folder
+            else f"retire le lien (`rm {shown}`) et lance `ocmem init`, qui recrée un fichier "
+            "manquant (la cible est un fichier d'état d'ocmem, à ne pas copier)"
+            if into_own_state
             else f"retire le lien (`rm {shown}`) ; si sa cible est la bonne version du fichier, "
             f"copie-la à sa place (`cp {pointed} {shown}`), sinon `ocmem init` recrée un fichier "
             "manquant"
