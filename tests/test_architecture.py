@@ -22,6 +22,7 @@ WINGS = (
     "services",
     "bridge",
     "setup",
+    "trial",
     "cli",
 )
 MAX_LINES = 600
@@ -198,6 +199,10 @@ WRITES_ON_THEIR_OWN = {
     "ocmem.setup.uninstall": "outside the home: the archive folder (the memory's copy, then "
     ".ocmem/ moved into it whole, after the last run under its lock) and the systemd units the "
     "user made; the home's own files go through a Transaction",
+} | {
+    f"ocmem.trial.{name}": "ocmem essai's own sandbox, a temporary folder it made (the homes in "
+    "it are written by the ocmem commands it runs)"
+    for name in ("sandbox", "runner", "spectests", "standin", "opencodeserve")
 }
 FILE_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "chmod", "chown", "touch"}
 FILE_METHODS |= {"symlink_to", "hardlink_to", "rename", "truncate"}
@@ -277,6 +282,9 @@ OPENS_ON_THEIR_OWN = {
     "ocmem.setup.oldmemory": "another memory system's files, wherever OpenCode finds them",
     "ocmem.silverbullet.library": "the package's own Lua (importlib.resources)",
     "ocmem.text.lexicon": "the package's own word counts (importlib.resources)",
+} | {
+    f"ocmem.trial.{name}": "ocmem essai's sandbox, read as the user or SilverBullet would"
+    for name in ("mailbox", "opencodeserve", "spectests", "standin")
 }
 READ_METHODS = {"read_text", "read_bytes", "open"}
 

@@ -490,6 +490,7 @@ export const AGENT_REFUSED_COMMANDS = ["note", "journal add", "propose", "pendin
 /** Letters NFKD keeps whole, spread out by fold (sync/ocmem/text/words.py). */
 export const LIGATURES: Record<string, string> = {"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ı": "i"}
 export const AGENT_ENV = "OCMEM_AGENT_SESSION"
+export const RETROSPECTIVE_REMINDER = "charge le skill `retrospective` et applique-le, une seule fois pour cette session."
 export const TOKEN_ENV = "OCMEM_SILVERBULLET_TOKEN"
 export const SPACE_ENV = ["OCMEM_SILVERBULLET_URL", "OCMEM_SILVERBULLET_TOKEN_FILE", "OCMEM_SILVERBULLET_TOKEN"] as const
 export const MASKED_ENV_VALUE = "***"

@@ -20,7 +20,7 @@
  *   erases the SilverBullet token from every tool output. */
 import { resolve } from "node:path"
 import { homedir } from "node:os"
-import { AGENT_ENV, MASKED_ENV_VALUE, MAX_EXPOSURES, SHAPES, SPACE_ENV, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
+import { AGENT_ENV, MASKED_ENV_VALUE, MAX_EXPOSURES, RETROSPECTIVE_REMINDER, SHAPES, SPACE_ENV, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
 import { gateCommand, lockProcess, startGate, type Gate, type Run } from "./gate.ts"
 import { Guard, WRITE_TOOLS, writeTargets } from "./guards.ts"
 import type { Core, Host, LogLevel, ToastVariant, ToolSpec } from "./host.ts"
@@ -405,7 +405,7 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
         const why = s.corrected ? ", et l'utilisateur t'a corrigé" : s.retrospectiveAsked ? ", et l'utilisateur a dit « retiens ça »" : ""
         blocks.push(
           `ocmem : cette tâche est non triviale (${s.calls} appels d'outils${why}). Une fois la tâche terminée ` +
-            "et avant ta réponse finale, charge le skill `retrospective` et applique-le, une seule fois pour cette session.",
+            `et avant ta réponse finale, ${RETROSPECTIVE_REMINDER}`,
         )
       }
       return blocks

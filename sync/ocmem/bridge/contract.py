@@ -42,6 +42,11 @@ from ocmem.text.words import LIGATURES
 
 # Put in the first message of a maintenance run (the weekly curation): no retrospective then.
 MAINTENANCE_MARKER = "<!-- ocmem:maintenance -->"
+# The end of the plugin's reminder in the agent's system prompt once a task is non-trivial:
+# what the model is asked to do, and what `ocmem essai`'s scripted model looks for.
+RETROSPECTIVE_REMINDER = (
+    "charge le skill `retrospective` et applique-le, une seule fois pour cette session."
+)
 
 
 class Exposure(TypedDict):
@@ -330,6 +335,8 @@ def typescript() -> str:
         f"export const LIGATURES: Record<string, string> = {json.dumps(LIGATURES, ensure_ascii=False)}"
     )
     lines.append(f"export const AGENT_ENV = {json.dumps(AGENT_ENV)}")
+    reminder = json.dumps(RETROSPECTIVE_REMINDER, ensure_ascii=False)
+    lines.append(f"export const RETROSPECTIVE_REMINDER = {reminder}")
     lines.append(f"export const TOKEN_ENV = {json.dumps(ENV_TOKEN)}")
     # What the plugin tells the gate it has (a gate started by sudo sees none of it), the token
     # by presence only: ocmem.home.gateenv.

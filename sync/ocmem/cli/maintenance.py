@@ -312,3 +312,42 @@ cli.add_command(
         hidden=True,
     )
 )
+
+
+@cli.command()
+@click.option(
+    "--opencode",
+    "opencode",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    metavar="CHEMIN",
+    help="L'OpenCode à utiliser (défaut : celui que trouve ton shell, comme ocmem doctor).",
+)
+@option(
+    "--garder",
+    "keep",
+    is_flag=True,
+    help="Garde le bac à sable à la fin (son chemin est affiché), pour le regarder.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
+@pass_context
+def essai(obj: Context, opencode: Path | None, keep: bool, as_json: bool) -> Outcome:
+    """Lance les 13 tests de la spécification dans un bac à sable, sans rien toucher d'autre.
+
+    OpenCode (le tien) avec le plugin d'ocmem, un modèle scripté et un SilverBullet de
+    substitution, tous sur 127.0.0.1. Code de sortie : 0 tout réussi, 1 un test a échoué,
+    3 des tests n'ont pas pu être lancés (OpenCode absent ou en version 2).
+    """
+    import os
+    import shutil
+
+    from ocmem.trial.runner import Essai
+    from ocmem.trial.verdicts import outcome
+
+    def say(line: str) -> None:
+        if sys.stderr.isatty() and not as_json:
+            click.echo(line, err=True)
+
+    given = opencode.absolute() if opencode is not None else None
+    verdicts, heading, notes, seconds = Essai(given, keep, say).run(os.environ, obj.home)
+    width = min(shutil.get_terminal_size((110, 24)).columns, 140)
+    return outcome(verdicts, heading, notes, seconds, as_json=as_json, width=width)

@@ -1,0 +1,232 @@
+"""``ocmem essai``: the spec's thirteen tests on the user's machine, in a sandbox.
+
+The run: a sandbox (ocmem.trial.sandbox), the SilverBullet stand-in, the user's first hour in it
+(``ocmem init``, the space, the first pull), the tests that need only ocmem's command line, then,
+when an OpenCode 1.x is there, one ``opencode serve`` with the scripted model for the tests that
+need the agent. OpenCode is found as ``ocmem doctor`` finds it (ocmem.setup.opencodeversion), or
+given; without it (or with OpenCode 2, which does not load the plugin) those tests are « non
+lancé », with the reason and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocmem.setup.opencodedir import CHECKED_OPENCODE
+from ocmem.setup.opencodeversion import OPENCODE1_INSTALL, OpenCodeSeen, inspect, version_of
+from ocmem.trial import agenttests, spectests
+from ocmem.trial.agenttests import MAIL, MAILBOX_SERVER, Stage, web_page
+from ocmem.trial.opencodeserve import OpenCodeFailed, Serve
+from ocmem.trial.sandbox import Sandbox
+from ocmem.trial.scriptedmodel import ScriptedModel, opencode_config
+from ocmem.trial.spectests import TITLES, Failed, Scene
+from ocmem.trial.standin import Standin
+from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Agentless:
+    """Why the agent's tests cannot run, and what to do about it."""
+
+    why: str
+    fix: str
+
+
+def find_opencode(
+    given: Path | None, env: Mapping[str, str], home: Path | None
+) -> tuple[Path, str] | Agentless:
+    """The OpenCode 1.x to run (its path and version), as doctor finds it, or why not."""
+    if given is not None:
+        try:
+            seen = OpenCodeSeen(given, version_of([str(given), "--version"]))
+        except (OSError, subprocess.SubprocessError) as exc:
+            seen = OpenCodeSeen(given, failure=str(exc))
+    else:
+        seen = inspect(env, home)
+    two = seen.opencode2()
+    if two is not None and two.blocking:
+        return Agentless(two.what, two.fix)
+    if seen.program is None:
+        return Agentless(
+            "OpenCode est introuvable (ni dans le PATH, ni dans ~/.opencode/bin)",
+            f"installe-le (`{OPENCODE1_INSTALL}`), ou donne son chemin : `ocmem essai --opencode CHEMIN`",
+        )
+    if seen.failure is not None or seen.major is None:
+        return Agentless(
+            f"{seen.program} ne dit pas sa version ({seen.failure or seen.output.strip()[:60]})",
+            f"réinstalle OpenCode : `{OPENCODE1_INSTALL}`",
+        )
+    return seen.program, seen.version or "?"
+
+
+def _run(number: int, test: Callable[[], str], say: Say) -> Verdict:
+    say(f"essai : test {number} — {TITLES[number]}")
+    start = time.monotonic()
+    try:
+        result, proof = PASSED, test()
+    except Failed as failed:
+        result, proof = FAILED, failed.proof
+    except OpenCodeFailed as exc:
+        result, proof = FAILED, f"OpenCode : {exc}"
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        result, proof = FAILED, f"erreur pendant l'essai : {exc}"
+    return Verdict(number, TITLES[number], result, proof, time.monotonic() - start)
+
+
+def _agent_config(model: ScriptedModel, sandbox: Sandbox) -> dict[str, object]:
+    mail = sandbox.root / "courriel.txt"
+    mail.write_text(MAIL, encoding="utf-8")
+    config: dict[str, object] = opencode_config(model.base_url)
+    config["snapshot"] = False  # OpenCode's undo of the project's files: a git commit per step
+    config["mcp"] = {
+        MAILBOX_SERVER: {
+            "type": "local",
+            "command": [sys.executable, "-m", "ocmem.trial.mailbox", str(mail)],
+            "enabled": True,
+        }
+    }
+    return config
+
+
+def _git_project(sandbox: Sandbox) -> None:
+    """A git project (OpenCode then stops at its root looking for configuration), when git is
+    there; without it, a plain folder."""
+    git = shutil.which("git", path=sandbox.env()["PATH"])
+    if git is None:
+        return
+    env = {**sandbox.env(), "GIT_AUTHOR_NAME": "essai", "GIT_COMMITTER_NAME": "essai"}
+    env |= {"GIT_AUTHOR_EMAIL": "essai@ocmem.invalid", "GIT_COMMITTER_EMAIL": "essai@ocmem.invalid"}
+    (sandbox.project / "LISEZ-MOI.md").write_text("Projet de l'essai ocmem.\n", encoding="utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "essai"]):
+        subprocess.run([git, *args], cwd=sandbox.project, env=env, capture_output=True, check=False)
+
+
+def _agent_tests(
+    scene: Scene, binary: Path, say: Say
+) -> tuple[dict[int, Verdict], str | None, list[str]]:
+    """Tests 1–4, 9, 11–13 and the agent's half of 8 in one ``opencode serve``."""
+    sandbox = scene.sandbox
+    model = ScriptedModel().start()
+    verdicts: dict[int, Verdict] = {}
+    space_half: str | None = None
+    try:
+        config = _agent_config(model, sandbox)
+        (scene.home / "opencode.json").write_text(
+            json.dumps(config, indent=2) + "\n", encoding="utf-8"
+        )
+        _git_project(sandbox)
+        with web_page() as page:
+            say("essai : démarrage d'OpenCode (opencode serve)")
+            serve = Serve(
+                binary, sandbox.project, sandbox.env(), sandbox.out / "opencode-serve.txt"
+            )
+            try:
+                stage = Stage(scene, model, serve, page)
+                for number, test in agenttests.AGENT_TESTS.items():
+                    verdicts[number] = _run(number, lambda t=test: t(stage), say)  # type: ignore[misc]
+                try:
+                    space_half = agenttests.space_tools_refuse_skills(stage)
+                except (Failed, OpenCodeFailed) as exc:
+                    verdicts[8] = Verdict(8, TITLES[8], FAILED, str(exc))
+                serve.dispose()
+            finally:
+                serve.stop()
+    except OpenCodeFailed as exc:
+        for number in [*agenttests.AGENT_TESTS, 8]:
+            verdicts.setdefault(
+                number, Verdict(number, TITLES[number], FAILED, f"OpenCode : {exc}")
+            )
+    finally:
+        model.stop()
+    return verdicts, space_half, [f"modèle scripté : {e}" for e in model.errors]
+
+
+@dataclass
+class Essai:
+    opencode: Path | None = None
+    keep: bool = False
+    say: Say = lambda _line: None
+
+    def run(
+        self, env: Mapping[str, str], user_home: Path | None
+    ) -> tuple[list[Verdict], list[str], list[str], float]:
+        """The verdicts, the heading lines, the notes, and the run's seconds."""
+        start = time.monotonic()
+        found = find_opencode(self.opencode, env, user_home)
+        sandbox = Sandbox.create(self.keep)
+        standin = Standin(sandbox.space, token=secrets.token_hex(16)).start()
+        notes: list[str] = []
+        verdicts: dict[int, Verdict] = {}
+        try:
+            scene = Scene(sandbox, standin)
+            say = self.say
+            say(f"essai : bac à sable {sandbox.root}")
+            spectests.prepare(scene)
+            for number, test in spectests.CLI_TESTS.items():
+                verdicts[number] = _run(number, lambda t=test: t(scene), say)  # type: ignore[misc]
+            script = _run(8, lambda: spectests.script_refuses_skills(scene), say)
+            if isinstance(found, Agentless):
+                for number in [*agenttests.AGENT_TESTS]:
+                    verdicts[number] = Verdict(
+                        number, TITLES[number], NOT_RUN, f"{found.why} : {found.fix}"
+                    )
+                result = script.result if script.result == FAILED else PARTLY
+                proof = f"{script.proof} ; outils de l'agent : non lancé, sans OpenCode"
+                verdicts[8] = Verdict(8, TITLES[8], result, proof)
+            else:
+                agent, space_half, errors = _agent_tests(scene, found[0], say)
+                verdicts |= agent
+                notes += errors
+                if 8 not in verdicts:
+                    both_ok = script.result == PASSED and space_half is not None
+                    proof = f"{space_half} ; {script.proof}" if space_half else script.proof
+                    verdicts[8] = Verdict(8, TITLES[8], PASSED if both_ok else FAILED, proof)
+        finally:
+            standin.stop()
+            attempts = list(sandbox.proxy.attempts)
+            sandbox.close()
+        heading = self._heading(found, sandbox)
+        if attempts:
+            notes.append(
+                f"Réseau : {len(attempts)} tentative(s) de sortie refusée(s) : {', '.join(attempts[:5])}"
+            )
+        else:
+            notes.append("Réseau : aucune tentative de sortie (tout est resté sur 127.0.0.1).")
+        if self.keep:
+            notes.append(
+                f"Bac à sable gardé : {sandbox.root} (OpenCode : sorties/opencode-serve.txt)"
+            )
+        return list(verdicts.values()), heading, notes, time.monotonic() - start
+
+    def _heading(self, found: tuple[Path, str] | Agentless, sandbox: Sandbox) -> list[str]:
+        where = "gardé" if self.keep else "supprimé à la fin"
+        lines = [
+            "Essai des 13 tests de la spécification, dans un bac à sable "
+            f"({sandbox.root}, {where}) : rien de ton dossier personnel, de ta configuration "
+            "d'OpenCode, de ta crontab ni du réseau n'est touché.",
+            "SilverBullet : serveur de substitution sur 127.0.0.1 (l'API /.fs de SilverBullet).",
+        ]
+        if isinstance(found, Agentless):
+            lines.append(f"OpenCode : non lancé — {found.why}.")
+        else:
+            binary, version = found
+            checked = (
+                ""
+                if version == CHECKED_OPENCODE
+                else f", ocmem est vérifié avec {CHECKED_OPENCODE}"
+            )
+            lines.append(
+                f"OpenCode {version} ({binary}{checked}), le plugin d'ocmem chargé, et un modèle "
+                "scripté sur 127.0.0.1 qui joue l'agent."
+            )
+        return lines
