@@ -35,6 +35,11 @@ _ERROR_CODES: tuple[tuple[type[OcmemError], int], ...] = (
 )
 
 
+def status_code(status: Status) -> int:
+    """The exit code of a command that answered with ``status``."""
+    return _STATUS_CODES[status]
+
+
 def exit_code(error: OcmemError) -> int:
     return next(code for kind, code in _ERROR_CODES if isinstance(error, kind))
 
@@ -68,7 +73,7 @@ def execute(call: Callable[[], Outcome], debug: bool = False) -> tuple[int, str,
         except OSError as exc:
             raise from_os_error(exc, action="d'accéder à") from exc
         out = terminal_safe(outcome.render()) + "\n" if outcome.lines else ""
-        return _STATUS_CODES[outcome.status], out, ""
+        return status_code(outcome.status), out, ""
     except OcmemError as exc:
         return exit_code(exc), "", terminal_safe(f"ocmem : {exc.render()}") + "\n"
     except KeyboardInterrupt:  # what was running undid its own writes (Workspace.transaction)

@@ -320,7 +320,14 @@ cli.add_command(
     "opencode",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     metavar="CHEMIN",
-    help="L'OpenCode à utiliser (défaut : celui que trouve ton shell, comme ocmem doctor).",
+    help="L'OpenCode à utiliser (défaut : celui que trouve votre shell, comme ocmem doctor).",
+)
+@option(
+    "--espace",
+    "space",
+    is_flag=True,
+    help="Lit votre espace SilverBullet configuré, sans jamais l'écrire, et fait les tests sur "
+    "une copie de ses pages.",
 )
 @option(
     "--garder",
@@ -330,17 +337,18 @@ cli.add_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Sortie JSON.")
 @pass_context
-def essai(obj: Context, opencode: Path | None, keep: bool, as_json: bool) -> Outcome:
+def essai(obj: Context, opencode: Path | None, space: bool, keep: bool, as_json: bool) -> Outcome:
     """Lance les 13 tests de la spécification dans un bac à sable, sans rien toucher d'autre.
 
-    OpenCode (le tien) avec le plugin d'ocmem, un modèle scripté et un SilverBullet de
-    substitution, tous sur 127.0.0.1. Code de sortie : 0 tout réussi, 1 un test a échoué,
+    Votre OpenCode avec le plugin d'ocmem, un modèle scripté et un SilverBullet de
+    substitution, tous sur 127.0.0.1. Code de sortie : 0 tout a réussi, 1 un test a échoué,
     3 des tests n'ont pas pu être lancés (OpenCode absent ou en version 2).
     """
     import os
     import shutil
 
     from ocmem.trial.runner import Essai
+    from ocmem.trial.userspace import read_space
     from ocmem.trial.verdicts import outcome
 
     def say(line: str) -> None:
@@ -348,6 +356,7 @@ def essai(obj: Context, opencode: Path | None, keep: bool, as_json: bool) -> Out
             click.echo(line, err=True)
 
     given = opencode.absolute() if opencode is not None else None
-    verdicts, heading, notes, seconds = Essai(given, keep, say).run(os.environ, obj.home)
+    copy = read_space(obj.home, os.environ) if space else None
+    run = Essai(given, keep, say, copy).run(os.environ, obj.home)
     width = min(shutil.get_terminal_size((110, 24)).columns, 140)
-    return outcome(verdicts, heading, notes, seconds, as_json=as_json, width=width)
+    return outcome(*run, as_json=as_json, width=width)

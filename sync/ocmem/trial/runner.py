@@ -29,9 +29,11 @@ from ocmem.trial.sandbox import Sandbox
 from ocmem.trial.scriptedmodel import ScriptedModel, opencode_config
 from ocmem.trial.spectests import TITLES, Failed, Scene
 from ocmem.trial.standin import Standin
+from ocmem.trial.userspace import SpaceCopy
 from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict
 
 Say = Callable[[str], None]
+NEEDS_OPENCODE = "il faut OpenCode 1.x (voir plus haut)"
 
 
 @dataclass(frozen=True)
@@ -59,12 +61,13 @@ def find_opencode(
     if seen.program is None:
         return Agentless(
             "OpenCode est introuvable (ni dans le PATH, ni dans ~/.opencode/bin)",
-            f"installe-le (`{OPENCODE1_INSTALL}`), ou donne son chemin : `ocmem essai --opencode CHEMIN`",
+            f"installez-le (`{OPENCODE1_INSTALL}`), ou donnez son chemin : "
+            "`ocmem essai --opencode CHEMIN`",
         )
     if seen.failure is not None or seen.major is None:
         return Agentless(
             f"{seen.program} ne dit pas sa version ({seen.failure or seen.output.strip()[:60]})",
-            f"réinstalle OpenCode : `{OPENCODE1_INSTALL}`",
+            f"réinstallez OpenCode : `{OPENCODE1_INSTALL}`",
         )
     return seen.program, seen.version or "?"
 
@@ -156,6 +159,7 @@ class Essai:
     opencode: Path | None = None
     keep: bool = False
     say: Say = lambda _line: None
+    space: SpaceCopy | None = None  # --espace: the pages read from the user's space
 
     def run(
         self, env: Mapping[str, str], user_home: Path | None
@@ -171,17 +175,15 @@ class Essai:
             scene = Scene(sandbox, standin)
             say = self.say
             say(f"essai : bac à sable {sandbox.root}")
-            spectests.prepare(scene)
+            spectests.prepare(scene, self.space.pages if self.space else None)
             for number, test in spectests.CLI_TESTS.items():
                 verdicts[number] = _run(number, lambda t=test: t(scene), say)  # type: ignore[misc]
             script = _run(8, lambda: spectests.script_refuses_skills(scene), say)
             if isinstance(found, Agentless):
                 for number in [*agenttests.AGENT_TESTS]:
-                    verdicts[number] = Verdict(
-                        number, TITLES[number], NOT_RUN, f"{found.why} : {found.fix}"
-                    )
+                    verdicts[number] = Verdict(number, TITLES[number], NOT_RUN, NEEDS_OPENCODE)
                 result = script.result if script.result == FAILED else PARTLY
-                proof = f"{script.proof} ; outils de l'agent : non lancé, sans OpenCode"
+                proof = f"{script.proof} ; outils de l'agent non lancés, {NEEDS_OPENCODE}"
                 verdicts[8] = Verdict(8, TITLES[8], result, proof)
             else:
                 agent, space_half, errors = _agent_tests(scene, found[0], say)
@@ -194,6 +196,7 @@ class Essai:
         finally:
             standin.stop()
             attempts = list(sandbox.proxy.attempts)
+            asked = sandbox.refused_calls()
             sandbox.close()
         heading = self._heading(found, sandbox)
         if attempts:
@@ -202,9 +205,17 @@ class Essai:
             )
         else:
             notes.append("Réseau : aucune tentative de sortie (tout est resté sur 127.0.0.1).")
+        writes = [call for call in asked if call != "crontab -l"]
+        notes.append(
+            f"Crontab et systemd : {len(writes)} écriture(s) tentée(s) et refusée(s) ({', '.join(writes)})."
+            if writes
+            else "Crontab et systemd : jamais écrits (le bac à sable en a des substituts qui "
+            f"refusent ; crontab lue {len(asked)} fois, vide)."
+        )
         if self.keep:
             notes.append(
-                f"Bac à sable gardé : {sandbox.root} (OpenCode : sorties/opencode-serve.txt)"
+                f"Bac à sable gardé : {sandbox.root} (ce qu'OpenCode a affiché : "
+                "sorties/opencode-serve.txt) ; supprimez-le quand vous n'en avez plus besoin."
             )
         return list(verdicts.values()), heading, notes, time.monotonic() - start
 
@@ -212,12 +223,29 @@ class Essai:
         where = "gardé" if self.keep else "supprimé à la fin"
         lines = [
             "Essai des 13 tests de la spécification, dans un bac à sable "
-            f"({sandbox.root}, {where}) : rien de ton dossier personnel, de ta configuration "
-            "d'OpenCode, de ta crontab ni du réseau n'est touché.",
-            "SilverBullet : serveur de substitution sur 127.0.0.1 (l'API /.fs de SilverBullet).",
+            f"({sandbox.root}, {where}) : rien de votre dossier personnel, de votre configuration "
+            "d'OpenCode, de votre crontab ni du réseau n'est touché.",
         ]
+        if self.space is None:
+            lines.append(
+                "SilverBullet : serveur de substitution sur 127.0.0.1 (l'API /.fs de SilverBullet)."
+            )
+        else:
+            left = (
+                f", {len(self.space.left_out)} au-delà des limites du pull laissée(s) de côté"
+                if self.space.left_out
+                else ""
+            )
+            lines.append(
+                f"SilverBullet : votre espace ({self.space.url}) lu sans être écrit "
+                f"({self.space.requests} lectures, toute écriture refusée par ocmem avant envoi) ; "
+                f"ses {len(self.space.pages)} pages à tirer{left} copiées dans un serveur de "
+                "substitution sur 127.0.0.1, où les tests écrivent."
+            )
         if isinstance(found, Agentless):
-            lines.append(f"OpenCode : non lancé — {found.why}.")
+            lines.append(
+                f"OpenCode : non lancé — {found.why}. Pour les tests de l'agent, {found.fix}."
+            )
         else:
             binary, version = found
             checked = (

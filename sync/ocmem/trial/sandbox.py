@@ -113,10 +113,31 @@ class Sandbox:
         ):
             folder.mkdir(parents=True, exist_ok=True)
         # `ocmem` on the agent's PATH is this ocmem: a command the plugin lets through would run.
-        wrapper = sandbox.bin / "ocmem"
-        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ocmem "$@"\n')
-        wrapper.chmod(0o755)
+        # The user's crontab and systemd come before it on no PATH of the run: in their place,
+        # an empty crontab that refuses to be written, and a systemctl that refuses, each
+        # counting in sorties/refus.log what they were asked (what init reads, say).
+        programs = {
+            "ocmem": f'exec "{sys.executable}" -m ocmem "$@"',
+            "crontab": f'echo "crontab $*" >> "{sandbox.refused_log}"\n'
+            '[ "$1" = "-l" ] && echo "no crontab for essai" >&2\nexit 1',
+            "systemctl": f'echo "systemctl $*" >> "{sandbox.refused_log}"\nexit 1',
+        }
+        for name, body in programs.items():
+            program = sandbox.bin / name
+            program.write_text(f"#!/bin/sh\n{body}\n")
+            program.chmod(0o755)
         return sandbox
+
+    @property
+    def refused_log(self) -> Path:
+        return self.out / "refus.log"
+
+    def refused_calls(self) -> list[str]:
+        """What was asked of the crontab and systemctl stand-ins, writes first."""
+        if not self.refused_log.exists():
+            return []
+        calls = self.refused_log.read_text(encoding="utf-8").splitlines()
+        return sorted(calls, key=lambda call: call == "crontab -l")
 
     # -- layout ---------------------------------------------------------------------------
     @property

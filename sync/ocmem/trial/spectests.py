@@ -13,13 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from ocmem.clock import Clock
 from ocmem.formats import journal, pending, shortterm
+from ocmem.home.shipped import with_section
 from ocmem.text import inert
 from ocmem.trial.sandbox import Sandbox
 from ocmem.trial.standin import Standin
@@ -48,6 +50,7 @@ SKILL = (
     "---\nname: deploy-nginx\ndescription: Déployer nginx sur le VPS. Vérifier, puis "
     f"recharger.\n---\n\n# Déployer nginx\n\n1. {SKILL_SENTENCE}\n2. Recharge nginx.\n"
 )
+RULES = "# Consignes\n\nRéponds en français.\n"
 MEMORY = "# Mémoire\n\n- Le VPS de l'essai tourne sous Debian 12.\n"
 
 
@@ -109,14 +112,21 @@ class Scene:
         return found
 
 
-def prepare(scene: Scene) -> None:
+def prepare(scene: Scene, copied: Mapping[str, bytes] | None = None) -> None:
     """The user's first hour, in the sandbox: ``ocmem init``, a space with their rules, a fact
-    and a skill, the URL and the token as the guide says, then the first pull."""
+    and a skill, the URL and the token as the guide says, then the first pull. ``copied``: the
+    pages read from the user's own space (``--espace``), put in the stand-in first; their rules
+    and facts are then used instead of the essai's, its two skills added beside theirs."""
     scene.ocmem("init")
     standin = scene.standin
-    section = scene.ocmem("init", "--voir-section")
-    standin.write("Agents/AGENTS.md", f"# Consignes\n\nRéponds en français.\n\n{section}")
-    standin.write("Agents/Memory/MEMORY.md", MEMORY)
+    copied = copied or {}
+    for name, body in copied.items():
+        standin.write(name, body.decode("utf-8", "replace"))
+    theirs = copied.get("Agents/AGENTS.md")
+    rules = theirs.decode("utf-8", "replace") if theirs else RULES
+    standin.write("Agents/AGENTS.md", with_section(rules))
+    if "Agents/Memory/MEMORY.md" not in copied:
+        standin.write("Agents/Memory/MEMORY.md", MEMORY)
     retrospective = scene.text("skills/retrospective/SKILL.md")
     standin.write("Agents/Skills/retrospective/SKILL.md", retrospective)
     standin.write(SKILL_PAGE, SKILL)
@@ -152,8 +162,6 @@ def header(block: journal.Block) -> str:
 def expired_note_dropped(scene: Scene) -> str:
     """10. A note past its expiry, then a write: the note is gone."""
     today = scene.clock.now().date()
-    from datetime import timedelta
-
     old = shortterm.Note(
         today - timedelta(days=10), today - timedelta(days=3), "branche essai-ancienne en cours"
     )
@@ -176,7 +184,8 @@ def expired_note_dropped(scene: Scene) -> str:
 def pulled_after_edit(scene: Scene) -> str:
     """5. The human changes MEMORY.md in SilverBullet; the next pull brings it."""
     fact = "- Le VPS de l'essai passe sous Debian 13."
-    scene.standin.write("Agents/Memory/MEMORY.md", MEMORY + fact + "\n")
+    page = scene.standin.read("Agents/Memory/MEMORY.md").rstrip("\n")
+    scene.standin.write("Agents/Memory/MEMORY.md", f"{page}\n{fact}\n")
     said = scene.ocmem("pull")
     local = scene.text("memory/MEMORY.md")
     expect(fact in local, f"après `ocmem pull`, memory/MEMORY.md ne contient pas « {fact[2:]} »")

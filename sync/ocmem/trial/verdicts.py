@@ -13,6 +13,7 @@ import json
 import textwrap
 from dataclasses import asdict, dataclass
 
+from ocmem.execution import status_code
 from ocmem.outcome import Outcome, Status
 
 PASSED = "réussi"
@@ -44,10 +45,9 @@ def summary(verdicts: list[Verdict], seconds: float) -> str:
         (sum(v.result == result for v in verdicts), result)
         for result in (PASSED, FAILED, PARTLY, NOT_RUN)
     ]
+    plural = {PASSED: "réussis", FAILED: "échecs", NOT_RUN: "non lancés", PARTLY: PARTLY}
     said = ", ".join(
-        f"{count} {name}{'s' if count > 1 and name in (PASSED, FAILED) else ''}"
-        for count, name in counts
-        if count
+        f"{count} {plural[name] if count > 1 else name}" for count, name in counts if count
     )
     return f"{len(verdicts)} tests : {said} — {seconds:.0f} s."
 
@@ -93,7 +93,7 @@ def outcome(
             "secondes": round(seconds, 1),
             "contexte": heading,
             "remarques": notes,
-            "code": {Status.OK: 0, Status.FAILED: 1, Status.NEEDS_HUMAN: 3}[status],
+            "code": status_code(status),
         }
         return Outcome([json.dumps(document, ensure_ascii=False, indent=2)], status)
     lines = [*heading, "", *table(verdicts, width), ""]

@@ -1,0 +1,254 @@
+"""``ocmem essai`` without OpenCode: the table (pure), the read-only transport of ``--espace``,
+and the command run as a user runs it — in a home of their own that must come out untouched,
+broken on purpose (it must fail), and against « their » space (only reads may reach it).
+
+The whole run with the real OpenCode is tests/e2e/test_essai_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ocmem.execution import status_code
+from ocmem.silverbullet.client import ForbiddenRequest
+from ocmem.trial.userspace import ReadOnly, default_remote
+from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict, outcome, summary
+from support.sbserver import FakeSilverBullet
+
+# Disables the guard of the spec's test 10 (an expired note goes at the next write), in every
+# Python process of the run (this file on PYTHONPATH): essai must then fail.
+BREAK_EXPIRY = (
+    "from ocmem.formats import shortterm\nshortterm.Note.expired = lambda self, today: False\n"
+)
+WITHOUT_OPENCODE = {5, 6, 7, 10}  # the tests that need only ocmem's command line
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+def verdict(number: int, result: str) -> Verdict:
+    return Verdict(number, f"test {number}", result, f"preuve {number}")
+
+
+@pytest.mark.parametrize(
+    ("results", "code"),
+    [
+        ([PASSED, PASSED], 0),
+        ([PASSED, NOT_RUN], 3),
+        ([PARTLY, PASSED], 3),
+        ([FAILED, NOT_RUN], 1),
+        ([PASSED, FAILED, PARTLY], 1),
+    ],
+)
+def test_a_failure_wins_then_what_could_not_run(results: list[str], code: int) -> None:
+    done = outcome([verdict(n, r) for n, r in enumerate(results, 1)], [], [], 1.0, as_json=True)
+    assert json.loads(done.lines[0])["code"] == code
+    assert status_code(done.status) == code
+
+
+def test_the_table_has_one_row_per_test_in_order_and_wraps_each_cell() -> None:
+    long = Verdict(2, "un titre " * 8, PASSED, "une preuve assez longue " * 10)
+    done = outcome([long, verdict(1, FAILED)], ["en-tête"], ["remarque"], 12.0, width=100)
+    lines = done.lines
+    assert lines[0] == "en-tête"
+    assert lines[2].split() == ["n°", "test", "résultat", "ce", "qui", "le", "prouve"]
+    rows = lines[4 : lines.index("", 4)]
+    assert [row[:3].strip() for row in rows if row[:3].strip()] == ["1", "2"]
+    assert len(rows) > 3  # the long cells wrapped
+    assert max(len(line) for line in rows) <= 100
+    assert lines[-3:] == ["remarque", "", "2 tests : 1 réussi, 1 échec — 12 s."]
+
+
+def test_the_summary_says_each_result_with_its_plural() -> None:
+    verdicts = [verdict(1, PASSED), verdict(2, PASSED), verdict(3, NOT_RUN), verdict(4, NOT_RUN)]
+    verdicts.append(verdict(5, PARTLY))
+    assert summary(verdicts, 4.4) == "5 tests : 2 réussis, 1 en partie, 2 non lancés — 4 s."
+
+
+# -- --espace: read-only below the client ------------------------------------------------------
+
+
+def test_the_read_only_transport_sends_reads_and_refuses_every_write_before_sending() -> None:
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.method)
+        return httpx.Response(200, text="ok")
+
+    guard = ReadOnly(httpx.MockTransport(answer))
+    with httpx.Client(transport=guard, base_url="http://sb.invalid") as client:
+        assert client.get("/.fs").status_code == 200
+        assert client.head("/.fs/a.md").status_code == 200
+        for method in ("PUT", "DELETE", "POST", "PATCH"):
+            with pytest.raises(ForbiddenRequest, match="sans jamais l'écrire"):
+                client.request(method, "/.fs/Agents/Inbox/journal.md", content=b"x")
+    assert sent == ["GET", "HEAD"]
+    assert guard.refused[0] == "PUT /.fs/Agents/Inbox/journal.md"
+
+
+@pytest.mark.parametrize(
+    ("local", "remote"),
+    [
+        ("skills/deploy/SKILL.md", "Agents/Skills/deploy/SKILL.md"),
+        ("skills/deploy/notes.md", "Agents/Skills/deploy/notes.md"),
+        ("memory/MEMORY.md", "Agents/Memory/MEMORY.md"),
+        ("AGENTS.md", "Agents/AGENTS.md"),
+        ("memory/journal.md", None),
+    ],
+)
+def test_a_pulled_file_goes_where_a_fresh_homes_pull_takes_it(
+    local: str, remote: str | None
+) -> None:
+    assert default_remote(local) == remote
+
+
+# -- the command, as a user runs it ------------------------------------------------------------
+
+
+def user_machine(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A user's environment: HOME with OpenCode's configuration and a shell file in it, a
+    ``crontab`` and a ``systemctl`` that log any call, a PATH without OpenCode."""
+    home = tmp_path / "maison"
+    (home / ".config" / "opencode").mkdir(parents=True)
+    (home / ".config" / "opencode" / "opencode.json").write_text('{"model": "le-mien"}\n')
+    (home / ".config" / "opencode" / "AGENTS.md").write_text("# Mes consignes\n")
+    (home / ".bashrc").write_text("export EDITOR=vi\n")
+    tools = tmp_path / "outils"
+    tools.mkdir()
+    for name in ("crontab", "systemctl"):
+        program = tools / name
+        program.write_text(f'#!/bin/sh\necho "{name} $*" >> {tmp_path}/appels.log\n')
+        program.chmod(0o755)
+    path = [str(tools)] + [
+        d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "opencode").exists()
+    ]
+    (tmp_path / "tmp").mkdir()
+    env = {
+        "PATH": os.pathsep.join(path),
+        "HOME": str(home),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "LANG": "C.UTF-8",
+    }
+    return env, home
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def essai(
+    env: dict[str, str], *args: str, home: Path | None = None, timeout: float = 120
+) -> tuple[int, dict[str, Any]]:
+    where = ["--home", str(home)] if home else []
+    done = subprocess.run(
+        [sys.executable, "-m", "ocmem", *where, "essai", "--json", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.stdout.strip(), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def results(document: dict[str, Any]) -> dict[int, str]:
+    return {t["number"]: t["result"] for t in document["tests"]}
+
+
+@pytest.mark.real_clock
+def test_without_opencode_it_runs_what_it_can_says_why_not_the_rest_and_touches_nothing(
+    tmp_path: Path,
+) -> None:
+    env, home = user_machine(tmp_path)
+    before = snapshot(home)
+    code, document = essai(env)
+    seen = results(document)
+    assert code == 3, document
+    assert document["code"] == 3
+    assert sorted(seen) == list(range(1, 14))
+    assert {n for n, r in seen.items() if r == PASSED} == WITHOUT_OPENCODE
+    assert seen[8] == PARTLY  # the sync script's half ran, the agent's tools did not
+    assert {n for n, r in seen.items() if r == NOT_RUN} == set(range(1, 14)) - WITHOUT_OPENCODE - {
+        8
+    }
+    heading = " ".join(document["contexte"])
+    assert "OpenCode : non lancé — OpenCode est introuvable" in heading
+    assert "ocmem essai --opencode CHEMIN" in heading
+    assert "aucune tentative de sortie" in " ".join(document["remarques"])
+    assert snapshot(home) == before  # HOME, OpenCode's configuration: not a byte, not a date
+    assert not (tmp_path / "appels.log").exists()  # neither crontab nor systemctl was run
+    assert list((tmp_path / "tmp").iterdir()) == []  # the sandbox is gone
+
+
+@pytest.mark.real_clock
+def test_broken_on_purpose_it_fails_on_the_broken_test_and_says_what_it_saw(
+    tmp_path: Path,
+) -> None:
+    env, _ = user_machine(tmp_path)
+    breakage = tmp_path / "casse"
+    breakage.mkdir()
+    (breakage / "sitecustomize.py").write_text(BREAK_EXPIRY)
+    code, document = essai({**env, "PYTHONPATH": str(breakage)})
+    assert code == 1
+    seen = results(document)
+    assert seen[10] == FAILED
+    assert {n for n, r in seen.items() if r == PASSED} == WITHOUT_OPENCODE - {10}
+    proof = next(t["proof"] for t in document["tests"] if t["number"] == 10)
+    assert "toujours dans SHORT_TERM.md" in proof
+
+
+@pytest.mark.real_clock
+def test_with_their_space_it_only_reads_it_and_runs_the_tests_on_a_copy(tmp_path: Path) -> None:
+    env, home = user_machine(tmp_path)
+    theirs = tmp_path / "leur-espace"
+    with FakeSilverBullet(theirs, token="jeton-de-l-utilisateur") as space:
+        space.write("Agents/AGENTS.md", "# Leurs consignes\n\nTutoie-moi.\n")
+        space.write("Agents/Memory/MEMORY.md", "# Mémoire\n\n- Leur serveur est sous Alpine.\n")
+        space.write("Agents/Skills/sauvegarde/SKILL.md", "---\nname: sauvegarde\n---\n\nFais-la.\n")
+        space.write("Agents/Inbox/journal.md", "# Leur journal\n")
+        space.write("Notes/perso.md", "Pas pour ocmem.\n")
+        before = snapshot(theirs)
+        user_home = home / ".config" / "opencode"
+        (user_home / "ocmem.yaml").write_text(f"silverbullet:\n  url: {space.url}\n")
+        env = {**env, "OCMEM_SILVERBULLET_TOKEN": "jeton-de-l-utilisateur"}
+        code, document = essai(env, "--espace", home=user_home)
+        methods = {r.method for r in space.requests}
+        read = sorted(r.fs_path or "" for r in space.requests if r.fs_path)
+    assert code == 3, document
+    assert methods <= {"GET", "HEAD"}, methods
+    assert snapshot(theirs) == before
+    assert "Notes/perso.md" not in read and "Agents/Inbox/journal.md" not in read
+    heading = " ".join(document["contexte"])
+    assert "lu sans être écrit" in heading and "ses 3 pages à tirer" in heading
+    assert {n for n, r in results(document).items() if r == PASSED} == WITHOUT_OPENCODE
+    pulled = next(t["proof"] for t in document["tests"] if t["number"] == 5)
+    assert "Debian 13" in pulled  # their MEMORY.md, changed in the copy, then pulled
+
+
+@pytest.mark.real_clock
+def test_an_unconfigured_space_is_refused_before_any_sandbox(tmp_path: Path) -> None:
+    env, home = user_machine(tmp_path)
+    user_home = home / ".config" / "opencode"
+    done = subprocess.run(
+        [sys.executable, "-m", "ocmem", "--home", str(user_home), "essai", "--espace"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "aucune instance SilverBullet configurée" in done.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []
