@@ -8,11 +8,9 @@ The whole run with the real OpenCode is tests/e2e/test_essai_e2e.py.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +20,7 @@ from ocmem.silverbullet.client import ForbiddenRequest
 from ocmem.trial.userspace import ReadOnly, default_remote
 from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict, outcome, summary
 from support.sbserver import FakeSilverBullet
+from support.usermachine import broken, essai, results, snapshot, user_machine
 
 # Disables the guard of the spec's test 10 (an expired note goes at the next write), in every
 # Python process of the run (this file on PYTHONPATH): essai must then fail.
@@ -113,60 +112,6 @@ def test_a_pulled_file_goes_where_a_fresh_homes_pull_takes_it(
 # -- the command, as a user runs it ------------------------------------------------------------
 
 
-def user_machine(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """A user's environment: HOME with OpenCode's configuration and a shell file in it, a
-    ``crontab`` and a ``systemctl`` that log any call, a PATH without OpenCode."""
-    home = tmp_path / "maison"
-    (home / ".config" / "opencode").mkdir(parents=True)
-    (home / ".config" / "opencode" / "opencode.json").write_text('{"model": "le-mien"}\n')
-    (home / ".config" / "opencode" / "AGENTS.md").write_text("# Mes consignes\n")
-    (home / ".bashrc").write_text("export EDITOR=vi\n")
-    tools = tmp_path / "outils"
-    tools.mkdir()
-    for name in ("crontab", "systemctl"):
-        program = tools / name
-        program.write_text(f'#!/bin/sh\necho "{name} $*" >> {tmp_path}/appels.log\n')
-        program.chmod(0o755)
-    path = [str(tools)] + [
-        d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "opencode").exists()
-    ]
-    (tmp_path / "tmp").mkdir()
-    env = {
-        "PATH": os.pathsep.join(path),
-        "HOME": str(home),
-        "TMPDIR": str(tmp_path / "tmp"),
-        "LANG": "C.UTF-8",
-    }
-    return env, home
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {
-        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*"))
-    }
-
-
-def essai(
-    env: dict[str, str], *args: str, home: Path | None = None, timeout: float = 120
-) -> tuple[int, dict[str, Any]]:
-    where = ["--home", str(home)] if home else []
-    done = subprocess.run(
-        [sys.executable, "-m", "ocmem", *where, "essai", "--json", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.stdout.strip(), done.stderr
-    return done.returncode, json.loads(done.stdout)
-
-
-def results(document: dict[str, Any]) -> dict[int, str]:
-    return {t["number"]: t["result"] for t in document["tests"]}
-
-
 @pytest.mark.real_clock
 def test_without_opencode_it_runs_what_it_can_says_why_not_the_rest_and_touches_nothing(
     tmp_path: Path,
@@ -197,10 +142,7 @@ def test_broken_on_purpose_it_fails_on_the_broken_test_and_says_what_it_saw(
     tmp_path: Path,
 ) -> None:
     env, _ = user_machine(tmp_path)
-    breakage = tmp_path / "casse"
-    breakage.mkdir()
-    (breakage / "sitecustomize.py").write_text(BREAK_EXPIRY)
-    code, document = essai({**env, "PYTHONPATH": str(breakage)})
+    code, document = essai({**env, **broken(tmp_path, BREAK_EXPIRY)})
     assert code == 1
     seen = results(document)
     assert seen[10] == FAILED

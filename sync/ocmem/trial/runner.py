@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ocmem.setup.opencodedir import CHECKED_OPENCODE
-from ocmem.setup.opencodeversion import OPENCODE1_INSTALL, OpenCodeSeen, inspect, version_of
+from ocmem.setup.opencodeversion import OPENCODE1_INSTALL, OpenCodeSeen, inspect
 from ocmem.trial import agenttests, spectests
 from ocmem.trial.agenttests import MAIL, MAILBOX_SERVER, Stage, web_page
 from ocmem.trial.opencodeserve import OpenCodeFailed, Serve
@@ -45,16 +45,25 @@ class Agentless:
 
 
 def find_opencode(
-    given: Path | None, env: Mapping[str, str], home: Path | None
+    given: Path | None, env: Mapping[str, str], home: Path | None, sandboxed: Mapping[str, str]
 ) -> tuple[Path, str] | Agentless:
-    """The OpenCode 1.x to run (its path and version), as doctor finds it, or why not."""
+    """The OpenCode 1.x to run (its path and version), as doctor finds it, or why not. Its
+    ``--version`` runs in the sandbox's environment (``sandboxed``): OpenCode makes its cache
+    and data folders under HOME at any start, and the user's HOME is not the run's."""
+
+    def version(command: list[str]) -> str:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=20, check=True, env=dict(sandboxed)
+        )
+        return done.stdout or done.stderr
+
     if given is not None:
         try:
-            seen = OpenCodeSeen(given, version_of([str(given), "--version"]))
+            seen = OpenCodeSeen(given, version([str(given), "--version"]))
         except (OSError, subprocess.SubprocessError) as exc:
             seen = OpenCodeSeen(given, failure=str(exc))
     else:
-        seen = inspect(env, home)
+        seen = inspect(env, home, run=version)
     two = seen.opencode2()
     if two is not None and two.blocking:
         return Agentless(two.what, two.fix)
@@ -166,35 +175,14 @@ class Essai:
     ) -> tuple[list[Verdict], list[str], list[str], float]:
         """The verdicts, the heading lines, the notes, and the run's seconds."""
         start = time.monotonic()
-        found = find_opencode(self.opencode, env, user_home)
         sandbox = Sandbox.create(self.keep)
-        standin = Standin(sandbox.space, token=secrets.token_hex(16)).start()
         notes: list[str] = []
-        verdicts: dict[int, Verdict] = {}
         try:
-            scene = Scene(sandbox, standin)
-            say = self.say
-            say(f"essai : bac à sable {sandbox.root}")
-            spectests.prepare(scene, self.space.pages if self.space else None)
-            for number, test in spectests.CLI_TESTS.items():
-                verdicts[number] = _run(number, lambda t=test: t(scene), say)  # type: ignore[misc]
-            script = _run(8, lambda: spectests.script_refuses_skills(scene), say)
-            if isinstance(found, Agentless):
-                for number in [*agenttests.AGENT_TESTS]:
-                    verdicts[number] = Verdict(number, TITLES[number], NOT_RUN, NEEDS_OPENCODE)
-                result = script.result if script.result == FAILED else PARTLY
-                proof = f"{script.proof} ; outils de l'agent non lancés, {NEEDS_OPENCODE}"
-                verdicts[8] = Verdict(8, TITLES[8], result, proof)
-            else:
-                agent, space_half, errors = _agent_tests(scene, found[0], say)
-                verdicts |= agent
-                notes += errors
-                if 8 not in verdicts:
-                    both_ok = script.result == PASSED and space_half is not None
-                    proof = f"{space_half} ; {script.proof}" if space_half else script.proof
-                    verdicts[8] = Verdict(8, TITLES[8], PASSED if both_ok else FAILED, proof)
+            found = find_opencode(self.opencode, env, user_home, sandbox.env(outer=env))
+            with Standin(sandbox.space, token=secrets.token_hex(16)) as standin:
+                self.say(f"essai : bac à sable {sandbox.root}")
+                verdicts = self._tests(Scene(sandbox, standin), found, notes)
         finally:
-            standin.stop()
             attempts = list(sandbox.proxy.attempts)
             asked = sandbox.refused_calls()
             sandbox.close()
@@ -218,6 +206,35 @@ class Essai:
                 "sorties/opencode-serve.txt) ; supprimez-le quand vous n'en avez plus besoin."
             )
         return list(verdicts.values()), heading, notes, time.monotonic() - start
+
+    def _tests(
+        self, scene: Scene, found: tuple[Path, str] | Agentless, notes: list[str]
+    ) -> dict[int, Verdict]:
+        say = self.say
+        try:
+            spectests.prepare(scene, self.space.pages if self.space else None)
+        except Failed as failed:  # the user's first hour did not go through: nothing to test
+            why = f"préparation du bac à sable : {failed.proof}"
+            return {n: Verdict(n, TITLES[n], FAILED, why) for n in TITLES}
+        verdicts: dict[int, Verdict] = {}
+        for number, test in spectests.CLI_TESTS.items():
+            verdicts[number] = _run(number, lambda t=test: t(scene), say)  # type: ignore[misc]
+        script = _run(8, lambda: spectests.script_refuses_skills(scene), say)
+        if isinstance(found, Agentless):
+            for number in agenttests.AGENT_TESTS:
+                verdicts[number] = Verdict(number, TITLES[number], NOT_RUN, NEEDS_OPENCODE)
+            result = script.result if script.result == FAILED else PARTLY
+            proof = f"{script.proof} ; outils de l'agent non lancés, {NEEDS_OPENCODE}"
+            verdicts[8] = Verdict(8, TITLES[8], result, proof)
+            return verdicts
+        agent, space_half, errors = _agent_tests(scene, found[0], say)
+        verdicts |= agent
+        notes += errors
+        if 8 not in verdicts:
+            both_ok = script.result == PASSED and space_half is not None
+            proof = f"{space_half} ; {script.proof}" if space_half else script.proof
+            verdicts[8] = Verdict(8, TITLES[8], PASSED if both_ok else FAILED, proof)
+        return verdicts
 
     def _heading(self, found: tuple[Path, str] | Agentless, sandbox: Sandbox) -> list[str]:
         where = "gardé" if self.keep else "supprimé à la fin"
