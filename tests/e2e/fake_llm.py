@@ -11,6 +11,9 @@ tool results). Replies come from a *script*:
 
 Each main-agent request consumes the next step. A step is
 
+The wire format (SSE chunks, the non-streamed answer) is the packaged scripted model's
+(``ocmem.trial.scriptedmodel``, what ``ocmem essai`` plays OpenCode's model with).
+
 * ``Text("...")`` - a plain assistant answer (``finish_reason: stop``);
 * ``ToolCalls([(name, args), ...])`` - one or more tool calls (``finish_reason: tool_calls``),
   optionally preceded by some text;
@@ -35,6 +38,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ocmem.trial.scriptedmodel import MODEL_ID, completion, completion_chunks
+
 __all__ = [
     "FakeLLM",
     "HttpError",
@@ -47,7 +52,6 @@ __all__ = [
     "ToolCalls",
 ]
 
-MODEL_ID = "fake-model"
 TITLE_MARKER = "title generator"
 
 
@@ -344,105 +348,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        include_usage = bool((request.body.get("stream_options") or {}).get("include_usage"))
-        for chunk in _stream_chunks(completion_id, step, request, include_usage):
+        for chunk in _stream_chunks(completion_id, step, request):
             self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
 
-def _usage(request: LLMRequest, completion_text: str) -> dict[str, int]:
-    prompt_tokens = max(1, len(json.dumps(request.messages)) // 4)
-    completion_tokens = max(1, len(completion_text) // 4)
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-
-
-def _chunk(completion_id: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-    return {
-        "id": completion_id,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": MODEL_ID,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
+def _calls(step: Text | ToolCalls) -> list[tuple[str, str, dict[str, Any]]]:
+    if not isinstance(step, ToolCalls):
+        return []
+    return [(call.id or "", call.name, call.arguments) for call in step.normalized()]
 
 
 def _stream_chunks(
-    completion_id: str, step: Text | ToolCalls, request: LLMRequest, include_usage: bool
+    completion_id: str, step: Text | ToolCalls, request: LLMRequest
 ) -> Iterator[dict[str, Any]]:
-    yield _chunk(completion_id, {"role": "assistant", "content": ""}, None)
-    text = step.text
     size = step.chunk_size if isinstance(step, Text) else 16
-    for i in range(0, len(text), max(1, size)):
-        yield _chunk(completion_id, {"content": text[i : i + size]}, None)
-    produced = text
-    if isinstance(step, ToolCalls):
-        for i, call in enumerate(step.normalized()):
-            args = json.dumps(call.arguments)
-            produced += call.name + args
-            yield _chunk(
-                completion_id,
-                {
-                    "tool_calls": [
-                        {
-                            "index": i,
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": ""},
-                        }
-                    ]
-                },
-                None,
-            )
-            yield _chunk(
-                completion_id,
-                {"tool_calls": [{"index": i, "function": {"arguments": args}}]},
-                None,
-            )
-        yield _chunk(completion_id, {}, "tool_calls")
-    else:
-        yield _chunk(completion_id, {}, "stop")
-    if include_usage:
-        yield {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": MODEL_ID,
-            "choices": [],
-            "usage": _usage(request, produced),
-        }
+    return completion_chunks(completion_id, step.text, _calls(step), request.body, size)
 
 
 def _completion_json(
     completion_id: str, step: Text | ToolCalls, request: LLMRequest
 ) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": step.text or None}
-    finish = "stop"
-    produced = step.text
-    if isinstance(step, ToolCalls):
-        finish = "tool_calls"
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-            }
-            for call in step.normalized()
-        ]
-        produced += json.dumps(message["tool_calls"])
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": MODEL_ID,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": _usage(request, produced),
-    }
+    return completion(completion_id, step.text, _calls(step), request.body)
 
 
 class FakeLLM:

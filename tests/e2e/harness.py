@@ -44,6 +44,8 @@ import pytest
 
 from e2e.fake_llm import FakeLLM
 from e2e.netguard import NetGuard
+from ocmem.trial.sandbox import DISABLE_FLAGS, LOOPBACK
+from ocmem.trial.scriptedmodel import opencode_config
 
 __all__ = [
     "DISABLE_FLAGS",
@@ -72,19 +74,6 @@ __all__ = [
 OPENCODE_VERSION = "1.18.33"
 PLUGIN_PACKAGE = "@opencode-ai/plugin"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-#: Every ``OPENCODE_DISABLE_*`` flag the harness sets (reference notes §7.2).
-DISABLE_FLAGS: tuple[str, ...] = (
-    "OPENCODE_DISABLE_AUTOUPDATE",
-    "OPENCODE_DISABLE_MODELS_FETCH",  # else it fetches models.opencode.ai
-    "OPENCODE_DISABLE_SHARE",
-    "OPENCODE_DISABLE_LSP_DOWNLOAD",
-    "OPENCODE_DISABLE_DEFAULT_PLUGINS",
-    "OPENCODE_DISABLE_CLAUDE_CODE",  # no ~/.claude/CLAUDE.md, no .claude/skills
-    "OPENCODE_DISABLE_EXTERNAL_SKILLS",  # no ~/.agents/skills etc.
-)
-
-LOOPBACK = "127.0.0.1,localhost"
 
 # Environment at import time: npm must see the real HOME (~/.npmrc, npm cache) even when a
 # test-suite fixture has monkeypatched HOME/XDG_* by the time an install runs.
@@ -304,29 +293,9 @@ def seed_config_dir(config_dir: Path, deps: Path, *, copy: bool = False) -> None
 
 
 def base_config(llm_base_url: str) -> dict[str, Any]:
-    """The global ``opencode.json`` used for every test (tests may mutate ``oc.config``)."""
-    return {
-        "$schema": "https://opencode.ai/config.json",
-        "autoupdate": False,
-        "lsp": False,
-        "formatter": False,
-        "model": "fake/fake-model",
-        "small_model": "fake/fake-model",
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",  # bundled in the binary
-                "name": "Fake LLM",
-                "options": {"baseURL": llm_base_url, "apiKey": "fake-key"},
-                "models": {
-                    "fake-model": {
-                        "name": "Fake Model",
-                        "tool_call": True,
-                        "limit": {"context": 100000, "output": 4096},
-                    }
-                },
-            }
-        },
-    }
+    """The global ``opencode.json`` used for every test (tests may mutate ``oc.config``): the
+    one ``ocmem essai`` writes, pointing OpenCode at the scripted model and nothing else."""
+    return opencode_config(llm_base_url)
 
 
 def parse_events(stdout: str) -> list[dict[str, Any]]:
