@@ -26,6 +26,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 import pytest
 
+from ocmem.trial.standin import Standin
 from support.sbclient import SBClient, Target, real_target
 from support.sbserver import (
     BUNDLED_TIMESTAMP_MS,
@@ -40,7 +41,9 @@ MS_2020 = 1_577_836_800_000
 _TLS = ssl.create_default_context()  # built once: httpx would load the CA store per client
 
 
-def _targets(request: pytest.FixtureRequest, token: str | None) -> Iterator[Target]:
+def _targets(
+    request: pytest.FixtureRequest, token: str | None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target]:
     """Yield the fake (with ``token``) or the real server; for the real one a ``token``
     only says that auth is required, the token used is ``OCMEM_TEST_SILVERBULLET_TOKEN``."""
     if request.param == "real":
@@ -51,25 +54,37 @@ def _targets(request: pytest.FixtureRequest, token: str | None) -> Iterator[Targ
             target.cleanup()
             target.client.close()
         return
+    if request.param == "essai":
+        space = tmp_path_factory.mktemp("standin")
+        with Standin(space, token=token) as standin:
+            client = SBClient(standin.url, token)
+            yield Target(client, None)  # as a real server: only what goes over HTTP
+            client.close()
+        return
     with FakeSilverBullet(token=token) as sb:
         client = SBClient(sb.url, token)
         yield Target(client, sb)
         client.close()
 
 
-TARGETS = ["fake", pytest.param("real", marks=pytest.mark.real_silverbullet)]
+# "essai": the small stand-in ``ocmem essai`` ships (ocmem.trial.standin), held to the same rules.
+TARGETS = ["fake", "essai", pytest.param("real", marks=pytest.mark.real_silverbullet)]
 
 
 @pytest.fixture(params=TARGETS)
-def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+def target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target]:
     """An open server (the real one is used with its token, if any)."""
-    yield from _targets(request, None)
+    yield from _targets(request, None, tmp_path_factory)
 
 
 @pytest.fixture(params=TARGETS)
-def authed_target(request: pytest.FixtureRequest) -> Iterator[Target]:
+def authed_target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target]:
     """A server with Bearer auth on; the client holds the right token."""
-    yield from _targets(request, "s3cret-token")
+    yield from _targets(request, "s3cret-token", tmp_path_factory)
 
 
 @pytest.fixture

@@ -4,11 +4,13 @@
 What ocmem's client relies on, as the real server does it: the listing (``GET /.fs``: JSON
 metadata, dot-paths and extension-less files left out, ``X-Space-Path``), reads with their
 metadata headers (``X-Last-Modified``, ``X-Created``, ``X-Content-Length``, ``X-Permission``,
-``Last-Modified``) and the metadata probe (``X-Get-Meta``), writes that create folders and stamp
-the server's own millisecond (or the request's ``X-Last-Modified``), deletes, Bearer
-authentication (401), paths outside the space (GET 404, PUT/DELETE 403), ``/.ping``. No ETag and
-no conditional write: there are none. The developers' server with fault injection is
-tests/support/sbserver.py; tests/test_sbserver_conformance.py runs against both.
+``Last-Modified``, gzip on request) and the metadata probe (``X-Get-Meta``), writes that create
+folders and stamp the server's own millisecond (or the request's ``X-Last-Modified``), deletes,
+Bearer authentication (401), paths outside the space (GET 404, PUT/DELETE 403), ``/.ping``,
+``/.config`` and the HTML shell elsewhere. No ETag and no conditional write: there are none. The
+developers' server, with fault injection and the Go flavour, is tests/support/sbserver.py; the
+conformance suite (tests/test_sbserver_conformance.py, target « essai ») holds both to the same
+rules over HTTP.
 
 Every request is recorded (method, path, status): an essai proof counts the writes it saw.
 """
@@ -16,6 +18,7 @@ Every request is recorded (method, path, status): an essai proof counts the writ
 from __future__ import annotations
 
 import email.utils
+import gzip
 import hmac
 import json
 import mimetypes
@@ -30,7 +33,9 @@ from urllib.parse import unquote
 
 NOT_FOUND = b"404 page not found\n"
 SERVER_VERSION = "2.10.0"
+OUTSIDE = b"Path not in space"
 _TEXT = "text/plain; charset=utf-8"
+_GZIP_FROM = 32  # bytes: a smaller body is never compressed
 _I64 = re.compile(r"[+-]?[0-9]+")
 
 
@@ -80,6 +85,10 @@ class Standin:
         with self._lock:
             return [r for r in self.requests if r.method in ("PUT", "DELETE")]
 
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        given = headers.get("authorization", "").encode()
+        return self.token is None or hmac.compare_digest(given, f"Bearer {self.token}".encode())
+
     # -- disk ------------------------------------------------------------------------------
     def _inside(self, path: str) -> Path:
         """``safe_path``: an absolute path or a ``..`` component is outside the space."""
@@ -120,23 +129,27 @@ class Standin:
         self, method: str, raw: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         route = raw.split("?", 1)[0]
+        fs_route = route in ("/.fs", "/.fs/") or route.startswith("/.fs/")
+        if (fs_route or route == "/.config") and not self._authorized(headers):
+            sent = [("Location", "/.auth"), ("Content-Type", _TEXT)]
+            if method not in ("GET", "HEAD", "PUT", "DELETE") and route.startswith("/.fs/"):
+                sent.append(("Allow", "GET,HEAD,PUT,DELETE"))
+            return 401, sent, b"Unauthorized"
         if route == "/.ping":
             return (
                 200,
                 [("X-Server-Version", SERVER_VERSION), ("X-Space-Path", str(self.space))],
                 b"OK",
             )
-        if route not in ("/.fs", "/.fs/") and not route.startswith("/.fs/"):
+        if route == "/.config":
+            config = {"readOnly": False, "spaceFolderPath": str(self.space), "indexPage": "index"}
+            return 200, [("Content-Type", "application/json")], json.dumps(config).encode()
+        if not fs_route:
             return (
                 200,
                 [("Content-Type", "text/html")],
-                b"<!DOCTYPE html><title>SilverBullet</title>",
+                b"<!DOCTYPE html><html><title>SilverBullet</title></html>",
             )
-        given = headers.get("authorization", "").encode()
-        if self.token is not None and not hmac.compare_digest(
-            given, f"Bearer {self.token}".encode()
-        ):
-            return 401, [("Location", "/.auth"), ("Content-Type", _TEXT)], b"Unauthorized"
         if route in ("/.fs", "/.fs/"):
             if method not in ("GET", "HEAD"):
                 return 405, [("Allow", "GET,HEAD")], b""
@@ -159,7 +172,7 @@ class Standin:
         try:
             target = self._inside(path)
         except PermissionError:
-            return (404, [], NOT_FOUND) if method in ("GET", "HEAD") else (403, [], b"Forbidden")
+            return (404, [], NOT_FOUND) if method in ("GET", "HEAD") else (403, [], OUTSIDE)
         if method == "PUT":
             return self._put(path, target, headers, body)
         if method == "DELETE":
@@ -202,8 +215,13 @@ class Standin:
             ("X-Content-Type", str(meta["contentType"])),
             ("Cache-Control", "no-cache"),
             ("Last-Modified", stamp),
+            ("Vary", "Accept"),
+            ("Vary", "accept-encoding"),
         ]
-        return 200, [*sent, *extra], target.read_bytes()
+        body = target.read_bytes()
+        if "gzip" in headers.get("accept-encoding", "") and len(body) >= _GZIP_FROM:
+            return 200, [*sent, *extra, ("Content-Encoding", "gzip")], gzip.compress(body)
+        return 200, [*sent, *extra], body
 
     def _put(
         self, path: str, target: Path, headers: dict[str, str], body: bytes
@@ -212,7 +230,8 @@ class Standin:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(body)  # truncate and rewrite in place, as the real server does
         except OSError as exc:
-            return 500, [("Content-Type", _TEXT)], f"{path}: {exc.strerror}".encode()
+            failed = f"Could not write file: {path}: {exc.strerror}"
+            return 500, [("Content-Type", _TEXT)], failed.encode()
         asked = headers.get("x-last-modified", "").strip()
         self._stamp(target, int(asked) if _I64.fullmatch(asked) and int(asked) > 0 else 0)
         return 200, [*self._headers(self._meta(path, target)), ("Cache-Control", "no-store")], b"OK"
