@@ -284,7 +284,7 @@ OPENS_ON_THEIR_OWN = {
     "ocmem.text.lexicon": "the package's own word counts (importlib.resources)",
 } | {
     f"ocmem.trial.{name}": "ocmem essai's sandbox, read as the user or SilverBullet would"
-    for name in ("mailbox", "opencodeserve", "spectests", "standin")
+    for name in ("mailbox", "opencodeserve", "sandbox", "spectests", "standin")
 }
 READ_METHODS = {"read_text", "read_bytes", "open"}
 

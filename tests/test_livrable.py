@@ -27,6 +27,7 @@ def test_init_says_what_it_made_how_to_undo_it_and_what_is_left(
     assert "relier SilverBullet" in left
     assert "--job curation --job review" in left  # without SilverBullet: the routines only
     assert "harden --agent" in left and "useradd" in left
+    assert "`ocmem essai` lance les 13 tests de la spécification" in out.splitlines()[-1]
     # The same list in doctor, re-checked.
     assert "relier SilverBullet" in todo_of(run_cli("--home", str(home), "doctor").out)
 

@@ -46,6 +46,13 @@ if TYPE_CHECKING:
 __all__ = ["BEGIN_MARKER", "END_MARKER", "Installer", "data_root", "shipped_section"]
 
 
+# The Livrable's last line: the spec's tests, on this machine, without touching what init made.
+TRY_IT = (
+    "Vérification : `ocmem essai` lance les 13 tests de la spécification sur cette machine, "
+    "dans un bac à sable (rien de ce qui est installé n'est touché)."
+)
+
+
 @dataclass
 class _Report:
     done: list[str] = field(default_factory=list)
@@ -64,6 +71,8 @@ class _Report:
             lines += ["", "Pour annuler :", *[f"  {line}" for line in undo]]
         if self.todo:
             lines += ["", *self.todo]
+        if self.done:
+            lines += ["", TRY_IT]
         return Outcome(lines, Status.NEEDS_HUMAN if self.needs_human else Status.OK)
 
 
