@@ -194,3 +194,19 @@ def test_an_unconfigured_space_is_refused_before_any_sandbox(tmp_path: Path) -> 
     assert done.returncode == 2, done.stderr
     assert "aucune instance SilverBullet configurée" in done.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.real_clock
+def test_opencode_2_is_recognised_said_and_not_run(tmp_path: Path) -> None:
+    fake = tmp_path / "opencode2"
+    fake.write_text('#!/bin/sh\n[ "$1" = "--version" ] && echo 2.0.3 && exit 0\nexit 9\n')
+    fake.chmod(0o755)
+    env, home = user_machine(tmp_path, fake)
+    before = snapshot(home)
+    code, document = essai(env)
+    assert code == 3
+    heading = " ".join(document["contexte"])
+    assert "OpenCode : non lancé — OpenCode 2.0.3" in heading
+    assert "OpenCode 2 ne charge pas les plugins V1" in heading
+    assert {n for n, r in results(document).items() if r == "réussi"} == WITHOUT_OPENCODE
+    assert snapshot(home) == before
