@@ -210,3 +210,14 @@ def test_opencode_2_is_recognised_said_and_not_run(tmp_path: Path) -> None:
     assert "OpenCode 2 ne charge pas les plugins V1" in heading
     assert {n for n, r in results(document).items() if r == "réussi"} == WITHOUT_OPENCODE
     assert snapshot(home) == before
+
+
+@pytest.mark.real_clock
+def test_garder_keeps_the_sandbox_and_says_where(tmp_path: Path) -> None:
+    env, _ = user_machine(tmp_path)
+    _, document = essai(env, "--garder")
+    kept = list((tmp_path / "tmp").iterdir())
+    assert len(kept) == 1
+    said = " ".join(document["remarques"])
+    assert f"Bac à sable gardé : {kept[0]} ; supprimez-le" in said
+    assert (kept[0] / "home" / ".config" / "opencode" / "memory" / "journal.md").exists()

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ocmem.setup.opencodedir import CHECKED_OPENCODE
@@ -182,6 +182,11 @@ class Essai:
             with Standin(sandbox.space, token=secrets.token_hex(16)) as standin:
                 self.say(f"essai : bac à sable {sandbox.root}")
                 verdicts = self._tests(Scene(sandbox, standin), found, notes)
+            # The sandbox's HOME is the run's ~: its paths read shorter, as the user's would.
+            verdicts = {
+                n: replace(v, proof=v.proof.replace(str(sandbox.home), "~"))
+                for n, v in verdicts.items()
+            }
         finally:
             attempts = list(sandbox.proxy.attempts)
             asked = sandbox.refused_calls()
@@ -201,9 +206,14 @@ class Essai:
             f"refusent ; crontab lue {len(asked)} fois, vide)."
         )
         if self.keep:
+            shown = (
+                " (ce qu'OpenCode a affiché : sorties/opencode-serve.txt)"
+                if (sandbox.out / "opencode-serve.txt").exists()
+                else ""
+            )
             notes.append(
-                f"Bac à sable gardé : {sandbox.root} (ce qu'OpenCode a affiché : "
-                "sorties/opencode-serve.txt) ; supprimez-le quand vous n'en avez plus besoin."
+                f"Bac à sable gardé : {sandbox.root}{shown} ; supprimez-le quand vous n'en avez "
+                "plus besoin."
             )
         return list(verdicts.values()), heading, notes, time.monotonic() - start
 

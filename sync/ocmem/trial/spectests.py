@@ -121,7 +121,7 @@ def prepare(scene: Scene, copied: Mapping[str, bytes] | None = None) -> None:
     standin = scene.standin
     copied = copied or {}
     for name, body in copied.items():
-        standin.write(name, body.decode("utf-8", "replace"))
+        standin.write(name, body)
     theirs = copied.get("Agents/AGENTS.md")
     rules = theirs.decode("utf-8", "replace") if theirs else RULES
     standin.write("Agents/AGENTS.md", with_section(rules))

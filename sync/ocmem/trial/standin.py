@@ -71,10 +71,10 @@ class Standin:
         self._server: ThreadingHTTPServer | None = None
 
     # -- the human's side ------------------------------------------------------------------
-    def write(self, path: str, text: str) -> None:
+    def write(self, path: str, text: str | bytes) -> None:
         target = self._inside(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        target.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
         self._stamp(target, 0)
 
     def read(self, path: str) -> str:
