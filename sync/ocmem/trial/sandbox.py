@@ -39,6 +39,7 @@ DISABLE_FLAGS: tuple[str, ...] = (
     "OPENCODE_DISABLE_EXTERNAL_SKILLS",  # no ~/.agents/skills etc.
 )
 LOOPBACK = "127.0.0.1,localhost"
+KEPT_CLOCK = ("TZ", "LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC")
 
 
 class RefusingProxy:
@@ -184,7 +185,7 @@ class Sandbox:
         self, cwd: Path | None = None, outer: Mapping[str, str] | None = None
     ) -> dict[str, str]:
         """Every process's environment, built from scratch (``outer``: the user's, of which only
-        PATH, TZ and the Python search path are kept)."""
+        PATH, the Python search path and the clock's settings are kept)."""
         outer = os.environ if outer is None else outer
         python_path = [str(package_root()), *filter(None, [outer.get("PYTHONPATH")])]
         env = {
@@ -209,8 +210,8 @@ class Sandbox:
             "OPENCODE_TEST_MANAGED_CONFIG_DIR": str(self.managed),
             **{flag: "1" for flag in DISABLE_FLAGS},
         }
-        if outer.get("TZ"):
-            env["TZ"] = outer["TZ"]
+        # The clock the user runs essai on (a time zone, libfaketime) is every process's.
+        env |= {name: outer[name] for name in KEPT_CLOCK if outer.get(name)}
         return {**env, **self.extra_env}
 
     def ocmem(
