@@ -95,7 +95,9 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
 # `mcp` is gone: it only says where the space went, reading and writing nothing
 # (tests/test_former_mcp.py). `desinstaller` removes cron lines and units: tests/test_uninstall.py.
 # `undo` and `uninstall` are the English names of `pending annuler` and `desinstaller`.
+# `essai` works in a sandbox of its own and never opens the home: tests/test_essai.py.
 NOT_RUN_HERE = {
+    "ocmem essai",
     "ocmem cron install",
     "ocmem cron remove",
     "ocmem harden",
