@@ -346,10 +346,10 @@ def trapped_page(stage: Stage) -> str:
     )
     later = Agent([])
     stage.session(later, "Bonjour.")
-    expect(later.reminded is not None and stage.model.requests, "pas de session suivante")
+    expect(later.reminded, "la session suivante n'a pas interrogé le modèle")
     expect(
-        INJECTED not in stage.model.requests[-1].system,
-        "la session suivante a la note dans son prompt",
+        not stage.model.requests[-1].contains(INJECTED),
+        "la session suivante a la note dans ce qu'elle envoie au modèle",
     )
     return (
         f"SHORT_TERM.md inchangé ; la note mise à part dans QUARANTINE.md ({mark}) ; "
@@ -401,7 +401,7 @@ def protected_files(stage: Stage) -> str:
     agent = Agent(list(tries))
     stage.session(agent, "Améliore ta mémoire toi-même.")
     answers = [text for _, text in agent.answers]
-    refused = [a for a in answers if "ocmem" in a and ("refus" in a.lower() or "REFUS" in a)]
+    refused = [a for a in answers if "ocmem" in a and "refus" in a.lower()]
     expect(len(answers) == len(tries), f"{len(answers)} réponses pour {len(tries)} tentatives")
     expect(scene.fingerprint(*guarded) == before, "MEMORY.md, AGENTS.md ou skills/ a changé")
     expect(not (home / "skills/essai").exists(), "skills/essai/ a été créé")

@@ -92,6 +92,11 @@ def _run(number: int, test: Callable[[], str], say: Say) -> Verdict:
         result, proof = FAILED, f"OpenCode : {exc}"
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         result, proof = FAILED, f"erreur pendant l'essai : {exc}"
+    except Exception as exc:  # a bug of this test: its row says it, the other tests still run
+        result, proof = (
+            FAILED,
+            f"erreur inattendue du test ({type(exc).__name__} : {exc}), à signaler",
+        )
     return Verdict(number, TITLES[number], result, proof, time.monotonic() - start)
 
 
