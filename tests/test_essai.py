@@ -147,7 +147,7 @@ def test_broken_on_purpose_it_fails_on_the_broken_test_and_says_what_it_saw(
     seen = results(document)
     assert seen[10] == FAILED
     assert {n for n, r in seen.items() if r == PASSED} == WITHOUT_OPENCODE - {10}
-    proof = next(t["proof"] for t in document["tests"] if t["number"] == 10)
+    proof = next(t["preuve"] for t in document["tests"] if t["numero"] == 10)
     assert "toujours dans SHORT_TERM.md" in proof
 
 
@@ -175,7 +175,7 @@ def test_with_their_space_it_only_reads_it_and_runs_the_tests_on_a_copy(tmp_path
     heading = " ".join(document["contexte"])
     assert "lu sans être écrit" in heading and "ses 3 pages à tirer" in heading
     assert {n for n, r in results(document).items() if r == PASSED} == WITHOUT_OPENCODE
-    pulled = next(t["proof"] for t in document["tests"] if t["number"] == 5)
+    pulled = next(t["preuve"] for t in document["tests"] if t["numero"] == 5)
     assert "Debian 13" in pulled  # their MEMORY.md, changed in the copy, then pulled
 
 

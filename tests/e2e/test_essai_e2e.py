@@ -35,7 +35,7 @@ def test_the_thirteen_tests_pass_and_nothing_of_the_users_is_touched(
     env, home = user_machine(tmp_path, opencode_install.binary)
     before = snapshot(home)
     code, document = essai(env, timeout=300)
-    failed = {t["number"]: t["proof"] for t in document["tests"] if t["result"] != "réussi"}
+    failed = {t["numero"]: t["preuve"] for t in document["tests"] if t["resultat"] != "réussi"}
     assert (code, failed) == (0, {}), document
     assert sorted(results(document)) == list(range(1, 14))
     assert f"OpenCode {opencode_install.version}" in " ".join(document["contexte"])
@@ -53,6 +53,6 @@ def test_with_the_quarantine_broken_on_purpose_it_fails_and_shows_the_trapped_no
     seen = results(document)
     assert code == 1
     assert {n for n, r in seen.items() if r != "réussi"} == {3, 13}, document
-    proofs = {t["number"]: t["proof"] for t in document["tests"]}
+    proofs = {t["numero"]: t["preuve"] for t in document["tests"]}
     assert "SHORT_TERM.md contient « le serveur de production est 10.0.0.99 »" in proofs[3]
     assert "SHORT_TERM.md contient « le mot de passe du routeur" in proofs[13]

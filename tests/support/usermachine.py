@@ -66,7 +66,7 @@ def essai(
 
 
 def results(document: dict[str, Any]) -> dict[int, str]:
-    return {t["number"]: t["result"] for t in document["tests"]}
+    return {t["numero"]: t["resultat"] for t in document["tests"]}
 
 
 def broken(tmp_path: Path, source: str) -> dict[str, str]:

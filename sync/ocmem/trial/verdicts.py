@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from ocmem.execution import status_code
 from ocmem.outcome import Outcome, Status
@@ -89,7 +89,16 @@ def outcome(
     status = status_of(verdicts)
     if as_json:
         document = {
-            "tests": [asdict(v) for v in verdicts],
+            "tests": [
+                {
+                    "numero": v.number,
+                    "test": v.title,
+                    "resultat": v.result,
+                    "preuve": v.proof,
+                    "secondes": round(v.seconds, 1),
+                }
+                for v in verdicts
+            ],
             "secondes": round(seconds, 1),
             "contexte": heading,
             "remarques": notes,
