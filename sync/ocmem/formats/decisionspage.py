@@ -8,14 +8,14 @@ one line::
     - P-0003 : promu (2026-12-02)
     - P-0004 : refusé (2026-12-02) : déjà noté ailleurs
 
-The status is written inert (``ocmem.text.inert.inline``) and read back unescaped, as the
-``Statut`` field of a proposal. Only a line ending in a newline counts (a page read while being
-written cannot give half a reason), only a decided state (promu, refusé, fusionné) or a promotion
-taken back (« - P-0003 : annulé (date) ») counts, and for one id the last line wins (a human
-corrects a decision by adding a line, until a pull has applied it: a proposal decided locally is
-not decided again; « annulé » sets a promoted one waiting again: ocmem.silverbullet.decisions).
-The Lua of the review page (``ocmem.lua``: ``parseDecisions``, ``withDecision``) implements the
-same rules for the decided states; the differential tests hold the two together.
+The review page writes the line ocmem computed for the gesture (``ocmem.formats.gestures``), with
+the day of the click and, for a refusal, the reason the human typed, as typed: it is the human's
+text, on the human's page. ocmem reads every line the same way, the page's or one typed by hand:
+the status unescaped (``ocmem.text.inert.unescape``), only a line ending in a newline (a page read
+while being written cannot give half a reason), only a decided state (promu, refusé, fusionné) or a
+promotion taken back (« - P-0003 : annulé (date) ») counts, and for one id the last line wins (a
+human corrects a decision by adding a line, until a pull has applied it: a proposal decided locally
+is not decided again; « annulé » sets a promoted one waiting again: ocmem.silverbullet.decisions).
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ DECIDED = (pending.STATE_PROMOTED, pending.STATE_REFUSED, pending.STATE_MERGED)
 # The human took a promotion back (``ocmem.services.unpromotion``): the proposal waits again.
 # Not a state of pending.md's: the pull turns it into « en attente » (ocmem.silverbullet.decisions).
 UNDONE = "annulé"
+
+
+def line(pid: str, status: str) -> str:
+    """The decisions page's line for one decision, as the review page writes it."""
+    return f"- {pid} : {status}\n"
 
 
 def page_beside(pending_page: str) -> str:

@@ -38,7 +38,7 @@ from datetime import date
 from typing import NamedTuple
 
 from ocmem.errors import OcmemError, Refused
-from ocmem.formats import memorymd
+from ocmem.formats import gestures, memorymd
 from ocmem.text import inert
 
 PENDING_HEADER = (
@@ -172,6 +172,14 @@ def shown_status(proposal: Proposal, left: str | None, since: str | None = None)
     if left is None:
         return proposal.status
     return f"{proposal.status}, absent de {left}" + (f" depuis le pull du {since}" if since else "")
+
+
+def promoted_status(today: date) -> str:
+    return f"{STATE_PROMOTED} ({today.isoformat()})"
+
+
+def refused_status(today: date, reason: str) -> str:
+    return f"{STATE_REFUSED} ({today.isoformat()}) : {reason}"
 
 
 class PendingFormatError(OcmemError):
@@ -398,6 +406,13 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
     while i < len(lines):
         line = lines[i]
         i += 1
+        if (
+            line == gestures.OPEN
+        ):  # the review page's data (ocmem.formats.gestures): not ours to read
+            while i < len(lines) and not gestures.is_close(lines[i]):
+                i += 1
+            i += 1
+            continue
         if not line.strip():
             continue
         match = _FIELD.match(line)

@@ -433,7 +433,7 @@ class Proposals:
                     self.paths.skills_dir, self.ws.skills(), proposal, today, self.limits
                 )
             notes = done.notes
-            promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
+            promoted = proposal.with_status(pending.promoted_status(today))
             doc = doc.replace(promoted)
             proposals = doc.proposals
             with run.together():  # the fact and its « promu »: both land, or neither
@@ -468,9 +468,7 @@ class Proposals:
                 raise Refused(
                     f"{proposal.id} n'est plus en attente ({proposal.status})", fix="rien à faire"
                 )
-            refused = proposal.with_status(
-                f"{pending.STATE_REFUSED} ({today.isoformat()}) : {reason}"
-            )
+            refused = proposal.with_status(pending.refused_status(today, reason))
             doc = doc.replace(refused)
             proposals = doc.proposals
             run.write(self.paths.pending, doc.render())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import httpx
@@ -10,10 +10,11 @@ import httpx
 from ocmem.home.space import SyncConfig, load_sync_config
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
+from ocmem.services import gestureplans
 from ocmem.services.context import context_report
 from ocmem.silverbullet.client import SilverBullet
 from ocmem.silverbullet.pull import Puller
-from ocmem.silverbullet.push import Pusher
+from ocmem.silverbullet.push import Decorate, Pusher
 from ocmem.silverbullet.state import SyncState
 
 
@@ -72,6 +73,15 @@ def pull(
     return outcome
 
 
+def _gestures(ws: Workspace, config: SyncConfig) -> Callable[[str, str | None], Decorate]:
+    """The review page's gestures for a pending page, computed against the pulled pages."""
+
+    def for_page(page: str, home: str | None) -> Decorate:
+        return gestureplans.Decorator(lambda: gestureplans.space_for(ws, config, page, home))
+
+    return for_page
+
+
 def push(
     ws: Workspace,
     *,
@@ -80,7 +90,9 @@ def push(
     env: Mapping[str, str] | None = None,
 ) -> Outcome:
     with _session(ws, "push", transport, env) as (config, client, state, _):
-        outcome = Pusher(ws, config, client, state).run(dry_run=dry_run)
+        outcome = Pusher(ws, config, client, state, gestures=_gestures(ws, config)).run(
+            dry_run=dry_run
+        )
         _switch_note(state, outcome)
     if not outcome.lines:
         outcome.lines.append("Push : rien de nouveau")

@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ocmem.errors import Busy, Refused
-from ocmem.formats import journal, pending
+from ocmem.formats import gestures, journal, pending
 from ocmem.home import identity
 from ocmem.home.atomic import read_text
 from ocmem.home.backups import Backups
@@ -175,15 +177,30 @@ def plan_page(
     return PagePlan(base, result, None if unchanged else result.text)
 
 
+class Decorate(Protocol):
+    """Gives a waiting proposal's block the review page's gestures (ocmem.services.gestureplans)."""
+
+    def __call__(self, block: str) -> str: ...
+
+    def inputs(self) -> str:
+        """A digest of what the gestures are computed from (the pulled pages, the caps)."""
+        ...
+
+
 def inert_blocks(
-    rule: PushRule, segments: list[merge.Segment], known: dict[str, str]
+    rule: PushRule,
+    segments: list[merge.Segment],
+    known: dict[str, str],
+    decorate: Decorate | None = None,
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """Each local block as ocmem renders it today, and the ids of those that cannot leave.
 
     Agent text leaves the machine only in a form SilverBullet can display but never run: a
     block that cannot be read back as an entry or a proposal, or that would still carry an
     active construct, stays here. A block that is exactly what the page holds (``known``: the
-    push base, e.g. a proposal the human edited and ``pull`` took back) is kept as it is."""
+    push base, e.g. a proposal the human edited and ``pull`` took back) is kept as it is.
+    ``decorate`` gives a waiting proposal the review page's gestures, computed today
+    (``ocmem.formats.gestures``), in place of those it carried."""
     rerender = pending.rerender if pattern_for(rule) is merge.PENDING_BLOCK else journal.rerender
     safe: list[tuple[str, str]] = []
     held: list[str] = []
@@ -191,13 +208,14 @@ def inert_blocks(
         if segment.id is None:
             continue
         if known.get(segment.id) == merge.digest(segment.text):
-            safe.append((segment.id, segment.text))
-            continue
-        text = rerender(segment.text)
-        if text is None or inert.active_constructs(text):
-            held.append(segment.id)
+            text: str | None = segment.text
         else:
-            safe.append((segment.id, text))
+            text = rerender(segment.text)
+            if text is None or inert.active_constructs(text):
+                held.append(segment.id)
+                continue
+        assert text is not None
+        safe.append((segment.id, decorate(gestures.strip(text)) if decorate else text))
     return safe, held
 
 
@@ -217,8 +235,17 @@ class _Sent:
 
 
 class Pusher:
-    def __init__(self, ws: Workspace, config: SyncConfig, client: SilverBullet, state: SyncState):
+    def __init__(
+        self,
+        ws: Workspace,
+        config: SyncConfig,
+        client: SilverBullet,
+        state: SyncState,
+        gestures: Callable[[str, str | None], Decorate] | None = None,
+    ):
         self.ws = ws
+        # The review page's gestures for a pending page (its name, the home its ids carry).
+        self.gestures = gestures
         self.paths = ws.paths
         self.config = config
         self.client = client
@@ -312,8 +339,16 @@ class Pusher:
         self, rule: PushRule, name: str, home_id: str, report: Outcome, dry_run: bool
     ) -> None:
         local_text = read_text(self.paths.home / rule.local)
-        local_digest = sha256(local_text.encode("utf-8"))
         page = self.state.pushed.get(name, PushedPage())
+        pattern = pattern_for(rule)
+        segments = merge.split(local_text, pattern)
+        decorate = None
+        if self.gestures is not None and pattern is merge.PENDING_BLOCK:
+            decorate = self.gestures(name, None if self.home.shared_pages else home_id)
+        local, held = inert_blocks(rule, segments, page.blocks, decorate)
+        # What the page should hold: the file, and what its gestures are computed from.
+        inputs = decorate.inputs() if decorate is not None else ""
+        local_digest = sha256(f"{local_text}\0{inputs}".encode())
         if (
             page.local_sha256 == local_digest
             and not page.conflicts
@@ -322,9 +357,6 @@ class Pusher:
             and not dry_run
         ):
             return
-        pattern = pattern_for(rule)
-        segments = merge.split(local_text, pattern)
-        local, held = inert_blocks(rule, segments, page.blocks)
         for block_id in held:
             report.ask_human()
             report.lines.append(
