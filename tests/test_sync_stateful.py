@@ -299,10 +299,9 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
                 shown = list(review_page.review(store).entries.values())
             except (lupa.LuaError, GestureFailed):
                 return None
+            ids = [str(p.gid).removeprefix(f"{home_id}/") for p in shown]
             return sorted(
-                str(p.id)
-                for p in shown
-                if p.home == home_id and (home_id, str(p.id)) not in self.decided
+                pid for pid in ids if "/" not in pid and (home_id, pid) not in self.decided
             )
 
         @rule(
