@@ -614,15 +614,20 @@ def test_the_review_shows_each_block_and_its_card_of_text_nodes(sbui: Any, space
     sbui.PAGES[HOME_PAGE] = space.pages[HOME_PAGE]
     markdown = sbui.VIRTUAL.run()
     assert markdown.startswith("# Propositions de l'agent\n\n2 proposition(s) en attente.\n")
-    assert "${ocmem.sb.card(1)}" in markdown and "${ocmem.sb.card(2)}" in markdown
+    # One directive per card, unique to this rendering: SilverBullet caches a widget by its text,
+    # and a card reused under another proposal would act on the wrong one (seen in the client).
+    directives = re.findall(r"\$\{ocmem\.sb\.card\([^)]*\)\}", markdown)
+    assert directives == [
+        f'${{ocmem.sb.card("{HOME}/P-0001", 1)}}',
+        f'${{ocmem.sb.card("{HOME}/P-0002", 1)}}',
+    ]
+    assert '${ocmem.sb.card("vps-prod/P-0001", 2)}' in sbui.VIRTUAL.run()
     assert markdown.count(gestures.OPEN) == 0  # the data stays in the pending page
-    assert (
-        inert.active_constructs(
-            markdown.replace("${ocmem.sb.card(1)}", "").replace("${ocmem.sb.card(2)}", "")
-        )
-        == []
-    )
-    card = sbui.ocmem.sb.card(1)
+    outside = markdown
+    for directive in directives:
+        outside = outside.replace(directive, "")
+    assert inert.active_constructs(outside) == []
+    card = sbui.ocmem.sb.card(f"{HOME}/P-0001")
     nodes = [n for n in walk(card) if lupa.lua_type(n) == "table" and n.tag]
     for node in nodes:  # no string is ever given to dom as a child (it would be Markdown)
         assert all(lupa.lua_type(v) == "table" for k, v in node.spec.items() if isinstance(k, int))
@@ -635,7 +640,15 @@ def test_the_review_shows_each_block_and_its_card_of_text_nodes(sbui: Any, space
     buttons[0].run()
     assert "- Lancer \\$\\{os.execute('x')\\} &lt;img" in sbui.PAGES[MEMORY]
     assert inert.active_constructs(sbui.PAGES[MEMORY]) == []
-    assert sbui.ocmem.sb.card(7) == ""
+    assert sbui.ocmem.sb.card(f"{HOME}/P-0007") == ""
+
+
+def test_an_id_that_could_break_out_of_a_directive_gets_no_card(sbui: Any, space: Space) -> None:
+    space.push(fact())
+    edited = space.pages[HOME_PAGE].replace(f"proposition {HOME}/P-0001", 'proposition x")} ${y')
+    sbui.PAGES[HOME_PAGE] = edited  # a human's hand in ocmem's data
+    markdown = sbui.VIRTUAL.run()
+    assert "${" not in markdown and "(identifiant illisible" in markdown
 
 
 def test_the_glue_calls_only_functions_the_logic_defines(oc: Any) -> None:

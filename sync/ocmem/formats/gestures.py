@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 OPEN = "~~~ocmem-geste"
 CLOSE = "~~~"
@@ -276,3 +276,13 @@ def skip_fences(lines: Sequence[str]) -> list[str]:
         else:
             kept.append(line)
     return kept
+
+
+class Decorate(Protocol):
+    """Gives a waiting proposal's block its gestures (ocmem.services.gestureplans.Decorator)."""
+
+    def __call__(self, block: str) -> str: ...
+
+    def inputs(self) -> str:
+        """A digest of what the gestures are computed from (the pulled pages, the caps)."""
+        ...

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import httpx
 
+from ocmem.formats import gestures
 from ocmem.home.space import SyncConfig, load_sync_config
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
@@ -14,7 +15,7 @@ from ocmem.services import gestureplans
 from ocmem.services.context import context_report
 from ocmem.silverbullet.client import SilverBullet
 from ocmem.silverbullet.pull import Puller
-from ocmem.silverbullet.push import Decorate, Pusher
+from ocmem.silverbullet.push import Pusher
 from ocmem.silverbullet.state import SyncState
 
 
@@ -73,10 +74,10 @@ def pull(
     return outcome
 
 
-def _gestures(ws: Workspace, config: SyncConfig) -> Callable[[str, str | None], Decorate]:
+def _gestures(ws: Workspace, config: SyncConfig) -> Callable[[str, str | None], gestures.Decorate]:
     """The review page's gestures for a pending page, computed against the pulled pages."""
 
-    def for_page(page: str, home: str | None) -> Decorate:
+    def for_page(page: str, home: str | None) -> gestures.Decorate:
         return gestureplans.Decorator(lambda: gestureplans.space_for(ws, config, page, home))
 
     return for_page
@@ -90,7 +91,7 @@ def push(
     env: Mapping[str, str] | None = None,
 ) -> Outcome:
     with _session(ws, "push", transport, env) as (config, client, state, _):
-        outcome = Pusher(ws, config, client, state, gestures=_gestures(ws, config)).run(
+        outcome = Pusher(ws, config, client, state, decorators=_gestures(ws, config)).run(
             dry_run=dry_run
         )
         _switch_note(state, outcome)

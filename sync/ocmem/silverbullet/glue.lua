@@ -7,9 +7,7 @@ ocmem.sb = ocmem.sb or {}
 local sb = ocmem.sb
 local REVIEW = "ocmem:Revue"
 
-local function today()
-  return os.date("%Y-%m-%d")
-end
+local function today() return os.date("%Y-%m-%d") end
 
 function sb.store()
   return {
@@ -85,19 +83,30 @@ function sb.retire()
   end
 end
 
--- Under each proposal's block: what ocmem says of it, and the two buttons.
-function sb.card(index)
-  local p = (sb.shown or {})[index]
-  if not p then
-    return ""
+-- An id ocmem writes (letters, digits, « /-_~ »): safe inside the review page's directives.
+local function plainId(gid)
+  for i = 1, #gid do
+    local c = string.byte(gid, i)
+    local ok = c == 45 or c == 47 or c == 95 or c == 126 or (c >= 48 and c <= 57)
+    if not (ok or (c >= 65 and c <= 90) or (c >= 97 and c <= 122)) then
+      return false
+    end
   end
+  return #gid > 0
+end
+
+-- Under each proposal's block: what ocmem says of it, and the two buttons.
+function sb.card(gid)
+  local p
+  for _, shown in ipairs(sb.shown or {}) do
+    p = p or (shown.gid == gid and shown) or nil
+  end
+  if not p then return "" end
   local box, promote = { class = "ocmem-proposal" }, p.gestures.promouvoir or {}
   local function say(text, class)
     box[#box + 1] = dom.p { class = class, __rawText = text }
   end
-  if p.alerte then
-    say(p.alerte, "ocmem-exposed")
-  end
+  if p.alerte then say(p.alerte, "ocmem-exposed") end
   if not p.intact then
     say("⚠ modifiée depuis le dernier envoi d'ocmem : lance `ocmem sync` avant de la promouvoir", "ocmem-changed")
   end
@@ -114,10 +123,11 @@ end
 virtualPage.define {
   pattern = "^" .. REVIEW .. "$",
   run = function()
-    sb.shown = ocmem.review(sb.store()).entries
+    sb.shown, sb.shows = ocmem.review(sb.store()).entries, (sb.shows or 0) + 1
     local out = { "# Propositions de l'agent\n\n" .. #sb.shown .. " proposition(s) en attente.\n" }
-    for index, p in ipairs(sb.shown) do
-      out[#out + 1] = p.markdown .. "\n\n${ocmem.sb.card(" .. index .. ")}\n"
+    for _, p in ipairs(sb.shown) do -- each card's directive unique: SilverBullet caches by its text
+      local card = plainId(p.gid) and ('${ocmem.sb.card("' .. p.gid .. '", ' .. sb.shows .. ")}")
+      out[#out + 1] = p.markdown .. "\n\n" .. (card or "(identifiant illisible : commandes ocmem)") .. "\n"
     end
     return table.concat(out, "\n")
   end,

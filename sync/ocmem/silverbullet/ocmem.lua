@@ -101,9 +101,7 @@ end
 
 local function withoutTrailingNewlines(text)
   local n = #text
-  while n > 0 and byte(text, n) == 10 do
-    n = n - 1
-  end
+  while n > 0 and byte(text, n) == 10 do n = n - 1 end
   return sub(text, 1, n)
 end
 

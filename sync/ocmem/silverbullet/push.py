@@ -41,7 +41,6 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from ocmem.errors import Busy, Refused
 from ocmem.formats import gestures, journal, pending
@@ -177,21 +176,11 @@ def plan_page(
     return PagePlan(base, result, None if unchanged else result.text)
 
 
-class Decorate(Protocol):
-    """Gives a waiting proposal's block the review page's gestures (ocmem.services.gestureplans)."""
-
-    def __call__(self, block: str) -> str: ...
-
-    def inputs(self) -> str:
-        """A digest of what the gestures are computed from (the pulled pages, the caps)."""
-        ...
-
-
 def inert_blocks(
     rule: PushRule,
     segments: list[merge.Segment],
     known: dict[str, str],
-    decorate: Decorate | None = None,
+    decorate: gestures.Decorate | None = None,
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """Each local block as ocmem renders it today, and the ids of those that cannot leave.
 
@@ -241,11 +230,11 @@ class Pusher:
         config: SyncConfig,
         client: SilverBullet,
         state: SyncState,
-        gestures: Callable[[str, str | None], Decorate] | None = None,
+        decorators: Callable[[str, str | None], gestures.Decorate] | None = None,
     ):
         self.ws = ws
         # The review page's gestures for a pending page (its name, the home its ids carry).
-        self.gestures = gestures
+        self.decorators = decorators
         self.paths = ws.paths
         self.config = config
         self.client = client
@@ -343,8 +332,8 @@ class Pusher:
         pattern = pattern_for(rule)
         segments = merge.split(local_text, pattern)
         decorate = None
-        if self.gestures is not None and pattern is merge.PENDING_BLOCK:
-            decorate = self.gestures(name, None if self.home.shared_pages else home_id)
+        if self.decorators is not None and pattern is merge.PENDING_BLOCK:
+            decorate = self.decorators(name, None if self.home.shared_pages else home_id)
         local, held = inert_blocks(rule, segments, page.blocks, decorate)
         # What the page should hold: the file, and what its gestures are computed from.
         inputs = decorate.inputs() if decorate is not None else ""
