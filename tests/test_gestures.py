@@ -69,37 +69,47 @@ def test_slotted_refuses_a_text_the_day_changes_otherwise() -> None:
 
 
 @given(st.lists(st.one_of(st.text(max_size=15), st.just(gestures.Slot("date"))), max_size=6))
-def test_no_data_line_can_close_the_fence_or_read_as_a_field(pieces: list[Any]) -> None:
+def test_no_data_line_can_close_the_fence(pieces: list[Any]) -> None:
     for line in gestures.lines_of(tuple(pieces)):
-        assert line[0] in "|>@" and not gestures.is_close(line)
-        assert not line.startswith("- ")
+        assert line[0] in "|>@" and not gestures.is_close(line, gestures.CLOSE)
 
 
-# --- the fence in a proposal's block --------------------------------------------------------------
+# --- the fence at the end of the pending page -------------------------------------------------
 
 
-def test_the_fence_sits_before_the_content_and_ocmems_parser_skips_it(tmp_path: Path) -> None:
-    review = gestureplans.review(PROPOSAL, pulled(tmp_path))
-    block = gestures.decorate(PROPOSAL.render(), review, pending.CONTENT_LABEL)
-    lines = block.split("\n")
-    assert lines.index(gestures.OPEN) < lines.index(f"- {pending.CONTENT_LABEL} :")
-    assert pending.parse(block) == [PROPOSAL]
-    assert gestures.strip(block) == PROPOSAL.render()
-    assert [s.id for s in merge.split(block, merge.PENDING_BLOCK) if s.id] == ["P-0003"]
-    # The digest covers the block without the fence, as the page computes it.
-    before, _, after = PROPOSAL.render().partition(f"- {pending.CONTENT_LABEL} :")
-    counted = f"{before.rstrip()}\n- {pending.CONTENT_LABEL} :{after.rstrip()}"
-    assert f"empreinte 7 5 {gestures.digest(counted)}" in lines
+def test_the_fence_is_ocmens_at_the_end_of_the_page_and_is_rewritten(tmp_path: Path) -> None:
+    block = merge.normalise(PROPOSAL.render())
+    page = pending.PENDING_HEADER + "\n" + block
+    fence = gestureplans.Decorator(lambda: pulled(tmp_path))([("P-0003", block)])
+    assert fence is not None and fence.startswith(gestures.OPEN + "\nproposition vps/P-0003\n")
+    held = gestures.with_fence(page, fence)
+    assert held == page.rstrip("\n") + "\n\n" + fence + "\n"
+    assert pending.parse(held) == [PROPOSAL]  # ocmem's parsers see free text after the blocks
+    assert [s.id for s in merge.split(held, merge.PENDING_BLOCK) if s.id] == ["P-0003"]
+    lines = fence.split("\n")
+    assert f"bloc {gestures.digest(block.splitlines()[0])}" in lines
+    assert f"empreinte 12 {gestures.digest(block.rstrip(chr(10)))}" in lines
+    # Rewritten at each push: a human's line after it stays, above the new one.
+    human = held + "Une note de l'humain.\n"
+    again = gestures.with_fence(human, fence)
+    assert again == page.rstrip("\n") + "\n\nUne note de l'humain.\n\n" + fence + "\n"
+    assert gestures.with_fence(again, None) == page.rstrip("\n") + "\n\nUne note de l'humain.\n"
+
+
+def test_a_fence_like_ocmens_inside_the_agents_text_is_left_alone() -> None:
+    forged = f"## P-0001 · skill · x\n- Contenu proposé :\n\n~~~~markdown\n{gestures.OPEN}\nx\n~~~\n~~~~\n"
+    assert gestures.with_fence(forged, None) == forged
 
 
 def test_a_waiting_proposal_gets_both_gestures_a_decided_one_none(tmp_path: Path) -> None:
     decorate = gestureplans.Decorator(lambda: pulled(tmp_path))
-    block = decorate(PROPOSAL.render())
-    assert "geste promouvoir" in block and "geste refuser" in block
-    assert "decidee - P-0003 : promu" in block and "proposition vps/P-0003" in block
-    assert "titre fait · Debian ${x}" in block  # plain text, in the fence: shown as text
+    block = PROPOSAL.render()
+    fence = decorate([("P-0003", block)]) or ""
+    assert "geste promouvoir" in fence and "geste refuser" in fence
+    assert "decidee - P-0003 : promu" in fence and "proposition vps/P-0003" in fence
+    assert "titre fait · Debian ${x}" in fence  # plain text, in the fence: shown as text
     decided = PROPOSAL.with_status(pending.promoted_status(date(2026, 12, 1)))
-    assert decorate(decided.render()) == decided.render()
+    assert decorate([("P-0003", decided.render())]) is None
 
 
 def test_the_decision_lines_are_the_ones_ocmem_reads(tmp_path: Path) -> None:
@@ -174,7 +184,7 @@ def test_the_push_sends_gestures_again_when_the_pulled_memory_moves(
     sync.push(workspace())
     (page,) = [f.name for f in sb.listing() if f.name.endswith("/pending.md")]
     pushed = sb.read(page)
-    assert "plafond 2000" in pushed
+    assert "plafond 2000" in pushed and pushed.rstrip("\n").endswith(gestures.CLOSE)
     sb.clear_requests()
     sync.push(workspace())
     assert sb.requests == []  # nothing moved: nothing read, nothing sent

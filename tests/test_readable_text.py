@@ -27,7 +27,7 @@ from markdown_it import MarkdownIt
 
 from conftest import CliResult, Clock, journal_fields
 from ocmem.bridge.tools import prompt_context
-from ocmem.formats import memorymd, pending
+from ocmem.formats import gestures, memorymd, pending
 from ocmem.home.settings import Limits
 from ocmem.home.workspace import Workspace
 from ocmem.services import gestureplans
@@ -327,7 +327,10 @@ def test_a_review_page_promotion_replaces_a_fact_with_a_token(
     )
     pages = {
         "Agents/Memory/MEMORY": memory_page,
-        "Agents/Inbox/vps-prod/pending": gestureplans.Decorator(lambda: pulled)(proposal.render()),
+        "Agents/Inbox/vps-prod/pending": gestures.with_fence(
+            proposal.render(),
+            gestureplans.Decorator(lambda: pulled)([("P-0001", proposal.render())]),
+        ),
     }
     store = lua.table_from(
         {

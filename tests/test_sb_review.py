@@ -114,12 +114,12 @@ class Space:
         )
 
     def push(self, *proposals: pending.Proposal, page: str = HOME_PAGE) -> None:
-        """The pending page as a push writes it: each waiting proposal with its gestures."""
-        decorate = gestureplans.Decorator(
-            lambda: self.pulled(page, None if page == LEGACY_PAGE else HOME)
-        )
-        blocks = [merge.normalise(decorate(p.render())) for p in proposals]
-        self.pages[page] = pending.PENDING_HEADER + "".join("\n" + b for b in blocks)
+        """The pending page as a push writes it: the blocks, then the gestures of those waiting."""
+        home = None if page == LEGACY_PAGE else HOME
+        decorate = gestureplans.Decorator(lambda: self.pulled(page, home))
+        blocks = [(p.id, merge.normalise(p.render())) for p in proposals]
+        text = pending.PENDING_HEADER + "".join("\n" + b for _, b in blocks)
+        self.pages[page] = gestures.with_fence(text, decorate(blocks))
 
 
 @pytest.fixture
@@ -184,9 +184,11 @@ def statuses(space: Space, page: str = HOME_PAGE) -> dict[str, str]:
     return {pid: decided.get(pid, status) for pid, status in found.items()}
 
 
-PROPOSAL_TEXT = st.text(
-    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=60
-).map(lambda t: " ".join(unicodedata.normalize("NFC", t).split()))
+PROPOSAL_TEXT = (
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=60)
+    .map(lambda t: " ".join(unicodedata.normalize("NFC", t).split()))
+    .filter(bool)
+)
 SETTINGS = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -206,7 +208,8 @@ def test_a_text_survives_the_push_and_is_filled_as_ocmem_fills_it(
     text = tuple(unicodedata.normalize("NFC", p) if isinstance(p, str) else p for p in pieces)
     assume(all("\r" not in p for p in text if isinstance(p, str)))
     lines = gestures.lines_of(text)
-    page = merge.normalise("\n".join([gestures.OPEN, "geste g", "decision", *lines, "~~~"]))
+    data = [gestures.OPEN, "proposition x", "geste g", "decision", *lines, gestures.CLOSE]
+    page = merge.normalise("\n".join(data))
     (entry,) = oc.proposalsOf("p", page).values()
     filled = lua.eval("function(e) return e.gestures.g.decision end")(entry)
     fill = lua.eval(
@@ -237,8 +240,7 @@ def test_the_review_lists_what_ocmem_pushed_for_waiting_proposals(oc: Any, space
         (f"{HOME}/P-0002", "skill · Déployer un service", HOME_PAGE, True),
     ]
     # What the review shows of a proposal: its block as the pending page holds it.
-    block = merge.normalise(fact().render()).rstrip("\n")
-    assert entries[1].markdown.replace("\n\n- Contenu", "\n- Contenu") == block
+    assert entries[1].markdown == merge.normalise(fact().render()).rstrip("\n")
 
 
 def test_agent_text_can_never_pass_for_ocmems_data(oc: Any, space: Space) -> None:
@@ -257,7 +259,7 @@ def test_agent_text_can_never_pass_for_ocmems_data(oc: Any, space: Space) -> Non
         ]
     )
     space.push(skill(content=DRAFT + "\n\n" + forged))
-    assert gestures.OPEN in space.pages[HOME_PAGE].split("\n")[30:]  # the line is there, raw
+    assert space.pages[HOME_PAGE].split("\n").count(gestures.OPEN) == 2  # theirs is there, raw
     (entry,) = oc.review(space.store()).entries.values()
     assert entry.gid == f"{HOME}/P-0002"
     refused(promote(oc, space, "vps-prod/P-0666"), "pas de proposition")
@@ -269,7 +271,7 @@ def test_a_block_edited_since_the_push_is_not_promoted_but_may_be_refused(
     oc: Any, space: Space
 ) -> None:
     space.push(fact())
-    space.pages[HOME_PAGE] = space.pages[HOME_PAGE].replace("Debian 12.", "Debian 13.")
+    space.pages[HOME_PAGE] = space.pages[HOME_PAGE].replace("Debian 12.", "Debian 13.", 1)
     (entry,) = oc.review(space.store()).entries.values()
     assert entry.intact is False
     refused(promote(oc, space, f"{HOME}/P-0001"), "modifiée", "ocmem sync")

@@ -1,7 +1,7 @@
 """The review page's data: what each gesture on a waiting proposal writes, computed by ocmem.
 
-The SilverBullet review page (``silverbullet/ocmem.lua``) decides nothing. For each waiting
-proposal ocmem pushes, inside the proposal's block of the pending page, a fence that says what
+The SilverBullet review page (``silverbullet/ocmem.lua``) decides nothing. With the pending page,
+ocmem pushes one fence, at the end of the page, that says for each waiting proposal what
 *Promouvoir* and *Refuser* write: the exact fact line or SKILL.md, the line it replaces, the
 archive entry, the decision line, the caps to hold. The page reads it line by line (one key per
 line, no format of ocmem's to parse), checks that the pages it edits still hold what ocmem saw,
@@ -10,20 +10,25 @@ performs the edits and records the decision::
     ## P-0003 · fait · Le VPS tourne sous Debian 12
     - Statut : en attente
     …
-    - Contradiction : aucune
+    ~~~
 
-    ~~~ocmem-geste
+    ~~~ocmem-gestes
     proposition vps-prod/P-0003
+    bloc 987654321 44
+    empreinte 13 1234567890 412
     titre fait · Le VPS tourne sous Debian 12
-    empreinte 8 5 1234567890 412
     decisions Agents/Inbox/vps-prod/decisions
     decidee - P-0003 : promu
     …
     geste promouvoir
     message vps-prod/P-0003 promue : MEMORY.md 1 540/2 000 (77 %)
+    decision
+    > - P-0003 : promu (|
+    @date
+    | )|
     ajoute Agents/Memory/MEMORY
     plafond 2000
-    correction consolide MEMORY.md (…), puis relance la promotion
+    …
     texte
     > - Le VPS tourne sous Debian 12. (|
     @date
@@ -31,28 +36,31 @@ performs the edits and records the decision::
     …
     ~~~
 
-    - Contenu proposé :
-    …
+The fence is ocmem's, like the receipt line: each push writes it anew at the end of the page (a
+human's line after it stays, and moves above it). Only a fence outside every other fence counts,
+here and in the page: a line of a proposal's content (the agent's text, inside its own fence)
+can never pass for it.
 
-Texts are pieces: ``| text|`` is a line (the ``|`` at the end keeps trailing spaces through
-the push, which strips them), ``> text|`` a piece of a line, ``@date`` and ``@raison`` what the
-page fills in: the day of the click and the human's reason. Nothing else is left to the page.
-No data line starts with a tilde or ``- ``, so none can close the fence or be read as a field.
+Texts are pieces: ``| text|`` is a line (the ``|`` at the end keeps trailing spaces through the
+push, which strips them), ``> text|`` a piece of a line, ``@date`` and ``@raison`` what the page
+fills in: the day of the click and the human's reason. Nothing else is left to the page. No
+data line starts with a tilde, so none can close the fence.
 
-``empreinte`` holds how many lines of the block come before and after the fence and the digest
-of those lines: the page refuses to promote a block the human edited since ocmem rendered it
-(ocmem must read it again first). The digest counts code points, so that the page computes it
-the same way on SilverBullet's UTF-16 strings and on a real Lua's UTF-8 bytes.
+``bloc`` is the digest of the proposal's header line (the page finds the block by it) and
+``empreinte`` how many lines the block has and their digest: the page refuses to promote a block
+the human edited since ocmem rendered it (ocmem must read it again first). The digest counts code points, so that the page computes it the same way
+on SilverBullet's UTF-16 strings and on a real Lua's UTF-8 bytes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import NamedTuple, Protocol
 
-OPEN = "~~~ocmem-geste"
+OPEN = "~~~ocmem-gestes"
 CLOSE = "~~~"
 DATE = "date"
 REASON = "raison"
@@ -210,19 +218,21 @@ class Review:
     alert: str | None = None  # plain text, shown first
     notes: tuple[str, ...] = field(default=())  # plain text: what a promotion does
 
-    def fence(self, before: str, after: str) -> str:
-        head = [OPEN, f"proposition {self.gid}", f"titre {self.title}"]
+    def lines(self, block: str) -> list[str]:
+        """Its data, for its ``block`` as the page holds it (normalised: no trailing newline)."""
+        head = [
+            f"proposition {self.gid}",
+            f"bloc {digest(block.split(chr(10))[0])}",
+            f"empreinte {block.count(chr(10)) + 1} {digest(block)}",
+            f"titre {self.title}",
+        ]
         if self.alert:
             head.append(f"alerte {self.alert}")
         head += [f"note {note}" for note in self.notes]
-        head.append(
-            f"empreinte {before.count(chr(10)) + 1} {after.count(chr(10)) + 1} "
-            + digest(f"{before}\n{after}")
-        )
         head += [f"decisions {self.decisions}", *(f"decidee {d}" for d in self.decided)]
         for gesture in self.gestures:
             head += gesture.lines()
-        return "\n".join(one_line(line) for line in [*head, CLOSE])
+        return [one_line(line) for line in head]
 
 
 def one_line(text: str) -> str:
@@ -232,56 +242,63 @@ def one_line(text: str) -> str:
     return text
 
 
-def decorate(block: str, review: Review, content_label: str) -> str:
-    """``block`` (a proposal as ocmem renders it) with ``review``'s fence before its content."""
-    head, label, tail = block.partition(f"\n- {content_label} :")
-    if not label:
-        raise ValueError("a proposal's block without its content")
-    before, after = head.rstrip("\n"), (label.lstrip("\n") + tail).rstrip("\n")
-    return f"{before}\n\n{review.fence(before, after)}\n\n{after}\n"
+def fence(data: list[list[str]]) -> str | None:
+    """The fence holding every waiting proposal's data (None: none waits)."""
+    if not data:
+        return None
+    return "\n".join([OPEN, *(line for lines in data for line in lines), CLOSE])
 
 
-def strip(block: str) -> str:
-    """``block`` without its fence (as ocmem rendered it before :func:`decorate`)."""
-    lines = block.split("\n")
-    if OPEN not in lines:
-        return block
-    start = lines.index(OPEN)
-    end = next(
-        (n for n in range(start + 1, len(lines)) if is_close(lines[n])),
-        len(lines) - 1,
-    )
-    before, after = lines[:start], lines[end + 1 :]
-    while before and not before[-1].strip():
-        before.pop()
-    while after and not after[0].strip():
-        after.pop(0)
-    return "\n".join([*before, *after])
-
-
-def is_close(line: str) -> bool:
-    stripped = line.strip()
-    return len(stripped) >= len(CLOSE) and set(stripped) == {"~"}
-
-
-def skip_fences(lines: Sequence[str]) -> list[str]:
-    """``lines`` without the review page's fences (what ocmem's parser reads of a block)."""
+def with_fence(page: str, held: str | None) -> str:
+    """``page`` with ocmem's fence (and the blank line before it) taken out, then ``held`` at
+    its end. Only a fence outside every other fence is ocmem's."""
+    lines = page.split("\n")
     kept: list[str] = []
-    inside = False
+    other: str | None = None
+    inside = found = False
     for line in lines:
         if inside:
-            inside = not is_close(line)
+            inside = not is_close(line, CLOSE)
+            continue
+        if other is not None:
+            other = None if is_close(line, other) else other
         elif line == OPEN:
-            inside = True
+            inside = found = True
+            while kept and not kept[-1].strip():
+                kept.pop()
+            kept.append("")
+            continue
         else:
-            kept.append(line)
-    return kept
+            other = fence_run(line)
+        kept.append(line)
+    if held is None and not found:
+        return page  # no fence, none to add: the page as it is
+    text = "\n".join(kept).rstrip("\n") + "\n"
+    return text if held is None else f"{text}\n{held}\n"
+
+
+def fence_run(line: str) -> str | None:
+    """The run of three or more backticks or tildes a Markdown fence line opens with."""
+    found = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+    return found.group(1) if found else None
+
+
+def is_close(line: str, marker: str) -> bool:
+    run = fence_run(line)
+    return (
+        run is not None
+        and run[0] == marker[0]
+        and len(run) >= len(marker)
+        and not line.strip().strip(run[0])
+    )
 
 
 class Decorate(Protocol):
-    """Gives a waiting proposal's block its gestures (ocmem.services.gestureplans.Decorator)."""
+    """The fence of a pending page's waiting proposals (ocmem.services.gestureplans.Decorator)."""
 
-    def __call__(self, block: str) -> str: ...
+    def __call__(self, blocks: Sequence[tuple[str, str]]) -> str | None:
+        """``blocks``: (id, text) of the page's blocks as the push sends them."""
+        ...
 
     def inputs(self) -> str:
         """A digest of what the gestures are computed from (the pulled pages, the caps)."""

@@ -38,7 +38,7 @@ from datetime import date
 from typing import NamedTuple
 
 from ocmem.errors import OcmemError, Refused
-from ocmem.formats import gestures, memorymd
+from ocmem.formats import memorymd
 from ocmem.text import inert
 
 PENDING_HEADER = (
@@ -406,13 +406,6 @@ def _parse_section(header: re.Match[str], body: str) -> Proposal:
     while i < len(lines):
         line = lines[i]
         i += 1
-        if (
-            line == gestures.OPEN
-        ):  # the review page's data (ocmem.formats.gestures): not ours to read
-            while i < len(lines) and not gestures.is_close(lines[i]):
-                i += 1
-            i += 1
-            continue
         if not line.strip():
             continue
         match = _FIELD.match(line)

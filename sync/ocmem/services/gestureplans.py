@@ -11,7 +11,7 @@ of skill pages) and that the pages still hold what ocmem saw; the pull checks ev
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -81,7 +81,7 @@ def space_for(ws: Workspace, config: SyncConfig, page: str, home: str | None) ->
 
 
 class Decorator:
-    """A pending page's blocks with their gestures (``ocmem.silverbullet.push.Decorate``)."""
+    """A pending page's gestures (``ocmem.formats.gestures.Decorate``)."""
 
     def __init__(self, space: Callable[[], Space]):
         self._space = space
@@ -93,12 +93,14 @@ class Decorator:
             self._known = self._space()
         return self._known
 
-    def __call__(self, block: str) -> str:
-        """A waiting proposal's block with its gestures; any other block as it is."""
-        found = pending.parse(block)
-        if len(found) != 1 or found[0].state != pending.STATE_PENDING:
-            return block
-        return gestures.decorate(block, review(found[0], self.space), pending.CONTENT_LABEL)
+    def __call__(self, blocks: Sequence[tuple[str, str]]) -> str | None:
+        """The fence of the waiting proposals among ``blocks`` ((id, text) as pushed)."""
+        data = []
+        for _, text in blocks:
+            found = pending.parse(text)
+            if len(found) == 1 and found[0].state == pending.STATE_PENDING:
+                data.append(review(found[0], self.space).lines(text.rstrip("\n")))
+        return gestures.fence(data)
 
     def inputs(self) -> str:
         """What the gestures are computed from, digested: unchanged, they are unchanged."""

@@ -1,8 +1,8 @@
 -- priority: 20
 -- ocmem review: performs, on the human's click, the edits ocmem computed for each waiting
 -- proposal. ocmem decides (the fact line, SKILL.md, the line a fact replaces, the archive entry,
--- the decision line, the caps) and pushes it in the proposal's block, in a "~~~ocmem-geste"
--- fence read here line by line (ocmem/formats/gestures.py). This code finds the proposal,
+-- the decision line, the caps) and pushes it at the end of the pending page, in a
+-- "~~~ocmem-gestes" fence read here line by line (ocmem/formats/gestures.py). This finds it,
 -- checks that the pages it edits still hold what ocmem saw (else it says so, writes nothing),
 -- performs the edits and records the decision. It never escapes, renders or parses ocmem's
 -- formats; a retirement's text comes from templates generated from ocmem's code.
@@ -25,7 +25,7 @@ M.pages = M.pages or {
   skills = "Agents/Skills/",
   skill = "/SKILL",
 }
-M.FENCE, M.FENCE_CLOSE = "~~~ocmem-geste", "~~~"
+M.FENCE, M.FENCE_CLOSE = "~~~ocmem-gestes", "~~~"
 M.DECISIONS_HEADER = "# Décisions sur les propositions\n\nÉcrite par la page de revue d'ocmem (Promouvoir, Refuser) ou à la main, une ligne par décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison ». ocmem la lit à chaque pull et ne l'écrit jamais.\n"
 M.FACT_PREFIX = "- "
 M.ARCHIVE_EMPTY = { "# Archive de la mémoire\n\nFaits et skills remplacés ou retirés par l'humain : ocmem ne les charge plus. Pour en rétablir un, recopiez-le (un fait dans MEMORY.md, un skill dans son dossier de Agents/Skills/) ou laissez l'agent le proposer à nouveau.\n" }
@@ -166,9 +166,10 @@ local EDITS = { ajoute = true, remplace = true, cree = true, ecrase = true }
 local TEXTS = { texte = true, vide = true, ancien = true, deja = true }
 local VALUES = { plafond = true, compte = true, correction = true, avant = true }
 
-local function readData(entry, data)
-  local sink = {}
-  local gesture, edit, target = sink, sink, sink
+-- The proposals in ocmem's data: one entry per « proposition », its gestures, their edits.
+local function readData(page, data, found)
+  local sink = { notes = {}, decided = {}, gestures = {}, edits = {}, decision = {} }
+  local entry, gesture, edit, target = sink, sink, sink, sink
   for _, line in ipairs(data) do
     local c, space = byte(line, 1), find(line, " ", 1, true)
     local key, value = space and sub(line, 1, space - 1) or line, space and sub(line, space + 1) or ""
@@ -176,6 +177,9 @@ local function readData(entry, data)
       target[#target + 1] = sub(line, 3, #line - 1) .. (c == 124 and "\n" or "")
     elseif c == 64 then -- "@date": a slot
       target[#target + 1] = { sub(line, 2) }
+    elseif key == "proposition" then
+      entry, gesture, edit, target = { page = page, gid = value, notes = {}, decided = {}, gestures = {} }, sink, sink, sink
+      found[#found + 1] = entry
     elseif key == "note" or key == "decidee" then
       local list = key == "note" and entry.notes or entry.decided
       list[#list + 1] = value
@@ -194,47 +198,43 @@ local function readData(entry, data)
       edit[key] = target
     elseif VALUES[key] then
       edit[key] = value
-    else -- proposition, titre, alerte, empreinte, decisions
+    else -- bloc, empreinte, titre, alerte, decisions
       entry[key] = value
     end
   end
 end
 
--- `count` lines of `all` from `from` on, going by `step`, after the blank lines there.
-local function window(all, from, step, count)
-  while all[from] and blank(all[from]) do from = from + step end
-  local found = {}
-  for k = 0, (tonumber(count) or 0) - 1 do
-    local line = all[from + step * k]
-    if line then table.insert(found, step < 0 and 1 or #found + 1, line) end
-  end
-  return table.concat(found, "\n")
-end
-
---- The proposals a pending page offers, each with the gestures ocmem computed for it. Only a
---- fence outside every other fence counts: a line inside a proposal's content (the agent's
---- text) can never pass for ocmem's data.
+--- The proposals a pending page offers, each with the gestures ocmem computed for it and its
+--- block as the page holds it (intact when its digest is still the one ocmem pushed). Only a
+--- fence outside every other fence is ocmem's: a line inside a proposal's content (the agent's
+--- text) can never pass for ocmem's data or a block's header.
 function M.proposalsOf(page, text)
-  local found, all = {}, lines(text)
-  local other, entry, data
+  local found, all, headers, data, other = {}, lines(text), {}, nil, nil
   for i, line in ipairs(all) do
-    if entry and closes(line, M.FENCE_CLOSE) then
-      readData(entry, data)
-      local counts = split(entry.empreinte or "", " ")
-      local before = window(all, entry.open - 1, -1, counts[1])
-      local after = window(all, i + 1, 1, counts[2])
-      entry.markdown, entry.gid = before .. "\n\n" .. after, entry.proposition or "?"
-      entry.intact = M.digest(before .. "\n" .. after) == (counts[3] or "") .. " " .. (counts[4] or "")
-      found[#found + 1], entry = entry, nil
-    elseif entry then
-      data[#data + 1] = line
+    if data then
+      if closes(line, M.FENCE_CLOSE) then
+        readData(page, data, found)
+        data = nil
+      else
+        data[#data + 1] = line
+      end
     elseif other then
       other = not closes(line, other) and other or nil
     elseif line == M.FENCE then
-      entry, data = { page = page, open = i, notes = {}, decided = {}, gestures = {} }, {}
-    else
+      data = {}
+    else -- a block is found by its header line's digest
       other = fenceRun(line)
+      local key = M.digest(line)
+      headers[key] = headers[key] or i
     end
+  end
+  for _, entry in ipairs(found) do
+    local counts, at, block = split(entry.empreinte or "", " "), headers[entry.bloc or ""], {}
+    for k = at or 1, at and at + (tonumber(counts[1]) or 0) - 1 or 0 do
+      block[#block + 1] = all[k]
+    end
+    entry.markdown = table.concat(block, "\n")
+    entry.intact = at ~= nil and M.digest(entry.markdown) == (counts[2] or "") .. " " .. (counts[3] or "")
   end
   return found
 end

@@ -41,6 +41,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from ocmem.errors import Busy, Refused
 from ocmem.formats import gestures, journal, pending
@@ -169,27 +170,25 @@ def plan_page(
     page: PushedPage,
     pattern: re.Pattern[str],
     preamble: str,
+    finish: Callable[[str], str] | None = None,
 ) -> PagePlan:
     base = merge_base(page, remote_text, pattern)
     result = merge.merge(remote_text, local, base, pattern, preamble)
+    if finish is not None:  # what ocmem holds outside the blocks, besides the receipt
+        result.text = finish(result.text)
     unchanged = read is not None and result.text == remote_text
     return PagePlan(base, result, None if unchanged else result.text)
 
 
 def inert_blocks(
-    rule: PushRule,
-    segments: list[merge.Segment],
-    known: dict[str, str],
-    decorate: gestures.Decorate | None = None,
+    rule: PushRule, segments: list[merge.Segment], known: dict[str, str]
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """Each local block as ocmem renders it today, and the ids of those that cannot leave.
 
     Agent text leaves the machine only in a form SilverBullet can display but never run: a
     block that cannot be read back as an entry or a proposal, or that would still carry an
     active construct, stays here. A block that is exactly what the page holds (``known``: the
-    push base, e.g. a proposal the human edited and ``pull`` took back) is kept as it is.
-    ``decorate`` gives a waiting proposal the review page's gestures, computed today
-    (``ocmem.formats.gestures``), in place of those it carried."""
+    push base, e.g. a proposal the human edited and ``pull`` took back) is kept as it is."""
     rerender = pending.rerender if pattern_for(rule) is merge.PENDING_BLOCK else journal.rerender
     safe: list[tuple[str, str]] = []
     held: list[str] = []
@@ -197,14 +196,13 @@ def inert_blocks(
         if segment.id is None:
             continue
         if known.get(segment.id) == merge.digest(segment.text):
-            text: str | None = segment.text
+            safe.append((segment.id, segment.text))
+            continue
+        text = rerender(segment.text)
+        if text is None or inert.active_constructs(text):
+            held.append(segment.id)
         else:
-            text = rerender(segment.text)
-            if text is None or inert.active_constructs(text):
-                held.append(segment.id)
-                continue
-        assert text is not None
-        safe.append((segment.id, decorate(gestures.strip(text)) if decorate else text))
+            safe.append((segment.id, text))
     return safe, held
 
 
@@ -331,12 +329,12 @@ class Pusher:
         page = self.state.pushed.get(name, PushedPage())
         pattern = pattern_for(rule)
         segments = merge.split(local_text, pattern)
-        decorate = None
+        local, held = inert_blocks(rule, segments, page.blocks)
+        decorate, finish, inputs = None, None, ""  # the review page's gestures (page's end)
         if self.decorators is not None and pattern is merge.PENDING_BLOCK:
             decorate = self.decorators(name, None if self.home.shared_pages else home_id)
-        local, held = inert_blocks(rule, segments, page.blocks, decorate)
+            finish, inputs = partial(gestures.with_fence, held=decorate(local)), decorate.inputs()
         # What the page should hold: the file, and what its gestures are computed from.
-        inputs = decorate.inputs() if decorate is not None else ""
         local_digest = sha256(f"{local_text}\0{inputs}".encode())
         if (
             page.local_sha256 == local_digest
@@ -384,7 +382,7 @@ class Pusher:
                 if other is not None:
                     text = other  # drop the tail of our own body another write left behind
             ours = None
-            plan = plan_page(text, read, local, page, pattern, preamble)
+            plan = plan_page(text, read, local, page, pattern, preamble, finish)
             result = plan.result
             if dry_run:
                 report.lines.append(
