@@ -280,6 +280,19 @@ def test_a_block_edited_since_the_push_is_not_promoted_but_may_be_refused(
     assert statuses(space)["P-0001"] == f"refusé ({TODAY}) : plus d'actualité"
 
 
+def test_trailing_spaces_are_no_edit(oc: Any, space: Space) -> None:
+    """The push strips them from the lines it writes; a block kept as the human saved it (or a
+    CRLF editor) still reads as ocmem saw it."""
+    space.push(fact())
+    page = space.pages[HOME_PAGE]
+    space.pages[HOME_PAGE] = page.replace("· Debian\n", "· Debian  \r\n").replace(
+        "- Statut : en attente\n", "- Statut : en attente\t\n"
+    )
+    (entry,) = oc.review(space.store()).entries.values()
+    assert entry.intact is True
+    assert promote(oc, space, f"{HOME}/P-0001").ok is True
+
+
 def test_a_proposal_decided_on_the_decisions_page_is_no_longer_waiting(
     oc: Any, space: Space
 ) -> None:

@@ -48,8 +48,10 @@ data line starts with a tilde, so none can close the fence.
 
 ``bloc`` is the digest of the proposal's header line (the page finds the block by it) and
 ``empreinte`` how many lines the block has and their digest: the page refuses to promote a block
-the human edited since ocmem rendered it (ocmem must read it again first). The digest counts code points, so that the page computes it the same way
-on SilverBullet's UTF-16 strings and on a real Lua's UTF-8 bytes.
+the human edited since ocmem rendered it (ocmem must read it again first). Lines are counted
+without trailing spaces, tabs or CR (as the push normalises them), and the digest counts code
+points, so that the page computes it the same way on SilverBullet's UTF-16 strings and on a
+real Lua's UTF-8 bytes.
 """
 
 from __future__ import annotations
@@ -219,11 +221,12 @@ class Review:
     notes: tuple[str, ...] = field(default=())  # plain text: what a promotion does
 
     def lines(self, block: str) -> list[str]:
-        """Its data, for its ``block`` as the page holds it (normalised: no trailing newline)."""
+        """Its data, for its ``block`` as the page holds it."""
+        bare = [line.rstrip(" \t\r") for line in block.rstrip("\n").split("\n")]
         head = [
             f"proposition {self.gid}",
-            f"bloc {digest(block.split(chr(10))[0])}",
-            f"empreinte {block.count(chr(10)) + 1} {digest(block)}",
+            f"bloc {digest(bare[0])}",
+            f"empreinte {len(bare)} {digest(chr(10).join(bare))}",
             f"titre {self.title}",
         ]
         if self.alert:

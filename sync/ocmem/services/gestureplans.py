@@ -3,8 +3,8 @@
 The page performs, ocmem decides (``ocmem.formats.gestures``): a promotion is computed here by the
 code of a local promotion (``ocmem.services.promotion``: the fact line, the replaced line, the
 archive entry, SKILL.md, the caps and the skill rules), against MEMORY.md, the archive and the
-skills as the last pull installed them, and written into the proposal's block as the page's
-edits. A promotion ocmem refuses (a cap, a rule) is pushed as impossible, with the reason. The
+skills as the last pull installed them, and pushed with the pending page, in the fence at its
+end. A promotion ocmem refuses (a cap, a rule) is pushed as impossible, with the reason. The
 page re-checks only what it can count (the page's length against the MEMORY.md cap, the number
 of skill pages) and that the pages still hold what ocmem saw; the pull checks everything again.
 """
@@ -99,7 +99,7 @@ class Decorator:
         for _, text in blocks:
             found = pending.parse(text)
             if len(found) == 1 and found[0].state == pending.STATE_PENDING:
-                data.append(review(found[0], self.space).lines(text.rstrip("\n")))
+                data.append(review(found[0], self.space).lines(text))
         return gestures.fence(data)
 
     def inputs(self) -> str:

@@ -105,10 +105,12 @@ local function withoutTrailingNewlines(text)
   return sub(text, 1, n)
 end
 
-local function trim(s)
+-- s without spaces and tabs at its ends (`left` false: at its end only, a CR too: a line as
+-- the push normalises it, and as its digest counts it).
+local function trim(s, left)
   local i, j = 1, #s
-  while i <= j and (byte(s, i) == 32 or byte(s, i) == 9) do i = i + 1 end
-  while j >= i and (byte(s, j) == 32 or byte(s, j) == 9) do j = j - 1 end
+  while left ~= false and i <= j and (byte(s, i) == 32 or byte(s, i) == 9) do i = i + 1 end
+  while j >= i and (byte(s, j) == 32 or byte(s, j) == 9 or (left == false and byte(s, j) == 13)) do j = j - 1 end
   return sub(s, i, j)
 end
 
@@ -224,14 +226,14 @@ function M.proposalsOf(page, text)
       data = {}
     else -- a block is found by its header line's digest
       other = fenceRun(line)
-      local key = M.digest(line)
+      local key = M.digest(trim(line, false))
       headers[key] = headers[key] or i
     end
   end
   for _, entry in ipairs(found) do
     local counts, at, block = split(entry.empreinte or "", " "), headers[entry.bloc or ""], {}
     for k = at or 1, at and at + (tonumber(counts[1]) or 0) - 1 or 0 do
-      block[#block + 1] = all[k]
+      block[#block + 1] = all[k] and trim(all[k], false)
     end
     entry.markdown = table.concat(block, "\n")
     entry.intact = at ~= nil and M.digest(entry.markdown) == (counts[2] or "") .. " " .. (counts[3] or "")
