@@ -152,7 +152,7 @@ end
 -- The run of three or more backticks or tildes a Markdown fence line starts with, or nil.
 local function fenceRun(line)
   local i = 1
-  while i <= 4 and byte(line, i) == 32 do i = i + 1 end
+  while i <= 3 and byte(line, i) == 32 do i = i + 1 end
   local c, j = byte(line, i), i
   if c ~= 96 and c ~= 126 then return nil end
   while byte(line, j) == c do j = j + 1 end
