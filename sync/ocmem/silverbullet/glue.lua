@@ -103,14 +103,14 @@ function sb.card(gid)
   end
   if not p then return "" end
   local box, promote = { class = "ocmem-proposal" }, p.gestures.promouvoir or {}
-  local function say(text, class)
-    box[#box + 1] = dom.p { class = class, __rawText = text }
+  local function say(text, class, warn) -- a warning first, where the human cannot miss it
+    box[#box + 1] = dom.p { class = class, style = warn and "font-weight: bold; color: #b00020", __rawText = text }
   end
-  if p.alerte then say(p.alerte, "ocmem-exposed") end
+  if p.alerte then say(p.alerte, "ocmem-exposed", true) end
   if not p.intact then
-    say("⚠ modifiée depuis le dernier envoi d'ocmem : lance `ocmem sync` avant de la promouvoir", "ocmem-changed")
+    say("⚠ modifiée depuis le dernier envoi d'ocmem : lance `ocmem sync` avant de la promouvoir", "ocmem-changed", true)
   end
-  say(promote.impossible or ("Promouvoir : " .. table.concat(p.notes, " ; ")), "ocmem-notes")
+  say(promote.impossible or ("Promouvoir : " .. table.concat(p.notes, " ; ")), "ocmem-notes", promote.impossible)
   box[#box + 1] = widgets.button("Promouvoir", function()
     sb.promote(p.gid)
   end)
