@@ -103,7 +103,9 @@ class Space:
         return gestureplans.Space(
             memory=self.pages.get(MEMORY, ""),
             archive=self.pages.get(ARCHIVE, ""),
-            installed=skills.list_skills(skills_dir, limits.skill_lines),
+            installed=skills.list_skills(
+                skills_dir, limits.skill_lines, lambda p: p.read_text(encoding="utf-8")
+            ),
             skills_dir=skills_dir,
             limits=limits,
             memory_page=MEMORY,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ocmem.errors import OcmemError
 from ocmem.formats import archive, decisionspage, gestures, memorymd, pending, skills
-from ocmem.home.atomic import read_text
+from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.digest import sha256
 from ocmem.home.settings import Limits
 from ocmem.home.space import SyncConfig
@@ -301,7 +301,8 @@ def _skill(written: pending.Proposal, space: Space, decision: gestures.Text) -> 
         )
     text = gestures.slotted(lambda day: done(day).text)
     if target.exists():
-        before = gestures.digest(read_text(target))
+        # the page as the pull installed it, byte for byte (read_text would turn CRLF into LF)
+        before = gestures.digest((read_bytes(target) or b"").decode("utf-8", "replace"))
         edits.append(gestures.Edit(gestures.OVERWRITE, page, text, before=before))
     else:
         edits.append(

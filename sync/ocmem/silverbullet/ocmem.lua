@@ -292,7 +292,7 @@ local function edited(edit, text, slots)
   elseif kind == "remplace" then
     local all, old = lines(text), fill(edit.ancien, slots)
     for i, line in ipairs(all) do
-      if line == old then
+      if trim(line, false) == old then
         if new then all[i] = new else table.remove(all, i) end
         return table.concat(all, "\n")
       end
