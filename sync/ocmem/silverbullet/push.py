@@ -3,7 +3,8 @@ and duplicating nothing, against a server with no conditional write and torn rea
 
 Each home writes its own pages (``Agents/Inbox/<home-id>/…``): no two ocmem homes ever write one
 page, so the only other writer of a page is its human (a browser). For each page whose local file
-changed since the last push:
+changed since the last push, or that a pull's listing showed changed since the push last found it
+holding everything (``PushedPage.moved``: a browser may have saved an older version over it):
 
 1. **Read a page that can be trusted.** The client refuses a body shorter than its
    ``X-Content-Length``. A read that lost what we know the page holds (blocks we pushed and the
@@ -341,6 +342,7 @@ class Pusher:
             and not page.conflicts
             and not page.copies
             and not page.in_flight
+            and not page.moved
             and not dry_run
         ):
             return
@@ -399,7 +401,7 @@ class Pusher:
                 for block_id in result.adopted:  # already there as ours: as of this version
                     page.sent_in.setdefault(block_id, receipt_of(text) or 0)
                     page.ours.setdefault(block_id, [result.base[block_id]])
-                self._settle(name, pattern, page, result, local_digest, sent, report)
+                self._settle(name, pattern, page, result, local_digest, sent, report, read)
                 return
             body = with_receipt(
                 plan.write if plan.write is not None else text or preamble,
@@ -493,8 +495,10 @@ class Pusher:
         local_digest: str,
         sent: _Sent,
         report: Outcome,
+        shown: Read | None,
     ) -> None:
-        """The page holds everything it should: record it, and explain what left the page."""
+        """The page holds everything it should (``shown``: the read that says so): record it,
+        and explain what left the page."""
         open_ids = [i for i in result.missing if i not in page.deleted]
         conflicts: dict[str, str] = {}
         deleted: list[str] = []
@@ -522,6 +526,10 @@ class Pusher:
         page.conflicts = conflicts
         page.copies = copies
         page.local_sha256 = local_digest
+        page.seen_last_modified, page.seen_size = (
+            (shown.meta.last_modified, shown.meta.size) if shown else (0, 0)
+        )
+        page.moved = False
         self.state.pushed[name] = page
         self.state.save()
 
