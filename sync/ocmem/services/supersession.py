@@ -400,7 +400,8 @@ def judge(draft: Draft, items: Sequence[Item], prose: Prose = ()) -> Judgement:
             f"(archive, raison : {entry.reason})"
         )
         lines.append(f"⚠ {checks[-1]}")
-    twin = judged.promoted_twin or judged.refused_twin or judged.twin
+    # A lesson refused, then proposed again on « retiens ça », is waiting: that one is completed.
+    twin = judged.promoted_twin or judged.twin or judged.refused_twin
     return Judgement(
         replaces,
         contradiction,
