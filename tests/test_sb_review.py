@@ -392,7 +392,7 @@ def test_an_interrupted_promotion_only_records_the_decision_the_second_time(
     memory = space.pages[MEMORY]
     del space.pages[HOME_DECISIONS]  # the decision never landed
     result = promote(oc, space, f"{HOME}/P-0001")
-    assert result.ok is True and "déjà écrite" in result.message
+    assert result.ok is True and "déjà fait, décision notée" in result.message
     assert space.pages[MEMORY] == memory and HOME_DECISIONS in space.pages
 
 
@@ -581,6 +581,7 @@ def test_the_commands_promote_refuse_and_retire_the_picked_item(sbui: Any, space
     space.push(fact(), skill(), fact("P-0003", "Un troisième fait."))
     sbui.PAGES[HOME_PAGE] = space.pages[HOME_PAGE]
     assert sorted(sbui.COMMANDS.keys()) == [
+        "ocmem: Annuler une promotion",
         "ocmem: Promouvoir une proposition",
         "ocmem: Refuser une proposition",
         "ocmem: Retirer un fait ou un skill",

@@ -28,9 +28,9 @@ from ocmem.text import inert
 PAGE_NAME = "decisions.md"  # beside pending.md; no push rule may name it (ocmem.home.space)
 HEADER = (
     "# Décisions sur les propositions\n\n"
-    "Écrite par la page de revue d'ocmem (Promouvoir, Refuser) ou à la main, une ligne par "
-    "décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison ». "
-    "ocmem la lit à chaque pull et ne l'écrit jamais.\n"
+    "Écrite par la page de revue d'ocmem (Promouvoir, Refuser, Annuler) ou à la main, une ligne "
+    "par décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison », "
+    "« - P-0001 : annulé (date) ». ocmem la lit à chaque pull et ne l'écrit jamais.\n"
 )
 _LINE = re.compile(r"- (P-[0-9]{4,}(?:~[A-Za-z0-9_-]+)?) : (.*?)[ \t]*\r?")
 DECIDED = (pending.STATE_PROMOTED, pending.STATE_REFUSED, pending.STATE_MERGED)

@@ -1,9 +1,10 @@
-"""The review page's data: what each gesture on a waiting proposal writes, computed by ocmem.
+"""The review page's data: what each gesture on a proposal writes, computed by ocmem.
 
 The SilverBullet review page (``silverbullet/ocmem.lua``) decides nothing. With the pending page,
 ocmem pushes one fence, at the end of the page, that says for each waiting proposal what
 *Promouvoir* and *Refuser* write: the exact fact line or SKILL.md, the line it replaces, the
-archive entry, the decision line, the caps to hold. The page reads it line by line (one key per
+archive entry, the decision line, the caps to hold; and for each promotion ocmem can still take
+back, what *Annuler* writes: the lines to take out or put back, the decision « annulé ». The page reads it line by line (one key per
 line, no format of ocmem's to parse), checks that the pages it edits still hold what ocmem saw,
 performs the edits and records the decision::
 
@@ -20,6 +21,7 @@ performs the edits and records the decision::
     decisions Agents/Inbox/vps-prod/decisions
     decidee - P-0003 : promu
     …
+    rouvre - P-0003 : annulé
     geste promouvoir
     message vps-prod/P-0003 promue : MEMORY.md 1 540/2 000 (77 %)
     decision
@@ -46,6 +48,10 @@ push, which strips them), ``> text|`` a piece of a line, ``@date`` and ``@raison
 fills in: the day of the click and the human's reason. Nothing else is left to the page. No
 data line starts with a tilde, so none can close the fence.
 
+``decidee`` and ``rouvre`` say when the decisions page shows the gesture made: the last of its
+lines that starts with one of them counts (« annulé » after « promu » offers the promotion again,
+as ``ocmem.formats.decisionspage`` reads it).
+
 ``bloc`` is the digest of the proposal's header line (the page finds the block by it) and
 ``empreinte`` how many lines the block has and their digest: the page refuses to promote a block
 the human edited since ocmem rendered it (ocmem must read it again first). Lines are counted
@@ -67,12 +73,13 @@ CLOSE = "~~~"
 DATE = "date"
 REASON = "raison"
 # The page's gestures, by the names its buttons and commands use.
-PROMOTE, REFUSE = "promouvoir", "refuser"
+PROMOTE, REFUSE, UNDO = "promouvoir", "refuser", "annuler"
 # What an edit does to its page.
 APPEND = "ajoute"  # the text at the end (the page's start first, when the page is blank)
-REPLACE = "remplace"  # one exact line, wherever it is, by the text (or removed)
+REPLACE = "remplace"  # exact lines, wherever they are, by the text (or removed)
 CREATE = "cree"  # a page that does not exist
 OVERWRITE = "ecrase"  # a page still exactly as ocmem last pulled it (its digest)
+DELETE = "supprime"  # a page still exactly as ocmem last pulled it (``before``), or gone
 
 
 class Slot(NamedTuple):
@@ -161,13 +168,13 @@ def digest(text: str) -> str:
 
 @dataclass(frozen=True)
 class Edit:
-    kind: str  # APPEND, REPLACE, CREATE or OVERWRITE
+    kind: str  # APPEND, REPLACE, CREATE, OVERWRITE or DELETE
     page: str  # SilverBullet's page name (no .md)
     text: Text | None  # None: REPLACE removes the line
     empty: Text | None = None  # APPEND: the page's start when it is blank
-    old: str | None = None  # REPLACE: the exact line replaced
+    old: str | None = None  # REPLACE: the exact lines replaced
     done: Text | None = None  # a line that shows the edit already made (an interrupted gesture)
-    before: str | None = None  # OVERWRITE: the page's digest when ocmem last pulled it
+    before: str | None = None  # OVERWRITE, DELETE: the page's digest when ocmem last pulled it
     max_chars: int | None = None  # the page after the edit, in characters
     max_pages: tuple[int, str] | None = None  # pages like this one under the prefix, at most
     fix: str | None = None  # what to do when a cap would be passed
@@ -192,7 +199,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Gesture:
-    name: str  # PROMOTE or REFUSE
+    name: str  # PROMOTE, REFUSE or UNDO
     message: str  # what the page says once it is done
     decision: Text  # the decision line (with its newline)
     edits: tuple[Edit, ...] = ()
@@ -210,7 +217,7 @@ class Gesture:
 
 @dataclass(frozen=True)
 class Review:
-    """One waiting proposal as the review page shows and decides it."""
+    """One proposal as the review page shows and decides it (waiting, or promoted: undone)."""
 
     gid: str  # its id across homes (vps-prod/P-0003), as promotions write it
     title: str  # « fait · … », plain text (the page shows it as text)
@@ -219,6 +226,7 @@ class Review:
     gestures: tuple[Gesture, ...]
     alert: str | None = None  # plain text, shown first
     notes: tuple[str, ...] = field(default=())  # plain text: what a promotion does
+    reopened: tuple[str, ...] = ()  # line starts that, after ``decided``'s, offer it again
 
     def lines(self, block: str) -> list[str]:
         """Its data, for its ``block`` as the page holds it."""
@@ -233,6 +241,7 @@ class Review:
             head.append(f"alerte {self.alert}")
         head += [f"note {note}" for note in self.notes]
         head += [f"decisions {self.decisions}", *(f"decidee {d}" for d in self.decided)]
+        head += [f"rouvre {r}" for r in self.reopened]
         for gesture in self.gestures:
             head += gesture.lines()
         return [one_line(line) for line in head]
@@ -246,7 +255,7 @@ def one_line(text: str) -> str:
 
 
 def fence(data: list[list[str]]) -> str | None:
-    """The fence holding every waiting proposal's data (None: none waits)."""
+    """The fence holding every proposal's data (None: none to show)."""
     if not data:
         return None
     return "\n".join([OPEN, *(line for lines in data for line in lines), CLOSE])
@@ -297,7 +306,7 @@ def is_close(line: str, marker: str) -> bool:
 
 
 class Decorate(Protocol):
-    """The fence of a pending page's waiting proposals (ocmem.services.gestureplans.Decorator)."""
+    """The fence of a pending page's proposals (ocmem.services.gestureplans.Decorator)."""
 
     def __call__(self, blocks: Sequence[tuple[str, str]]) -> str | None:
         """``blocks``: (id, text) of the page's blocks as the push sends them."""

@@ -1,4 +1,5 @@
-"""What the review page's *Promouvoir* and *Refuser* write, for each waiting proposal a push sends.
+"""What the review page's gestures write: *Promouvoir* and *Refuser* for each waiting proposal a
+push sends, *Annuler* for each promotion ocmem can still take back.
 
 The page performs, ocmem decides (``ocmem.formats.gestures``): a promotion is computed here by the
 code of a local promotion (``ocmem.services.promotion``: the fact line, the replaced line, the
@@ -7,6 +8,11 @@ skills as the last pull installed them, and pushed with the pending page, in the
 end. A promotion ocmem refuses (a cap, a rule) is pushed as impossible, with the reason. The
 page re-checks only what it can count (the page's length against the MEMORY.md cap, the number
 of skill pages) and that the pages still hold what ocmem saw; the pull checks everything again.
+
+*Annuler* is computed by the code of a local undo (``ocmem.services.unpromotion``: the line the
+promotion wrote, the replaced fact or skill from the archive, its archive entry): offered only
+while the pulled pages hold exactly what the promotion wrote. The page writes the decision
+« annulé », which the next pull reads (``ocmem.silverbullet.decisions``).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from ocmem.home.digest import sha256
 from ocmem.home.settings import Limits
 from ocmem.home.space import SyncConfig
 from ocmem.home.workspace import Workspace
-from ocmem.services import promotion
+from ocmem.services import promotion, unpromotion
 from ocmem.text import inert
 
 _DAY = date(2000, 1, 1)  # promotions are checked once on a fixed day: the day only fills a slot
@@ -94,12 +100,18 @@ class Decorator:
         return self._known
 
     def __call__(self, blocks: Sequence[tuple[str, str]]) -> str | None:
-        """The fence of the waiting proposals among ``blocks`` ((id, text) as pushed)."""
+        """The fence of the waiting proposals among ``blocks`` ((id, text) as pushed), and of
+        the promoted ones that can be taken back."""
         data = []
         for _, text in blocks:
             found = pending.parse(text)
+            shown = None
             if len(found) == 1 and found[0].state == pending.STATE_PENDING:
-                data.append(review(found[0], self.space).lines(text))
+                shown = review(found[0], self.space)
+            elif len(found) == 1 and found[0].state == pending.STATE_PROMOTED:
+                shown = undo(found[0], self.space)
+            if shown is not None:
+                data.append(shown.lines(text))
         return gestures.fence(data)
 
     def inputs(self) -> str:
@@ -119,13 +131,19 @@ def _flat(text: str) -> str:
     return " ".join(inert.clean(text).split())
 
 
+def _written(proposal: pending.Proposal, space: Space) -> pending.Proposal:
+    """The proposal as its fact line and SKILL.md name it (across homes: ``vps-prod/P-0003``)."""
+    if not space.home:
+        return proposal
+    joined = " ; ".join(proposal.sources)
+    gid = f"{space.home}/{proposal.id}"
+    return replace(proposal, id=gid, sources=(f"{space.home} {joined}",))
+
+
 def review(proposal: pending.Proposal, space: Space) -> gestures.Review:
     pid = proposal.id
-    gid = f"{space.home}/{pid}" if space.home else pid
-    written = proposal
-    if space.home:  # as the fact line and SKILL.md name it across homes
-        joined = " ; ".join(proposal.sources)
-        written = replace(proposal, id=gid, sources=(f"{space.home} {joined}",))
+    written = _written(proposal, space)
+    gid = written.id
     promoted = gestures.slotted(lambda day: decisionspage.line(pid, pending.promoted_status(day)))
     refused = gestures.slotted(
         lambda day: decisionspage.line(pid, pending.refused_status(day, _REASON))
@@ -145,6 +163,7 @@ def review(proposal: pending.Proposal, space: Space) -> gestures.Review:
         title=f"{proposal.kind} · {_flat(proposal.title)}",
         decisions=space.decisions_page,
         decided=tuple(f"- {pid} : {state}" for state in decisionspage.DECIDED),
+        reopened=(f"- {pid} : {decisionspage.UNDONE}",),
         alert=alert,
         notes=tuple(_flat(note) for note in notes),
         gestures=(
@@ -316,3 +335,83 @@ def _skill(written: pending.Proposal, space: Space, decision: gestures.Text) -> 
         )
     message = _flat(f"{gid} promue : {page} ; " + " ; ".join(first.notes))
     return gestures.Gesture(gestures.PROMOTE, message, decision, tuple(edits)), first.notes
+
+
+def undo(proposal: pending.Proposal, space: Space) -> gestures.Review | None:
+    """*Annuler* for a promoted proposal, or None when ocmem cannot take it back: what the
+    promotion wrote was changed or is gone from the pulled pages (``ocmem pending annuler``
+    says so, and the gesture by hand)."""
+    pid = proposal.id
+    written = _written(proposal, space)
+    try:
+        edits, notes = (_undo_fact if proposal.kind == "fait" else _undo_skill)(written, space)
+    except (OcmemError, ValueError):
+        return None
+    decision = gestures.slotted(
+        lambda day: decisionspage.line(pid, f"{decisionspage.UNDONE} ({day.isoformat()})")
+    )
+    message = f"Promotion de {written.id} annulée : {' ; '.join(notes)} ; de nouveau en attente"
+    return gestures.Review(
+        gid=written.id,
+        title=f"{proposal.kind} · {_flat(proposal.title)}",
+        decisions=space.decisions_page,
+        decided=(f"- {pid} : {decisionspage.UNDONE}",),
+        reopened=(f"- {pid} : {pending.STATE_PROMOTED}",),
+        notes=tuple(_flat(note) for note in notes),
+        gestures=(
+            gestures.Gesture(
+                gestures.UNDO, _flat(message + " au prochain `ocmem sync`"), decision, edits
+            ),
+        ),
+    )
+
+
+Undone = tuple[tuple[gestures.Edit, ...], list[str]]
+
+
+def _taken_out(page: str, entry: archive.Entry, archive_text: str) -> gestures.Edit:
+    """The archive entry a replacement wrote, taken out of ``page`` (with the newline after it)."""
+    text = entry.render()
+    whole = f"\n{text}" in f"\n{archive_text}"
+    return gestures.Edit(gestures.REPLACE, page, None, old=text if whole else text.rstrip("\n"))
+
+
+def _undo_fact(written: pending.Proposal, space: Space) -> Undone:
+    if space.memory_page is None or space.archive_page is None:
+        raise ValueError("not pulled")
+    done = unpromotion.reverse_fact(space.memory, space.archive, written)
+    raw = next(  # the line as the page holds it (the page compares it without trailing blanks)
+        raw.rstrip(" \t\r")
+        for raw in space.memory.split("\n")
+        if raw.startswith("- ") and raw[2:].strip() == done.line
+    )
+    back = f"- {done.replaced.old}" if done.replaced and done.restored else None
+    notes = [f"retire de {space.memory_page} « {done.line} »"]
+    if back is not None:
+        notes.append(f"y remet l'ancien fait « {back[2:]} »")
+    edits = [gestures.Edit(gestures.REPLACE, space.memory_page, (back,) if back else None, old=raw)]
+    if done.replaced is not None:
+        edits.append(_taken_out(space.archive_page, done.replaced, space.archive))
+        notes.append(f"retire son entrée de {space.archive_page}")
+    return tuple(edits), notes
+
+
+def _undo_skill(written: pending.Proposal, space: Space) -> Undone:
+    if space.skills_folder is None or space.archive_page is None:
+        raise ValueError("not pulled")
+    name = written.skill_name or ""
+    target = space.skills_dir / name / "SKILL.md"
+    if target.parent.parent != space.skills_dir or not target.is_file():
+        raise ValueError("no such skill")
+    others = sorted(p.name for p in target.parent.iterdir() if p.name != "SKILL.md")
+    done = unpromotion.reverse_skill(read_text(target), others, space.archive, written)
+    page = f"{space.skills_folder}{name}/SKILL"
+    # the page as the pull installed it, byte for byte (read_text would turn CRLF into LF)
+    before = gestures.digest((read_bytes(target) or b"").decode("utf-8", "replace"))
+    if done.replaced is None:
+        return (gestures.Edit(gestures.DELETE, page, None, before=before),), [f"supprime {page}"]
+    edits = (
+        gestures.Edit(gestures.OVERWRITE, page, (done.target,), before=before),
+        _taken_out(space.archive_page, done.replaced, space.archive),
+    )
+    return edits, [f"remet l'ancienne version de {page}", f"la retire de {space.archive_page}"]

@@ -48,6 +48,9 @@ class Reversal(NamedTuple):
     target: str  # the file's text after the undo; "" when it goes
     archive: str | None  # ARCHIVE.md after (None: unchanged; "": it goes)
     said: list[str]
+    line: str | None = None  # a fact: the line the promotion wrote (as ``fact_lines`` gives it)
+    replaced: archive.Entry | None = None  # the archive entry of what it replaced
+    restored: bool = False  # a fact: the replaced one put back in MEMORY.md
 
 
 def promoted_on(proposal: pending.Proposal) -> date | None:
@@ -117,16 +120,18 @@ def reverse_fact(memory_text: str, archive_text: str, proposal: pending.Proposal
         tight = text.rstrip("\n") + "\n"  # the blank line the promotion put before its first fact
         if memorymd.with_fact(tight, line) == memory_text:
             text = tight
-        return Reversal(text, None, said)
+        return Reversal(text, None, said, line)
     old_key = memorymd.statement_key(replaced.old)
-    if any(memorymd.statement_key(fact) == old_key for fact in lines):
-        text = memorymd.without_fact(memory_text, line)
-        said.append(f"l'ancien fait « {replaced.old} » est déjà dans MEMORY.md : pas de doublon")
-    else:
+    restored = not any(memorymd.statement_key(fact) == old_key for fact in lines)
+    if restored:
         text = memorymd.replaced_fact(memory_text, line, replaced.old)
         said.append(f"ancien fait remis à sa place dans MEMORY.md : « {replaced.old} »")
+    else:
+        text = memorymd.without_fact(memory_text, line)
+        said.append(f"l'ancien fait « {replaced.old} » est déjà dans MEMORY.md : pas de doublon")
     said.append("son entrée retirée de memory/ARCHIVE.md")
-    return Reversal(text, archive.without_entry(archive_text, replaced), said)
+    left = archive.without_entry(archive_text, replaced)
+    return Reversal(text, left, said, line, replaced, restored)
 
 
 def reverse_skill(
@@ -172,6 +177,7 @@ def reverse_skill(
             replaced.old,
             archive.without_entry(archive_text, replaced),
             [f"{where} : ancienne version remise (retirée de memory/ARCHIVE.md)"],
+            replaced=replaced,
         )
     if others:
         raise Refused(

@@ -13,14 +13,10 @@ function sb.store()
   return {
     list = function()
       local names = {}
-      for _, page in ipairs(space.listPages()) do
-        names[#names + 1] = page.name
-      end
+      for _, page in ipairs(space.listPages()) do names[#names + 1] = page.name end
       return names
     end,
-    read = function(name)
-      return space.pageExists(name) and space.readPage(name) or nil
-    end,
+    read = function(name) return space.pageExists(name) and space.readPage(name) or nil end,
     write = space.writePage,
     delete = space.deletePage,
   }
@@ -37,16 +33,15 @@ local function reason(what)
   return editor.prompt(what .. " : raison (une ligne)", "")
 end
 
-function sb.promote(gid)
-  report(ocmem.promote(sb.store(), gid, today()))
-end
-
-function sb.refuse(gid)
-  local why = reason("Refuser " .. gid)
-  if why ~= nil then
-    report(ocmem.refuse(sb.store(), gid, why, today()))
-  end
-end
+-- The gestures, by their buttons' names.
+sb.act = {
+  Promouvoir = function(gid) report(ocmem.promote(sb.store(), gid, today())) end,
+  Refuser = function(gid)
+    local why = reason("Refuser " .. gid)
+    if why ~= nil then report(ocmem.refuse(sb.store(), gid, why, today())) end
+  end,
+  Annuler = function(gid) report(ocmem.undo(sb.store(), gid, today())) end,
+}
 
 -- A choice among `choices` ({name, description, value}), or nil.
 local function pick(verb, choices)
@@ -63,12 +58,16 @@ local function pick(verb, choices)
   return picked and byName[picked.name]
 end
 
-local function waiting(verb)
-  local choices = {}
-  for _, p in ipairs(ocmem.review(sb.store()).entries) do
-    choices[#choices + 1] = { name = p.gid .. " · " .. (p.titre or ""), description = p.alerte or p.page, value = p.gid }
+-- A command: the gesture `verb` on a proposal picked from the review's `list`.
+local function picking(verb, list)
+  return function()
+    local choices = {}
+    for _, p in ipairs(ocmem.review(sb.store())[list]) do
+      choices[#choices + 1] = { name = p.gid .. " · " .. (p.titre or ""), description = p.alerte or p.page, value = p.gid }
+    end
+    local gid = pick(verb, choices)
+    if gid then sb.act[verb](gid) end
   end
-  return pick(verb, choices)
 end
 
 function sb.retire()
@@ -83,49 +82,47 @@ function sb.retire()
   end
 end
 
--- An id ocmem writes (letters, digits, « /-_~ »): safe inside the review page's directives.
+-- An id ocmem writes (ASCII letters, digits, « /-_~ »): safe inside the review page's directives.
+local ID = "-/_~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 local function plainId(gid)
   for i = 1, #gid do
-    local c = string.byte(gid, i)
-    local ok = c == 45 or c == 47 or c == 95 or c == 126 or (c >= 48 and c <= 57)
-    if not (ok or (c >= 65 and c <= 90) or (c >= 97 and c <= 122)) then
-      return false
-    end
+    if not string.find(ID, string.sub(gid, i, i), 1, true) then return false end
   end
   return #gid > 0
 end
 
--- Under each proposal's block: what ocmem says of it, and the two buttons.
+-- Under each proposal's block: what ocmem says of it, and its buttons.
 function sb.card(gid)
   local p
   for _, shown in ipairs(sb.shown or {}) do
     p = p or (shown.gid == gid and shown) or nil
   end
   if not p then return "" end
-  local box, promote = { class = "ocmem-proposal" }, p.gestures.promouvoir or {}
+  local box, promote, undo = { class = "ocmem-proposal" }, p.gestures.promouvoir or {}, p.gestures.annuler
   local function say(text, class, warn) -- a warning first, where the human cannot miss it
     box[#box + 1] = dom.p { class = class, style = warn and "font-weight: bold; color: #b00020", __rawText = text }
   end
   if p.alerte then say(p.alerte, "ocmem-exposed", true) end
   if not p.intact then
-    say("⚠ modifiée depuis le dernier envoi d'ocmem : lance `ocmem sync` avant de la promouvoir", "ocmem-changed", true)
+    say("⚠ modifiée depuis le dernier envoi d'ocmem : lance `ocmem sync` avant d'agir", "ocmem-changed", true)
   end
-  say(promote.impossible or ("Promouvoir : " .. table.concat(p.notes, " ; ")), "ocmem-notes", promote.impossible)
-  box[#box + 1] = widgets.button("Promouvoir", function()
-    sb.promote(p.gid)
-  end)
-  box[#box + 1] = widgets.button("Refuser", function()
-    sb.refuse(p.gid)
-  end)
+  local verbs = undo and { "Annuler" } or { "Promouvoir", "Refuser" }
+  say(promote.impossible or (verbs[1] .. " : " .. table.concat(p.notes, " ; ")), "ocmem-notes", promote.impossible)
+  for _, verb in ipairs(verbs) do
+    box[#box + 1] = widgets.button(verb, function() sb.act[verb](p.gid) end)
+  end
   return widget.htmlBlock(dom.div(box))
 end
 
 virtualPage.define {
   pattern = "^" .. REVIEW .. "$",
   run = function()
-    sb.shown, sb.shows = ocmem.review(sb.store()).entries, (sb.shows or 0) + 1
-    local out = { "# Propositions de l'agent\n\n" .. #sb.shown .. " proposition(s) en attente.\n" }
-    for _, p in ipairs(sb.shown) do -- each card's directive unique: SilverBullet caches by its text
+    local review = ocmem.review(sb.store())
+    local waiting = #review.entries
+    local out = { "# Propositions de l'agent\n\n" .. waiting .. " proposition(s) en attente.\n" }
+    sb.shown, sb.shows = table.move(review.promoted, 1, #review.promoted, waiting + 1, review.entries), (sb.shows or 0) + 1
+    for i, p in ipairs(sb.shown) do -- each card's directive unique: SilverBullet caches by its text
+      if i == waiting + 1 then out[#out + 1] = "## Promotions que tu peux annuler\n" end
       local card = plainId(p.gid) and ('${ocmem.sb.card("' .. p.gid .. '", ' .. sb.shows .. ")}")
       out[#out + 1] = p.markdown .. "\n\n" .. (card or "(identifiant illisible : commandes ocmem)") .. "\n"
     end
@@ -134,23 +131,10 @@ virtualPage.define {
 }
 
 local COMMANDS = {
-  ["ocmem: Revue des propositions"] = function()
-    editor.navigate(REVIEW)
-  end,
-  ["ocmem: Promouvoir une proposition"] = function()
-    local gid = waiting("Promouvoir")
-    if gid then
-      sb.promote(gid)
-    end
-  end,
-  ["ocmem: Refuser une proposition"] = function()
-    local gid = waiting("Refuser")
-    if gid then
-      sb.refuse(gid)
-    end
-  end,
+  ["ocmem: Revue des propositions"] = function() editor.navigate(REVIEW) end,
+  ["ocmem: Promouvoir une proposition"] = picking("Promouvoir", "entries"),
+  ["ocmem: Refuser une proposition"] = picking("Refuser", "entries"),
+  ["ocmem: Annuler une promotion"] = picking("Annuler", "promoted"),
   ["ocmem: Retirer un fait ou un skill"] = sb.retire,
 }
-for name, run in pairs(COMMANDS) do
-  command.define { name = name, run = run }
-end
+for name, run in pairs(COMMANDS) do command.define { name = name, run = run } end

@@ -1,6 +1,6 @@
 -- priority: 20
 -- ocmem review: performs, on the human's click, the edits ocmem computed for each waiting
--- proposal. ocmem decides (the fact line, SKILL.md, the line a fact replaces, the archive entry,
+-- proposal, and for each promotion it can take back. ocmem decides (the fact line, SKILL.md, the line a fact replaces, the archive entry,
 -- the decision line, the caps) and pushes it at the end of the pending page, in a
 -- "~~~ocmem-gestes" fence read here line by line (ocmem/formats/gestures.py). This finds it,
 -- checks that the pages it edits still hold what ocmem saw (else it says so, writes nothing),
@@ -26,7 +26,7 @@ M.pages = M.pages or {
   skill = "/SKILL",
 }
 M.FENCE, M.FENCE_CLOSE = "~~~ocmem-gestes", "~~~"
-M.DECISIONS_HEADER = "# Décisions sur les propositions\n\nÉcrite par la page de revue d'ocmem (Promouvoir, Refuser) ou à la main, une ligne par décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison ». ocmem la lit à chaque pull et ne l'écrit jamais.\n"
+M.DECISIONS_HEADER = "# Décisions sur les propositions\n\nÉcrite par la page de revue d'ocmem (Promouvoir, Refuser, Annuler) ou à la main, une ligne par décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison », « - P-0001 : annulé (date) ». ocmem la lit à chaque pull et ne l'écrit jamais.\n"
 M.FACT_PREFIX = "- "
 M.ARCHIVE_EMPTY = { "# Archive de la mémoire\n\nFaits et skills remplacés ou retirés par l'humain : ocmem ne les charge plus. Pour en rétablir un, recopiez-le (un fait dans MEMORY.md, un skill dans son dossier de Agents/Skills/) ou laissez l'agent le proposer à nouveau.\n" }
 M.RETIRE_FACT = { "\n## ", { "date" }, " · fait retiré · à la main\n- Ancien : ", { "ancien" }, "\n- Raison : ", { "raison" }, "\n" }
@@ -58,9 +58,7 @@ local function codePoints(s)
 end
 
 --- Characters (code points) in s, as Python's len() counts them.
-function M.length(s)
-  return #codePoints(s)
-end
+function M.length(s) return #codePoints(s) end
 
 --- « hash length » over the code points of s (ocmem.formats.gestures.digest).
 function M.digest(s)
@@ -82,13 +80,9 @@ local function split(s, separator)
   end
 end
 
-local function lines(text)
-  return split(text or "", "\n")
-end
+local function lines(text) return split(text or "", "\n") end
 
-local function startsWith(s, prefix)
-  return sub(s, 1, #prefix) == prefix
-end
+local function startsWith(s, prefix) return sub(s, 1, #prefix) == prefix end
 
 local BLANK = { [9] = true, [10] = true, [13] = true, [32] = true }
 
@@ -136,15 +130,23 @@ local function matches(line, pieces)
   return at == #line + 1
 end
 
--- The first line of `text` that is `pieces` (or starts with `prefix`), or nil.
-local function lineOf(text, pieces, prefixes)
+-- The first line of `text` that is `pieces`, or nil.
+local function lineOf(text, pieces)
   for _, line in ipairs(lines(text)) do
-    if pieces and matches(line, pieces) then return line end
-    for _, prefix in ipairs(prefixes or {}) do
-      if startsWith(line, prefix) then return line end
-    end
+    if matches(line, pieces) then return line end
   end
   return nil
+end
+
+-- The decision a decisions page shows for an entry, or nil: the last line that starts with one
+-- of `decided` or `reopened`, when it is one of `decided` (« annulé » after « promu » reopens).
+local function noted(text, entry)
+  local last
+  for _, line in ipairs(lines(text)) do
+    for _, prefix in ipairs(entry.decided) do last = startsWith(line, prefix) and line or last end
+    for _, prefix in ipairs(entry.reopened) do last = not startsWith(line, prefix) and last or nil end
+  end
+  return last
 end
 
 -- --- reading the gestures ocmem pushed ---------------------------------------------------------
@@ -164,13 +166,14 @@ local function closes(line, marker)
   return run ~= nil and byte(run, 1) == byte(marker, 1) and #run >= #marker and blank(sub(line, after))
 end
 
-local EDITS = { ajoute = true, remplace = true, cree = true, ecrase = true }
+local EDITS = { ajoute = true, remplace = true, cree = true, ecrase = true, supprime = true }
 local TEXTS = { texte = true, vide = true, ancien = true, deja = true }
 local VALUES = { plafond = true, compte = true, correction = true, avant = true }
+local LISTS = { note = "notes", decidee = "decided", rouvre = "reopened" }
 
 -- The proposals in ocmem's data: one entry per « proposition », its gestures, their edits.
 local function readData(page, data, found)
-  local sink = { notes = {}, decided = {}, gestures = {}, edits = {}, decision = {} }
+  local sink = { notes = {}, decided = {}, reopened = {}, gestures = {}, edits = {}, decision = {} }
   local entry, gesture, edit, target = sink, sink, sink, sink
   for _, line in ipairs(data) do
     local c, space = byte(line, 1), find(line, " ", 1, true)
@@ -180,10 +183,10 @@ local function readData(page, data, found)
     elseif c == 64 then -- "@date": a slot
       target[#target + 1] = { sub(line, 2) }
     elseif key == "proposition" then
-      entry, gesture, edit, target = { page = page, gid = value, notes = {}, decided = {}, gestures = {} }, sink, sink, sink
+      entry, gesture, edit, target = { page = page, gid = value, notes = {}, decided = {}, reopened = {}, gestures = {} }, sink, sink, sink
       found[#found + 1] = entry
-    elseif key == "note" or key == "decidee" then
-      local list = key == "note" and entry.notes or entry.decided
+    elseif LISTS[key] then
+      local list = entry[LISTS[key]]
       list[#list + 1] = value
     elseif key == "geste" then
       gesture, edit = { edits = {}, decision = {} }, sink
@@ -259,17 +262,17 @@ function M.proposals(store)
   return found
 end
 
---- The review: the proposals still waiting (not decided on their decisions page).
+--- The review: the proposals still waiting, and the promotions that can be taken back (those
+--- not decided on their decisions page).
 function M.review(store)
-  local entries, pages = {}, {}
+  local review, pages = { entries = {}, promoted = {} }, {}
   for _, entry in ipairs(M.proposals(store)) do
     local decisions = entry.decisions or ""
     pages[decisions] = pages[decisions] or store.read(decisions) or ""
-    if not lineOf(pages[decisions], nil, entry.decided) then
-      entries[#entries + 1] = entry
-    end
+    local list = review[entry.gestures.annuler and "promoted" or "entries"]
+    if not noted(pages[decisions], entry) then list[#list + 1] = entry end
   end
-  return { entries = entries }
+  return review
 end
 
 -- --- performing ---------------------------------------------------------------------------------
@@ -282,7 +285,8 @@ local function refusal(message, fix)
 end
 
 -- One edit on `text` (nil: no such page): the page's new text, DELETE, nil when the edit is
--- already there (an interrupted gesture), or false and why not.
+-- already there (an interrupted gesture), or false and why not. « remplace » finds its lines
+-- compared without trailing blanks.
 local function edited(edit, text, slots)
   local new, kind = edit.texte and fill(edit.texte, slots), edit.kind
   if edit.deja and lineOf(text, edit.deja) then
@@ -290,22 +294,25 @@ local function edited(edit, text, slots)
   elseif kind == "ajoute" then
     return blank(text) and fill(edit.vide or {}, slots) .. new or withoutTrailingNewlines(text) .. "\n" .. new
   elseif kind == "remplace" then
-    local all, old = lines(text), fill(edit.ancien, slots)
-    for i, line in ipairs(all) do
-      if trim(line, false) == old then
-        if new then all[i] = new else table.remove(all, i) end
+    local all, old = lines(text), lines(fill(edit.ancien, slots))
+    for i = 1, #all do
+      local n = 0
+      while old[n + 1] and all[i + n] and trim(all[i + n], false) == old[n + 1] do n = n + 1 end
+      if n == #old then
+        for _ = 1, n do table.remove(all, i) end
+        if new then table.insert(all, i, new) end
         return table.concat(all, "\n")
       end
     end
-    return false, "la ligne à remplacer n'est plus dans " .. edit.page .. " : « " .. old .. " »"
-  elseif kind == "supprime" then
+    return false, "la ligne à remplacer n'est plus dans " .. edit.page .. " : « " .. old[1] .. " »"
+  elseif kind == "supprime" and (text == nil or not edit.avant) then
     return text ~= nil and DELETE or nil
-  elseif text ~= nil and matches(text, edit.texte) then
+  elseif text ~= nil and new and matches(text, edit.texte) then
     return nil
   elseif kind == "cree" then
     return text == nil and new, edit.page .. " existe déjà"
   end
-  return text ~= nil and M.digest(text) == edit.avant and new, edit.page .. " a changé depuis le dernier pull d'ocmem"
+  return text ~= nil and M.digest(text) == edit.avant and (new or DELETE), edit.page .. " a changé depuis le dernier pull d'ocmem"
 end
 
 -- Why `new` (the page's text after `edit`) breaks a cap ocmem set, or nil.
@@ -348,7 +355,7 @@ function M.perform(store, edits, slots, decision)
   end
   if decision then
     local text = current(decision.page)
-    local already = lineOf(text, nil, decision.decided)
+    local already = noted(text, decision)
     if already then
       return refusal("décision déjà notée dans " .. decision.page .. " : « " .. already .. " »", "rien à faire")
     end
@@ -383,9 +390,10 @@ local function decide(store, gid, name, slots)
   elseif slots.raison == false then
     return refusal("donne une raison sur une ligne", "relance la commande avec une raison")
   end
-  local done = M.perform(store, gesture.edits, slots, { page = entry.decisions, decided = entry.decided, text = gesture.decision })
+  local decision = { page = entry.decisions, decided = entry.decided, reopened = entry.reopened, text = gesture.decision }
+  local done = M.perform(store, gesture.edits, slots, decision)
   if done.ok then
-    done.message = (#gesture.edits > 0 and done.changed == 0) and (gid .. " était déjà écrite : décision notée")
+    done.message = (#gesture.edits > 0 and done.changed == 0) and (gid .. " : déjà fait, décision notée")
       or gesture.message
   end
   return done
@@ -397,6 +405,10 @@ end
 
 function M.refuse(store, gid, reason, today)
   return decide(store, gid, "refuser", { date = today, raison = oneLine(reason) or false })
+end
+
+function M.undo(store, gid, today)
+  return decide(store, gid, "annuler", { date = today })
 end
 
 -- --- retiring (the human's gesture on validated memory, from generated templates) --------------
