@@ -15,9 +15,10 @@ more to do (undoing twice never reaches an older promotion). Without the log, th
 of pending.md decide, and two on the same day are not guessed between.
 
 With SilverBullet, validated memory is pulled from the space: a local undo would be put back by
-the next pull. The gesture is then the human's in the space (the line to take out, the one to
-put back, the decision « annulé » the pull reads: ``ocmem.silverbullet.decisions``), and the
-refusal spells it out.
+the next pull. The gesture is then the human's in the space: the review page's « Annuler »,
+computed from this module's reversals (``ocmem.services.gestureplans.undo``), or by hand (the
+line to take out, the one to put back, the decision « annulé » the pull reads:
+``ocmem.silverbullet.decisions``), which the refusal spells out.
 """
 
 from __future__ import annotations
@@ -324,7 +325,9 @@ def _in_the_space(ws: Workspace, pid: str | None) -> Refused:
     archive_page = pulled.get("memory/ARCHIVE.md", "Agents/Memory/ARCHIVE.md")
     message = (
         "avec SilverBullet, une promotion s'annule dans SilverBullet : MEMORY.md et skills/ y "
-        "sont tirés, une annulation locale serait défaite au prochain pull ; rien n'a été modifié"
+        "sont tirés, une annulation locale serait défaite au prochain pull ; rien n'a été modifié. "
+        "Le bouton « Annuler » de la page de revue (commande « ocmem: Revue des propositions ») "
+        "le fait quand la page tient encore ce que la promotion a écrit ; sinon, à la main"
     )
     proposal = pending.find(ws.proposals(), pid) if pid else None
     if proposal is None or proposal.state != pending.STATE_PROMOTED:

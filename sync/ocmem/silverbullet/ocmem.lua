@@ -336,13 +336,18 @@ local function overCap(store, edit, new)
 end
 
 --- Performs `edits` on the store {list(), read(name), write(name, text), delete(name)}, then
---- adds the line `decision.text` to `decision.page` when given. Every check runs before the
---- first write: a refusal writes nothing. Returns {ok, message, changed}.
+--- adds the line `decision.text` to `decision.page` when given (refused when that page already
+--- shows the decision). Every check runs before the first write: a refusal writes nothing.
+--- Returns {ok, message, changed}.
 function M.perform(store, edits, slots, decision)
   local texts, order, changed = {}, {}, 0
   local function current(name)
     if texts[name] == nil then texts[name] = store.read(name) or false end
     return texts[name] ~= DELETE and texts[name] or nil
+  end
+  local already = decision and noted(current(decision.page), decision)
+  if already then
+    return refusal("décision déjà notée dans " .. decision.page .. " : « " .. already .. " »", "rien à faire")
   end
   for _, edit in ipairs(edits) do
     local new, why = edited(edit, current(edit.page), slots)
@@ -355,10 +360,6 @@ function M.perform(store, edits, slots, decision)
   end
   if decision then
     local text = current(decision.page)
-    local already = noted(text, decision)
-    if already then
-      return refusal("décision déjà notée dans " .. decision.page .. " : « " .. already .. " »", "rien à faire")
-    end
     local start = blank(text) and M.DECISIONS_HEADER .. "\n" or withoutTrailingNewlines(text) .. "\n"
     texts[decision.page], order[#order + 1] = start .. fill(decision.text, slots), decision.page
   end
