@@ -13,7 +13,10 @@ By hand, against a real SilverBullet on a **scratch space** (it writes Agents/ a
    A fifth proposal the human edits in the pending page first (in the editor) must be refused by
    *Promouvoir*, nothing written (ocmem has not read the edit yet); after ``ocmem sync`` it is
    promoted as the human wrote it;
-4. ``ocmem pull``: MEMORY.md, the skill, ARCHIVE.md and the local statuses must say the same.
+4. ``ocmem sync``: the page now offers *Annuler* under the promotions; the human takes back the
+   replacement (the old fact back in its place, its archive entry out) and the skill (its page
+   deleted);
+5. ``ocmem pull``: MEMORY.md, the skill, ARCHIVE.md and the local statuses must say the same.
 
 Only the standard library and Playwright (imported lazily); ocmem runs as a subprocess. From
 ``tests/``: ``python -m browser.gestures --sb-url http://127.0.0.1:3117 --user admin:pw
@@ -266,6 +269,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             tab.wait_for_selector(".ocmem-proposal", timeout=30_000)
             report["clicks"]["relue"] = click(tab, ids["modifiée"], "Promouvoir", None)
             report["clicks"]["retrait"] = retire(tab, TO_RETIRE, "plus de serveur de test")
+            # 4. ocmem reads the promotions (pull) and offers to take them back (push).
+            report["sync_before_undo"] = home.run("sync").returncode
+            tab.wait_for_timeout(25_000)
+            palette(tab, "ocmem: Revue des propositions")
+            tab.wait_for_selector(".ocmem-proposal", timeout=30_000)
+            for kind in ("remplacement", "skill"):
+                report["clicks"][f"annulation {kind}"] = click(tab, ids[kind], "Annuler", None)
         except Exception:
             if args.out:
                 tab.screenshot(path=str(args.out.with_suffix(".png")))
@@ -273,20 +283,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raise
         report["console_errors"] = [m for m in messages if m.startswith("error")][:20]
         browser.close()
-    # 4. ocmem pulls what the page wrote.
+    # 5. ocmem pulls what the page wrote.
     report["pull"] = home.run("pull").stdout
     memory = (home.home / "memory/MEMORY.md").read_text(encoding="utf-8")
     archive = (home.home / "memory/ARCHIVE.md").read_text(encoding="utf-8")
     skill = home.home / "skills/deploy-vps/SKILL.md"
     statuses = home.checked("pending", "list", "--toutes")
+    waiting = [line for line in statuses.splitlines() if "en attente" in line]
     report["checks"] = {
         "fact_in_memory": "Le port 8080 est pris par Traefik." in memory,
-        "replacement_in_place": "Le port SSH du VPS est 2200." in memory and OLD_PORT not in memory,
+        "replacement_undone": "Le port SSH du VPS est 2200." not in memory and OLD_PORT in memory,
         "retired_gone": TO_RETIRE not in memory,
-        "skill_installed": skill.is_file(),
+        "skill_undone": not skill.exists(),
         "edited_promoted_once_read": "port 8443. (corrigé)" in memory,
-        "archive_replaced": "fait remplacé" in archive and OLD_PORT in archive,
+        "archive_replacement_undone": "fait remplacé" not in archive,
         "archive_retired": "fait retiré" in archive and TO_RETIRE in archive,
+        "undone_wait_again": all(
+            any(ids[k] in line for line in waiting) for k in ("remplacement", "skill")
+        ),
     }
     report["statuses"] = statuses
     return report
@@ -305,8 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(text, encoding="utf-8")
     print(text)
-    refused = report["clicks"]["modifiée"][0].endswith("error")
-    ok = all(report["checks"].values()) and report["library_installed_exactly"] and refused
+    edited_refused = report["clicks"]["modifiée"][0].endswith("error")
+    others_done = not any(
+        kind.endswith("error") for name, (kind, _) in report["clicks"].items() if name != "modifiée"
+    )
+    checks = all(report["checks"].values()) and report["library_installed_exactly"]
+    ok = checks and edited_refused and others_done
     return 0 if ok else 1
 
 
