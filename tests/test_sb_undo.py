@@ -264,3 +264,15 @@ def test_round_trip_undone_in_the_page_the_pull_sets_it_waiting_again(
     assert local.status.startswith(pending.STATE_PROMOTED)
     listed = Proposals(_workspace(synced, clock)).list_pending(show_all=True).render()
     assert "Ports — promu (" in listed
+
+
+def test_a_replaced_line_with_trailing_blanks_is_found_as_the_page_compares_it(
+    oc: Any, space: Space
+) -> None:
+    """The page compares lines without trailing blanks: ocmem sends them without."""
+    space.pages[MEMORY] = memorymd.MEMORY_HEADER + f"\n- {OLD} \t\n- Le port SSH est 2222.\n"
+    gid = promoted_then_pulled(
+        oc, space, fact(content="Le VPS tourne sous Debian 13.", replaces=REPLACING)
+    )
+    assert undo(oc, space, gid).ok is True
+    assert memorymd.fact_lines(space.pages[MEMORY]) == [OLD, "Le port SSH est 2222."]

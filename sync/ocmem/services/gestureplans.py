@@ -123,6 +123,7 @@ class Decorator:
             repr((space.limits, space.memory_page, space.archive_page, space.skills_folder)),
             repr((space.decisions_page, space.home)),
             *(f"{s.path}\0{read_text(s.path)}" for s in space.installed),
+            *sorted(str(p) for p in space.skills_dir.glob("*/*")),  # what an undo would leave
         ]
         return sha256("\0".join(parts).encode("utf-8"))
 
@@ -261,8 +262,8 @@ def _fact(written: pending.Proposal, space: Space, decision: gestures.Text) -> P
         line = gestures.slotted(lambda day: f"- {done(day).line}")
         if first.archived is not None:
             old = next(
-                raw
-                for raw in space.memory.split("\n")
+                raw  # as the page compares it, without trailing blanks
+                for raw in _bare(space.memory).split("\n")
                 if raw.startswith("- ") and raw[2:].strip() == first.archived.old
             )
             edit = gestures.Edit(
@@ -369,10 +370,15 @@ def undo(proposal: pending.Proposal, space: Space) -> gestures.Review | None:
 Undone = tuple[tuple[gestures.Edit, ...], list[str]]
 
 
+def _bare(text: str) -> str:
+    """``text``'s lines without trailing blanks, as the page compares them."""
+    return "\n".join(line.rstrip(" \t\r") for line in text.split("\n"))
+
+
 def _taken_out(page: str, entry: archive.Entry, archive_text: str) -> gestures.Edit:
     """The archive entry a replacement wrote, taken out of ``page`` (with the newline after it)."""
-    text = entry.render()
-    whole = f"\n{text}" in f"\n{archive_text}"
+    text = _bare(entry.render())
+    whole = f"\n{text}" in f"\n{_bare(archive_text)}"
     return gestures.Edit(gestures.REPLACE, page, None, old=text if whole else text.rstrip("\n"))
 
 
@@ -380,9 +386,9 @@ def _undo_fact(written: pending.Proposal, space: Space) -> Undone:
     if space.memory_page is None or space.archive_page is None:
         raise ValueError("not pulled")
     done = unpromotion.reverse_fact(space.memory, space.archive, written)
-    raw = next(  # the line as the page holds it (the page compares it without trailing blanks)
-        raw.rstrip(" \t\r")
-        for raw in space.memory.split("\n")
+    raw = next(  # the line as the page holds it
+        raw
+        for raw in _bare(space.memory).split("\n")
         if raw.startswith("- ") and raw[2:].strip() == done.line
     )
     back = f"- {done.replaced.old}" if done.replaced and done.restored else None
