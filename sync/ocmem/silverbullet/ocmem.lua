@@ -1,11 +1,12 @@
 -- priority: 20
 -- ocmem review: performs, on the human's click, the edits ocmem computed for each waiting
--- proposal, and for each promotion it can take back. ocmem decides (the fact line, SKILL.md, the line a fact replaces, the archive entry,
--- the decision line, the caps) and pushes it at the end of the pending page, in a
--- "~~~ocmem-gestes" fence read here line by line (ocmem/formats/gestures.py). This finds it,
--- checks that the pages it edits still hold what ocmem saw (else it says so, writes nothing),
--- performs the edits and records the decision. It never escapes, renders or parses ocmem's
--- formats; a retirement's text comes from templates generated from ocmem's code.
+-- proposal and each promotion it can take back. ocmem decides (the fact line, SKILL.md, the line
+-- a fact replaces, the archive entry, what an undo removes, the decision line, the caps) and
+-- pushes it at the end of the pending page, in a "~~~ocmem-gestes" fence read here line by line
+-- (ocmem/formats/gestures.py). This finds it, checks that the pages it edits still hold what
+-- ocmem saw (else it says so, writes nothing), performs the edits and records the decision. It
+-- never escapes, renders or parses ocmem's formats; a retirement's text comes from templates
+-- generated from ocmem's code.
 --
 -- Plain Lua 5.4 (CI runs it in a standard Lua: tests/test_sb_review.py); the glue is the next
 -- block. Strings: real Lua strings are UTF-8 bytes, Space Lua strings are JavaScript strings
