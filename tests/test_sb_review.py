@@ -540,6 +540,7 @@ space = {
   writePage = function(name, text) PAGES[name] = text end,
   deletePage = function(name) PAGES[name] = nil end,
 }
+sync = { performFileSync = function(path) SYNCED = path end }
 editor = {
   flashNotification = function(message, kind) FLASHES[#FLASHES + 1] = { message = message, kind = kind } end,
   filterBox = function(label, options) OPTIONS = options; return options[PICK] end,
@@ -611,6 +612,8 @@ def test_the_commands_promote_refuse_and_retire_the_picked_item(sbui: Any, space
     }
     assert sbui.PAGES[HOME_PAGE] == space.pages[HOME_PAGE]  # ocmem's page: untouched
     assert sbui.RELOADED == 3 and skill_page() not in sbui.PAGES
+    # The real client sends a deletion at its next full sync only: the glue asks for it now.
+    assert sbui.SYNCED == f"{skill_page()}.md"
 
 
 def test_a_dismissed_prompt_or_picker_changes_nothing(sbui: Any, space: Space) -> None:

@@ -17,8 +17,8 @@ function sb.store()
       return names
     end,
     read = function(name) return space.pageExists(name) and space.readPage(name) or nil end,
-    write = space.writePage,
-    delete = space.deletePage,
+    write = space.writePage, -- the client sends a write at once, a deletion at its next sync (20 s):
+    delete = function(name) space.deletePage(name); sync.performFileSync(name .. ".md") end,
   }
 end
 
