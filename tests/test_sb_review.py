@@ -613,7 +613,7 @@ def test_the_commands_promote_refuse_and_retire_the_picked_item(sbui: Any, space
     assert sbui.PAGES[HOME_PAGE] == space.pages[HOME_PAGE]  # ocmem's page: untouched
     assert sbui.RELOADED == 3 and skill_page() not in sbui.PAGES
     # The real client sends a deletion at its next full sync only: the glue asks for it now.
-    assert sbui.SYNCED == f"{skill_page()}.md"
+    assert f"{skill_page()}.md" == sbui.SYNCED
 
 
 def test_a_dismissed_prompt_or_picker_changes_nothing(sbui: Any, space: Space) -> None:
