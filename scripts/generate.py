@@ -6,7 +6,8 @@ lists them and fails (CI runs it; tests/test_generated.py too).
 - README.md's command table, from the command line (ocmem.cli.docs);
 - docs/guide.md's table of ocmem.yaml's keys, from the settings loader (ocmem.home.settings);
 - plugin/ocmem/contract.ts, from ocmem.bridge.contract;
-- the constants block of sync/ocmem/silverbullet/ocmem.lua, from ocmem's caps, pages and labels;
+- the constants block of sync/ocmem/silverbullet/ocmem.lua: the pages it looks in, the fence of
+  the gestures ocmem pushes, the decisions page's header, the retirements' templates;
 - silverbullet/Library/ocmem.md, the SilverBullet page, from its Lua sources;
 - memory/*.md, this repository's top level being a fresh home, from ocmem's templates.
 """

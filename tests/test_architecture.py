@@ -141,15 +141,29 @@ def test_subpackage_faces_are_empty() -> None:
     assert {name: text for name, text in faces.items() if text.strip()} == {}
 
 
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
 def test_no_source_file_is_too_long_to_read() -> None:
-    sources = [*PACKAGE.rglob("*.py"), *(REPO / "plugin").glob("**/*.ts")]
+    sources = [
+        *PACKAGE.rglob("*.py"),
+        *PACKAGE.rglob("*.lua"),
+        *(REPO / "plugin").glob("**/*.ts"),
+    ]
     long = {
         str(p.relative_to(REPO)): n
         for p in sources
-        if "node_modules" not in p.parts
-        and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+        if "node_modules" not in p.parts and (n := _lines(p)) > MAX_LINES
     }
     assert long == {}
+
+
+def test_the_review_page_lua_in_all_is_no_longer_than_one_file() -> None:
+    """The page a human pastes (silverbullet/Library/ocmem.md) is its Lua blocks: read and
+    reviewed as one, they are held to one file's length together."""
+    lua = sorted(PACKAGE.rglob("*.lua"))
+    assert len(lua) >= 2 and sum(_lines(p) for p in lua) <= MAX_LINES
 
 
 _TS_IMPORT = re.compile(

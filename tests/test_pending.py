@@ -353,6 +353,22 @@ def test_reject_keeps_the_proposal_marked(
     assert "P-0002" in proposals.propose(fact(refs, retiens_ca=True)).render()
 
 
+@pytest.mark.parametrize("kind", [fact, skill])
+def test_a_lesson_waiting_again_after_a_refusal_is_completed_not_proposed_a_third_time(
+    memory: Memory, refs: list[str], home: Path, proposals: Proposals, kind: Any
+) -> None:
+    """Refused, then proposed again on « retiens ça »: the next time it is said, it completes
+    the waiting proposal (it was another one each time, and the review page showed them all;
+    found by tests/test_sync_stateful.py)."""
+    proposals.propose(kind(refs))
+    proposals.reject("P-0001", "pas maintenant")
+    assert "P-0002 ajoutée" in proposals.propose(kind(refs, retiens_ca=True)).render()
+    for retiens_ca in (True, False):
+        said = proposals.propose(kind(refs, sources=refs[1:], retiens_ca=retiens_ca)).render()
+        assert "P-0002 complétée" in said or "P-0002 déjà en attente" in said, said
+    assert [p.state for p in stored(home)] == [pending.STATE_REFUSED, pending.STATE_PENDING]
+
+
 def test_promoted_lessons_are_not_proposed_again(
     memory: Memory, refs: list[str], home: Path, proposals: Proposals
 ) -> None:

@@ -6,7 +6,7 @@ and in SilverBullet (lezer's ``InlineCode`` consumes the span before any of Silv
 inline parsers, ``${…}`` included, see shared/reference/silverbullet-api.md §5), and the token
 stays greppable in memory/journal.md and memory/pending.md. The readers (the model's prompt,
 ``pending show``, journal search) show the text as written, without the spans ocmem added. The
-SilverBullet page's Lua port renders and reads the same way.
+SilverBullet review page writes the lines ocmem renders (ocmem.formats.gestures).
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from markdown_it import MarkdownIt
 
 from conftest import CliResult, Clock, journal_fields
 from ocmem.bridge.tools import prompt_context
-from ocmem.formats import memorymd, pending
+from ocmem.formats import gestures, memorymd, pending
+from ocmem.home.settings import Limits
 from ocmem.home.workspace import Workspace
+from ocmem.services import gestureplans
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.silverbullet import library
@@ -164,22 +166,6 @@ def test_technical_tokens_need_no_backslash(text: str) -> None:
     assert inert.unescape(rendered) == text
 
 
-@given(ONE_LINE)
-@example("(`a_b`) x_y")
-def test_the_lua_page_renders_and_reads_as_python_does(oc: Any, text: str) -> None:
-    assert oc.inline(text) == inert.inline(text)
-    assert oc.unescape(inert.inline(text)) == text
-    assert oc.unescape(text) == inert.unescape(text)
-
-
-@given(TOKEN_TEXT.map(lambda s: s.replace(" ", "\n", 3)))
-def test_the_lua_drafts_agree_with_python(oc: Any, text: str) -> None:
-    cleaned = inert.clean(text, keep_tabs=True)
-    assert oc.draft(cleaned) == inert.draft(cleaned)
-    assert oc.undraft(inert.draft(cleaned)) == inert.undraft(inert.draft(cleaned))
-    assert oc.unlines(inert.lines(cleaned)) == inert.unlines(inert.lines(cleaned))
-
-
 def test_readable_keeps_fenced_code_as_it_is() -> None:
     page = "- `fastcgi_pass` \\#1\n\n```bash\necho \\$HOME `a_b`\n```\n- après \\*"
     assert (
@@ -308,9 +294,11 @@ def test_the_journal_greps_for_the_token_and_its_search_reads_it(
     assert "`" not in found.out and "\\" not in found.out
 
 
-def test_a_review_page_promotion_replaces_a_fact_with_a_token(lua: Any, oc: Any) -> None:
-    """The Lua page finds the fact a proposal names as MEMORY.md holds it (token spans and all),
-    as the local promotion does, and writes the new one the way ocmem does."""
+def test_a_review_page_promotion_replaces_a_fact_with_a_token(
+    lua: Any, oc: Any, tmp_path: Path
+) -> None:
+    """The fact a proposal names is found as MEMORY.md holds it (token spans and all), as the
+    local promotion does; the review page writes what ocmem computed."""
     old = f"PHP passe par `{TOKEN}` sur le port 9000."
     memory_page = memorymd.MEMORY_HEADER + f"\n- {old} (2026-11-01, Source : journal ; P-0042)\n"
     proposal = pending.Proposal(
@@ -325,9 +313,24 @@ def test_a_review_page_promotion_replaces_a_fact_with_a_token(lua: Any, oc: Any)
         contradiction="aucune",
         content=f"PHP passe par {TOKEN} sur le port 9001.",
     )
+    pulled = gestureplans.Space(
+        memory=memory_page,
+        archive="",
+        installed=[],
+        skills_dir=tmp_path,
+        limits=Limits(),
+        memory_page="Agents/Memory/MEMORY",
+        archive_page="Agents/Memory/ARCHIVE",
+        skills_folder="Agents/Skills/",
+        decisions_page="Agents/Inbox/vps-prod/decisions",
+        home="vps-prod",
+    )
     pages = {
         "Agents/Memory/MEMORY": memory_page,
-        "Agents/Inbox/vps-prod/pending": pending.render([proposal]),
+        "Agents/Inbox/vps-prod/pending": gestures.with_fence(
+            proposal.render(),
+            gestureplans.Decorator(lambda: pulled)([("P-0001", proposal.render())]),
+        ),
     }
     store = lua.table_from(
         {
@@ -342,7 +345,7 @@ def test_a_review_page_promotion_replaces_a_fact_with_a_token(lua: Any, oc: Any)
     (line,) = memorymd.fact_lines(pages["Agents/Memory/MEMORY"])
     assert line == (
         f"PHP passe par `{TOKEN}` sur le port 9001. (2026-12-01, Source : vps-prod journal "
-        "2026-11-20 10:12 ; journal 2026-11-20 `10:12~2` ; vps-prod/P-0001)"
+        "2026-11-20 10:12 ; journal 2026-11-20 10:12~2 ; vps-prod/P-0001)"
     )
     assert old in pages["Agents/Memory/ARCHIVE"]
     assert inert.active_constructs(pages["Agents/Memory/MEMORY"]) == []

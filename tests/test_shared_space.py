@@ -274,6 +274,67 @@ def test_a_deletion_by_a_human_who_saw_the_block_is_respected(
     assert f"## {minute_id} ·" not in sb.read(JOURNAL) and "respecté" in report.render()
 
 
+def _older_version_saved_over(sb: Any, snapshot: str) -> None:
+    """A stale tab resolves a conflict: the server's version to a copy, its own over the page."""
+    sb.write(JOURNAL.removesuffix(".md") + ".conflicted:1796303049216.md", sb.read(JOURNAL))
+    sb.write(JOURNAL, snapshot + "\nmodification hors ligne\n")
+
+
+def _annotated(sb: Any, snapshot: str) -> None:
+    sb.write(JOURNAL, sb.read(JOURNAL) + "\nannotation de l'humain\n")
+
+
+def _deleted_having_seen_it(sb: Any, snapshot: str) -> None:
+    text = sb.read(JOURNAL)
+    sb.write(JOURNAL, text[: text.index("## ", text.index("· Deux ·") - 30)])
+
+
+@pytest.mark.parametrize(
+    ("after_our_last_push", "deux_on_the_page", "a_put", "needs_human"),
+    [
+        (_older_version_saved_over, 1, True, True),  # put back; the copy is reported
+        (_annotated, 1, False, False),  # read once, nothing to write
+        (_deleted_having_seen_it, 0, False, False),  # the human's deletion stands
+    ],
+)
+def test_a_page_written_after_our_last_push_is_read_by_the_push_after_the_next_pull(
+    synced: Path,
+    sb: Any,
+    memory: Memory,
+    clock: Clock,
+    after_our_last_push: Callable[[Any, str], None],
+    deux_on_the_page: int,
+    a_put: bool,
+    needs_human: bool,
+) -> None:
+    """With nothing new locally a push sends no request, so it cannot see a write made after its
+    last one: an older version saved over the page took an entry away until the agent wrote
+    again (found by tests/test_sync_stateful.py). The pull's listing shows ocmem's pages for
+    free: one changed since the push last saw it whole is read by the next push."""
+    entry(memory, "Un")
+    push(synced)
+    sb.write(JOURNAL, sb.read(JOURNAL) + "\nligne humaine\n")
+    snapshot = sb.read(JOURNAL)  # what a tab holds
+    entry(memory, "Deux")
+    push(synced)
+    after_our_last_push(sb, snapshot)
+    sb.clear_requests()
+    assert push(synced).render() == "Push : rien de nouveau" and sb.requests == []
+    pulled = pull(synced, clock)
+    assert len(sb.requests) == 1  # its listing, nothing more
+    report = push(synced)
+    text = sb.read(JOURNAL)
+    assert text.count("· Deux ·") == deux_on_the_page and text.count("· Un ·") == 1
+    assert "ligne humaine" in text
+    assert bool(sb.requests_matching("PUT")) == a_put
+    assert report.needs_human == needs_human and not pulled.needs_human
+    sb.clear_requests()
+    pull(synced, clock)
+    again = push(synced)  # settled: nothing written, the conflict copy reported until merged
+    assert not sb.requests_matching("PUT") and again.needs_human == needs_human
+    assert needs_human or len(sb.requests) == 1  # else the pull's listing alone
+
+
 # --- writes that fail ------------------------------------------------------------------------
 
 

@@ -6,8 +6,9 @@ answers and server errors, interleaved at random.
 Invariants:
 - no human line is ever deleted by an ocmem write (every PUT is logged with its author and body;
   a line that is gone is attributed to the write that removed it);
-- after the homes converge (faults off, every home pushes), every entry and proposal of every home
-  is on its own page exactly once — except the blocks a human who saw them deleted;
+- after the homes converge (faults off, every home pulls and pushes, as ``ocmem sync`` does), every
+  entry and proposal of every home is on its own page exactly once — except the blocks a human
+  who saw them deleted;
 - the human's decisions come back to the homes at pull; DELETE is never sent; local files lose
   nothing;
 - the review page's gestures (*Promouvoir* / *Refuser*, run by ``ocmem.lua`` itself over the HTTP
@@ -299,10 +300,9 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
                 shown = list(review_page.review(store).entries.values())
             except (lupa.LuaError, GestureFailed):
                 return None
+            ids = [str(p.gid).removeprefix(f"{home_id}/") for p in shown]
             return sorted(
-                str(p.id)
-                for p in shown
-                if p.home == home_id and (home_id, str(p.id)) not in self.decided
+                pid for pid in ids if "/" not in pid and (home_id, pid) not in self.decided
             )
 
         @rule(
@@ -467,11 +467,14 @@ def run_machine(server: FakeSilverBullet, root: Path, examples: int) -> None:
                 assert set(self.entries[home_id]) <= local
 
         def teardown(self) -> None:
-            """Converge, then check that nothing was lost, doubled, or deleted by ocmem."""
+            """Converge as cron does (``ocmem sync``: pull, then push), then check that nothing
+            was lost, doubled, or deleted by ocmem. The pull's listing is what shows the push a
+            page written since its last write (an older version saved over it)."""
             server.faults = None
             server.clear_faults()
             for _ in range(2):
                 for home_id in HOMES:
+                    sync.pull(self._workspace(home_id))
                     sync.push(self._workspace(home_id))
             self._no_human_line_deleted_by_ocmem()
             for home_id in HOMES:

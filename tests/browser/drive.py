@@ -464,6 +464,18 @@ class Outcome:
         return [c for c in CATEGORIES if self.flags[c]]
 
 
+def show_whole_page(tab: Any) -> None:
+    """The editor scrolls inside the page: grow the window to the whole page."""
+    height = tab.evaluate(
+        "() => Math.max(document.documentElement.scrollHeight, "
+        "...Array.from(document.querySelectorAll('.cm-scroller'), "
+        "(e) => e.scrollHeight + 120))"
+    )
+    tab.set_viewport_size({"width": 1280, "height": min(int(height), 12_000)})
+    tab.evaluate("() => document.querySelector('.cm-scroller')?.scrollTo(0, 0)")
+    tab.wait_for_timeout(800)
+
+
 class Rig:
     def __init__(self, args: argparse.Namespace, browser: Any, beacon: Beacon):
         self.args = args
@@ -639,6 +651,11 @@ class Rig:
                     probes.append(tab.evaluate(PROBE_JS))
                 except PlaywrightError as error:
                     console.append(f"rig: probe after {attempt}: {str(error).splitlines()[0]}")
+            with contextlib.suppress(PlaywrightError):
+                # CodeMirror renders only the lines near the viewport: show the whole page, or a
+                # human line below the fold (after ocmem's gestures, at the page's end) would
+                # read as hidden.
+                show_whole_page(tab)
             try:
                 lines = tab.evaluate(
                     CHECK_LINES_JS,
@@ -652,15 +669,6 @@ class Rig:
                 lines = {"rig": {"ok": False, "problems": [str(error).splitlines()[0]]}}
             if shot:
                 with contextlib.suppress(PlaywrightError):
-                    # The editor scrolls inside the page: grow the window to the whole page.
-                    height = tab.evaluate(
-                        "() => Math.max(document.documentElement.scrollHeight, "
-                        "...Array.from(document.querySelectorAll('.cm-scroller'), "
-                        "(e) => e.scrollHeight + 120))"
-                    )
-                    tab.set_viewport_size({"width": 1280, "height": min(int(height), 12_000)})
-                    tab.evaluate("() => document.querySelector('.cm-scroller')?.scrollTo(0, 0)")
-                    tab.wait_for_timeout(800)
                     tab.screenshot(path=str(shot), full_page=True)
         finally:
             context.close()

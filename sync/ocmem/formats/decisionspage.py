@@ -8,14 +8,14 @@ one line::
     - P-0003 : promu (2026-12-02)
     - P-0004 : refusé (2026-12-02) : déjà noté ailleurs
 
-The status is written inert (``ocmem.text.inert.inline``) and read back unescaped, as the
-``Statut`` field of a proposal. Only a line ending in a newline counts (a page read while being
-written cannot give half a reason), only a decided state (promu, refusé, fusionné) or a promotion
-taken back (« - P-0003 : annulé (date) ») counts, and for one id the last line wins (a human
-corrects a decision by adding a line, until a pull has applied it: a proposal decided locally is
-not decided again; « annulé » sets a promoted one waiting again: ocmem.silverbullet.decisions).
-The Lua of the review page (``ocmem.lua``: ``parseDecisions``, ``withDecision``) implements the
-same rules for the decided states; the differential tests hold the two together.
+The review page writes the line ocmem computed for the gesture (``ocmem.formats.gestures``), with
+the day of the click and, for a refusal, the reason the human typed, as typed: it is the human's
+text, on the human's page. ocmem reads every line the same way, the page's or one typed by hand:
+the status unescaped (``ocmem.text.inert.unescape``), only a line ending in a newline (a page read
+while being written cannot give half a reason), only a decided state (promu, refusé, fusionné) or a
+promotion taken back (« - P-0003 : annulé (date) ») counts, and for one id the last line wins (a
+human corrects a decision by adding a line, until a pull has applied it: a proposal decided locally
+is not decided again; « annulé » sets a promoted one waiting again: ocmem.silverbullet.decisions).
 """
 
 from __future__ import annotations
@@ -28,15 +28,20 @@ from ocmem.text import inert
 PAGE_NAME = "decisions.md"  # beside pending.md; no push rule may name it (ocmem.home.space)
 HEADER = (
     "# Décisions sur les propositions\n\n"
-    "Écrite par la page de revue d'ocmem (Promouvoir, Refuser) ou à la main, une ligne par "
-    "décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison ». "
-    "ocmem la lit à chaque pull et ne l'écrit jamais.\n"
+    "Écrite par la page de revue d'ocmem (Promouvoir, Refuser, Annuler) ou à la main, une ligne "
+    "par décision : « - P-0001 : promu (date) », « - P-0002 : refusé (date) : raison », "
+    "« - P-0001 : annulé (date) ». ocmem la lit à chaque pull et ne l'écrit jamais.\n"
 )
 _LINE = re.compile(r"- (P-[0-9]{4,}(?:~[A-Za-z0-9_-]+)?) : (.*?)[ \t]*\r?")
 DECIDED = (pending.STATE_PROMOTED, pending.STATE_REFUSED, pending.STATE_MERGED)
 # The human took a promotion back (``ocmem.services.unpromotion``): the proposal waits again.
 # Not a state of pending.md's: the pull turns it into « en attente » (ocmem.silverbullet.decisions).
 UNDONE = "annulé"
+
+
+def line(pid: str, status: str) -> str:
+    """The decisions page's line for one decision, as the review page writes it."""
+    return f"- {pid} : {status}\n"
 
 
 def page_beside(pending_page: str) -> str:

@@ -12,6 +12,7 @@ _PROVENANCE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}[^()]*\)\s*$")
 # promoted it, « ; vps-prod/P-0001) » when the review page did (the home's id before it).
 _PROPOSAL = re.compile(r";\s*(?:([a-z0-9][a-z0-9-]*)/)?(P-\d{4,})\)\s*$")
 
+FACT_PREFIX = "- "  # a fact is a list item
 MEMORY_HEADER = "# Mémoire\n\nFaits stables validés par l'humain (2000 caractères au plus).\n"
 
 

@@ -174,6 +174,14 @@ def shown_status(proposal: Proposal, left: str | None, since: str | None = None)
     return f"{proposal.status}, absent de {left}" + (f" depuis le pull du {since}" if since else "")
 
 
+def promoted_status(today: date) -> str:
+    return f"{STATE_PROMOTED} ({today.isoformat()})"
+
+
+def refused_status(today: date, reason: str) -> str:
+    return f"{STATE_REFUSED} ({today.isoformat()}) : {reason}"
+
+
 class PendingFormatError(OcmemError):
     def __init__(self, detail: str):
         super().__init__(

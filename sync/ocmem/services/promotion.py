@@ -23,6 +23,7 @@ class Promotion(NamedTuple):
     text: str  # the new MEMORY.md or SKILL.md
     archived: archive.Entry | None  # what it replaced, for memory/ARCHIVE.md
     notes: list[str]  # what to tell the human
+    line: str | None = None  # a fact: its new MEMORY.md line (None: already there)
 
 
 def fact_line(proposal: pending.Proposal, day: date) -> str:
@@ -102,7 +103,7 @@ def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limi
         notes.append(
             f"Le fait remplacé n'est plus dans MEMORY.md (« {old_statement} ») : le nouveau est ajouté."
         )
-    return Promotion(new_text, archived, notes)
+    return Promotion(new_text, archived, notes, line)
 
 
 def skill(

@@ -433,7 +433,7 @@ class Proposals:
                     self.paths.skills_dir, self.ws.skills(), proposal, today, self.limits
                 )
             notes = done.notes
-            promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
+            promoted = proposal.with_status(pending.promoted_status(today))
             doc = doc.replace(promoted)
             proposals = doc.proposals
             with run.together():  # the fact and its « promu »: both land, or neither
@@ -468,9 +468,7 @@ class Proposals:
                 raise Refused(
                     f"{proposal.id} n'est plus en attente ({proposal.status})", fix="rien à faire"
                 )
-            refused = proposal.with_status(
-                f"{pending.STATE_REFUSED} ({today.isoformat()}) : {reason}"
-            )
+            refused = proposal.with_status(pending.refused_status(today, reason))
             doc = doc.replace(refused)
             proposals = doc.proposals
             run.write(self.paths.pending, doc.render())
@@ -523,10 +521,15 @@ EXPOSURE_HINT = (
 )
 
 
+_PREFERRED = {pending.STATE_PROMOTED: 2, pending.STATE_PENDING: 1}
+
+
 def similar_proposal(
     draft: Draft, proposals: list[pending.Proposal], threshold: float
 ) -> pending.Proposal | None:
-    best: tuple[float, pending.Proposal] | None = None
+    """The proposal ``draft`` repeats, if any: the closest; among equally close ones (a skill's
+    name), a promoted one, then a waiting one, before a refused one (as ``supersession.judge``)."""
+    best: tuple[tuple[float, int], pending.Proposal] | None = None
     for proposal in proposals:
         if proposal.kind != draft.kind:
             continue
@@ -539,8 +542,9 @@ def similar_proposal(
                 ),
                 similarity(draft.title, proposal.title),
             )
-        if score >= threshold and (best is None or score > best[0]):
-            best = (score, proposal)
+        rank = (score, _PREFERRED.get(proposal.state, 0))
+        if score >= threshold and (best is None or rank > best[0]):
+            best = (rank, proposal)
     return best[1] if best else None
 
 

@@ -77,8 +77,7 @@ def replaced_fact(replaces: str) -> str | None:
 
 
 def replacement(replaces: str) -> tuple[str, str] | None:
-    """« MEMORY.md « statement » — why » read back: the statement and why ("" when not said).
-    The SilverBullet review page reads it the same way (ocmem.lua, replacedStatement)."""
+    """« MEMORY.md « statement » — why » read back: the statement and why ("" when not said)."""
     match = _FACT_REF.match(replaces.strip())
     return (match.group(1), match.group(2) or "") if match else None
 
@@ -401,7 +400,8 @@ def judge(draft: Draft, items: Sequence[Item], prose: Prose = ()) -> Judgement:
             f"(archive, raison : {entry.reason})"
         )
         lines.append(f"⚠ {checks[-1]}")
-    twin = judged.promoted_twin or judged.refused_twin or judged.twin
+    # A lesson refused, then proposed again on « retiens ça », is waiting: that one is completed.
+    twin = judged.promoted_twin or judged.twin or judged.refused_twin
     return Judgement(
         replaces,
         contradiction,

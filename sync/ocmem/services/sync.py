@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import httpx
 
+from ocmem.formats import gestures
 from ocmem.home.space import SyncConfig, load_sync_config
 from ocmem.home.workspace import Transaction, Workspace
 from ocmem.outcome import Outcome
+from ocmem.services import gestureplans
 from ocmem.services.context import context_report
 from ocmem.silverbullet.client import SilverBullet
 from ocmem.silverbullet.pull import Puller
@@ -72,6 +74,15 @@ def pull(
     return outcome
 
 
+def _gestures(ws: Workspace, config: SyncConfig) -> Callable[[str, str | None], gestures.Decorate]:
+    """The review page's gestures for a pending page, computed against the pulled pages."""
+
+    def for_page(page: str, home: str | None) -> gestures.Decorate:
+        return gestureplans.Decorator(lambda: gestureplans.space_for(ws, config, page, home))
+
+    return for_page
+
+
 def push(
     ws: Workspace,
     *,
@@ -80,7 +91,9 @@ def push(
     env: Mapping[str, str] | None = None,
 ) -> Outcome:
     with _session(ws, "push", transport, env) as (config, client, state, _):
-        outcome = Pusher(ws, config, client, state).run(dry_run=dry_run)
+        outcome = Pusher(ws, config, client, state, decorators=_gestures(ws, config)).run(
+            dry_run=dry_run
+        )
         _switch_note(state, outcome)
     if not outcome.lines:
         outcome.lines.append("Push : rien de nouveau")

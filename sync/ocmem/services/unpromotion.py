@@ -15,9 +15,10 @@ more to do (undoing twice never reaches an older promotion). Without the log, th
 of pending.md decide, and two on the same day are not guessed between.
 
 With SilverBullet, validated memory is pulled from the space: a local undo would be put back by
-the next pull. The gesture is then the human's in the space (the line to take out, the one to
-put back, the decision « annulé » the pull reads: ``ocmem.silverbullet.decisions``), and the
-refusal spells it out.
+the next pull. The gesture is then the human's in the space: the review page's « Annuler »,
+computed from this module's reversals (``ocmem.services.gestureplans.undo``), or by hand (the
+line to take out, the one to put back, the decision « annulé » the pull reads:
+``ocmem.silverbullet.decisions``), which the refusal spells out.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ class Reversal(NamedTuple):
     target: str  # the file's text after the undo; "" when it goes
     archive: str | None  # ARCHIVE.md after (None: unchanged; "": it goes)
     said: list[str]
+    line: str | None = None  # a fact: the line the promotion wrote (as ``fact_lines`` gives it)
+    replaced: archive.Entry | None = None  # the archive entry of what it replaced
+    restored: bool = False  # a fact: the replaced one put back in MEMORY.md
 
 
 def promoted_on(proposal: pending.Proposal) -> date | None:
@@ -117,16 +121,18 @@ def reverse_fact(memory_text: str, archive_text: str, proposal: pending.Proposal
         tight = text.rstrip("\n") + "\n"  # the blank line the promotion put before its first fact
         if memorymd.with_fact(tight, line) == memory_text:
             text = tight
-        return Reversal(text, None, said)
+        return Reversal(text, None, said, line)
     old_key = memorymd.statement_key(replaced.old)
-    if any(memorymd.statement_key(fact) == old_key for fact in lines):
-        text = memorymd.without_fact(memory_text, line)
-        said.append(f"l'ancien fait « {replaced.old} » est déjà dans MEMORY.md : pas de doublon")
-    else:
+    restored = not any(memorymd.statement_key(fact) == old_key for fact in lines)
+    if restored:
         text = memorymd.replaced_fact(memory_text, line, replaced.old)
         said.append(f"ancien fait remis à sa place dans MEMORY.md : « {replaced.old} »")
+    else:
+        text = memorymd.without_fact(memory_text, line)
+        said.append(f"l'ancien fait « {replaced.old} » est déjà dans MEMORY.md : pas de doublon")
     said.append("son entrée retirée de memory/ARCHIVE.md")
-    return Reversal(text, archive.without_entry(archive_text, replaced), said)
+    left = archive.without_entry(archive_text, replaced)
+    return Reversal(text, left, said, line, replaced, restored)
 
 
 def reverse_skill(
@@ -172,6 +178,7 @@ def reverse_skill(
             replaced.old,
             archive.without_entry(archive_text, replaced),
             [f"{where} : ancienne version remise (retirée de memory/ARCHIVE.md)"],
+            replaced=replaced,
         )
     if others:
         raise Refused(
@@ -318,7 +325,9 @@ def _in_the_space(ws: Workspace, pid: str | None) -> Refused:
     archive_page = pulled.get("memory/ARCHIVE.md", "Agents/Memory/ARCHIVE.md")
     message = (
         "avec SilverBullet, une promotion s'annule dans SilverBullet : MEMORY.md et skills/ y "
-        "sont tirés, une annulation locale serait défaite au prochain pull ; rien n'a été modifié"
+        "sont tirés, une annulation locale serait défaite au prochain pull ; rien n'a été modifié. "
+        "Le bouton « Annuler » de la page de revue (commande « ocmem: Revue des propositions ») "
+        "le fait quand la page tient encore ce que la promotion a écrit ; sinon, à la main"
     )
     proposal = pending.find(ws.proposals(), pid) if pid else None
     if proposal is None or proposal.state != pending.STATE_PROMOTED:

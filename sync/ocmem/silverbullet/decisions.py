@@ -92,9 +92,7 @@ def reconcile(
                 document = document.replace(proposal.with_status(decided[pid]))
                 lines.append(_decided_line(pid, decided[pid]))
             elif proposal.state == pending.STATE_PENDING and pid not in pushed.conflicts:
-                refused = proposal.with_status(
-                    f"{pending.STATE_REFUSED} ({today.isoformat()}) : {DELETED_REASON}"
-                )
+                refused = proposal.with_status(pending.refused_status(today, DELETED_REASON))
                 document = document.replace(refused)
                 lines.append(f"{pid} supprimée dans SilverBullet : marquée refusée")
             continue
@@ -117,7 +115,7 @@ def reconcile(
         elif proposal.state == pending.STATE_PENDING and _promoted_by_copy(
             proposal, home_id, memory_text, skill_texts
         ):
-            promoted = proposal.with_status(f"{pending.STATE_PROMOTED} ({today.isoformat()})")
+            promoted = proposal.with_status(pending.promoted_status(today))
             document = document.replace(promoted)
             lines.append(f"{pid} promue (trouvée dans MEMORY.md ou un skill)")
     return Reconciled(document, bases, lines)

@@ -1,7 +1,8 @@
 """The SilverBullet library page the human installs once: review, promote and refuse proposals.
 
 The page is two ``space-lua`` blocks: the logic (``silverbullet/ocmem.lua``, plain Lua 5.4 that
-CI runs in a real Lua) and the SilverBullet glue (``silverbullet/glue.lua``). ocmem never writes
+CI runs in a real Lua: it performs the gestures ocmem computed, ``ocmem.formats.gestures``) and
+the SilverBullet glue (``silverbullet/glue.lua``). ocmem never writes
 it into the space (pushed pages stay inert): ``ocmem init --show-library`` prints it, and the
 repository keeps a copy (``silverbullet/Library/ocmem.md``) that ``scripts/generate.py``
 regenerates (and, with ``--check``, checks).
@@ -10,22 +11,27 @@ regenerates (and, with ``--check``, checks).
 from __future__ import annotations
 
 import json
+from datetime import date
 from importlib import resources
+
+from ocmem.formats import archive, gestures
+from ocmem.text import inert
 
 PAGE_NAME = "Library/ocmem"
 
 _INTRO = """\
 # ocmem : revue des propositions de l'agent
 
-Cette page ajoute à SilverBullet la revue des propositions qu'ocmem pousse dans `Agents/Inbox/` : une page de revue et deux commandes, qui appliquent les mêmes règles qu'ocmem (plafond de MEMORY.md, règles des skills, source de chaque ajout).
+Cette page ajoute à SilverBullet la revue des propositions qu'ocmem pousse dans `Agents/Inbox/` : une page de revue et trois commandes. Elle ne décide rien : pour chaque proposition en attente, ocmem calcule à l'envoi ce que chaque geste écrira (la ligne du fait, le SKILL.md, l'ancienne ligne remplacée et l'archive, la ligne de décision, les plafonds) ; la page vérifie que les pages qu'elle modifie sont toujours telles qu'ocmem les a vues, écrit, et note la décision dans `Agents/Inbox/<dossier>/decisions`.
 
-- **ocmem: Revue des propositions** ouvre la page `ocmem:Revue` : les propositions en attente de tous les VPS, avec leurs champs, le remplissage de MEMORY.md et le nombre de skills, et deux boutons par proposition.
-- **ocmem: Promouvoir une proposition** : un fait est ajouté à `Agents/Memory/MEMORY.md` avec sa date et sa source ; un skill devient `Agents/Skills/<nom>/SKILL.md`. Refusé, sans rien écrire, si un plafond ou une règle serait dépassé. La proposition est marquée « promu (date) ».
-- **ocmem: Refuser une proposition** demande une raison et marque « refusé (date) : raison ».
+- **ocmem: Revue des propositions** ouvre la page `ocmem:Revue` : chaque proposition en attente telle que la montre sa page, ce que la promotion écrira, et deux boutons.
+- **ocmem: Promouvoir une proposition** : un fait va dans `Agents/Memory/MEMORY` (à la place du fait qu'il remplace, gardé dans `Agents/Memory/ARCHIVE`) ; un skill devient `Agents/Skills/<nom>/SKILL`. Refusé, sans rien écrire, si un plafond serait dépassé ou si la page a changé depuis le dernier envoi d'ocmem (lancez alors `ocmem sync`).
+- **ocmem: Refuser une proposition** demande une raison et note « refusé (date) : raison ».
+- **ocmem: Retirer un fait ou un skill** le retire de la mémoire validée et le garde dans l'archive, avec la raison.
 
 Le texte des propositions est traité comme une donnée : rien n'y est évalué.
 
-Installation : collez cette page telle quelle dans `Library/ocmem`, puis lancez « System: Reload ». Pour des plafonds autres que ceux d'ocmem par défaut, ajoutez par exemple `ocmem.limits.memoryChars = 3000` dans un bloc `space-lua` de votre configuration.
+Installation : collez cette page telle quelle dans `Library/ocmem`, puis lancez « System: Reload ».
 
 Page générée par ocmem : ne la modifiez pas, réinstallez-la (`ocmem init --show-library`).
 
@@ -56,7 +62,10 @@ LUA_END = "-- generated: end\n"
 
 
 def _lua(value: object) -> str:
-    """A Lua literal for a string, an int or a flat table of them (keys as identifiers)."""
+    """A Lua literal for a string, an int, a text (pieces: strings and slots) or a flat table
+    of them (keys as identifiers)."""
+    if isinstance(value, gestures.Slot):
+        return "{ " + _lua(value.name) + " }"
     if isinstance(value, str):
         # JSON's escapes are Lua's for these; not \uXXXX (Lua writes \u{XXXX}), so no control
         # character but the newline.
@@ -64,49 +73,58 @@ def _lua(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, tuple):
+        return "{ " + ", ".join(_lua(piece) for piece in value) + " }"
     assert isinstance(value, dict)
     return "{\n" + "".join(f"  {k} = {_lua(v)},\n" for k, v in value.items()) + "}"
 
 
-def lua_constants() -> str:
-    """The constants ocmem.lua shares with ocmem (caps, pages, the MEMORY.md header, the
-    proposals' states, labels and separator), written from ocmem's own values."""
-    from ocmem.formats import archive, decisionspage, memorymd, pending, skills
-    from ocmem.home import space
-    from ocmem.home.settings import Limits
+# What a retirement writes in the archive, rendered by ocmem.formats.archive from sentinels that
+# become the page's slots (no agent text goes through it: only the human's choice and reason).
+_OLD, _REASON, _NAME = "\ue000ancien\ue000", "\ue000raison\ue000", "\ue000nom\ue000"
+# A skill's old SKILL.md is fenced by a run of tildes longer than any it holds (inert.fence): the
+# page does not count them, so its template fences with twelve and refuses a skill holding twelve.
+_SKILL_OLD = "~" * 11 + "\n" + _OLD
 
-    limits, pulled = Limits(), dict(space.DEFAULT_PULL)
+
+def _retirement(kind: str, about: str, old: str) -> gestures.Text:
+    def render(day: date) -> str:
+        return "\n" + archive.Entry(day, kind, archive.RETIRED, about, old, "", _REASON).render()
+
+    slots = {old: "ancien", _REASON: "raison", _NAME: "nom"}
+    return gestures.split_at(gestures.slotted(render), slots)
+
+
+def lua_constants() -> str:
+    """What ocmem.lua takes from ocmem: the pages it looks in, the fence of the gestures ocmem
+    pushes, the decisions page's header, and the retirements' templates."""
+    from ocmem.formats import decisionspage, memorymd
+    from ocmem.home import space
+
+    pulled = dict(space.DEFAULT_PULL)
     memory_page = next(k for k, v in pulled.items() if v == "memory/MEMORY.md")
     archive_page = next(k for k, v in pulled.items() if v == "memory/ARCHIVE.md")
     skills_page = next(k for k, v in pulled.items() if v == "skills/")
+    pending_page = next(r for loc, r in space.DEFAULT_PUSH if loc == "memory/pending.md")
     lines = [
-        "M.limits = M.limits or "
-        + _lua(
-            {
-                "memoryChars": limits.memory_chars,
-                "skillsMax": limits.skills_max,
-                "skillLines": limits.skill_lines,
-                "descriptionChars": skills.MAX_DESCRIPTION,
-                "descriptionSentences": skills.MAX_SENTENCES,
-            }
-        ),
         "M.pages = M.pages or "
         + _lua(
             {
                 "inbox": space.DEFAULT_INBOX,
+                "pending": pending_page.rpartition("/")[2].removesuffix(".md"),
                 "memory": memory_page.removesuffix(".md"),
                 "archive": archive_page.removesuffix(".md"),
                 "skills": skills_page,
+                "skill": "/SKILL",
             }
         ),
-        f"M.MEMORY_HEADER = {_lua(memorymd.MEMORY_HEADER)}",
-        f"M.ARCHIVE_HEADER = {_lua(archive.ARCHIVE_HEADER)}",
+        f"M.FENCE, M.FENCE_CLOSE = {_lua(gestures.OPEN)}, {_lua(gestures.CLOSE)}",
         f"M.DECISIONS_HEADER = {_lua(decisionspage.HEADER)}",
-        f"local DECISIONS_PAGE = {_lua(decisionspage.PAGE_NAME.removesuffix('.md'))}",
-        f"local SEP = {_lua(pending.SEPARATOR)}",
-        f"local CONTENT_LABEL = {_lua(pending.CONTENT_LABEL)}",
-        "local PENDING, PROMOTED, REFUSED, MERGED = " + ", ".join(_lua(s) for s in pending.STATES),
-        "local LABELS = " + _lua(dict(pending.LABELS)),
+        f"M.FACT_PREFIX = {_lua(memorymd.FACT_PREFIX)}",
+        f"M.ARCHIVE_EMPTY = {_lua((archive.ARCHIVE_HEADER.rstrip(chr(10)) + chr(10),))}",
+        f"M.RETIRE_FACT = {_lua(_retirement(archive.FACT, 'à la main', _OLD))}",
+        f"M.RETIRE_SKILL = {_lua(_retirement(archive.SKILL, _NAME, _SKILL_OLD))}",
+        f"M.RETIRE_SKILL_FENCE = {_lua(inert.fence_for(_SKILL_OLD))}",
     ]
     return "".join(line + "\n" for line in lines)
 

@@ -90,6 +90,11 @@ class Puller:
         report = Outcome()
         self.client.set_deadline(self.config.pull_deadline_seconds)
         listing = self.client.list()
+        # ocmem's own pages, for free: one written since the push last saw it whole (a browser
+        # may have saved an older version over our blocks) is read by the next push.
+        listed = {f.name: (f.meta.last_modified, f.meta.size) for f in listing}
+        if not dry_run and self.state.note_listing(listed):
+            self.state.save()
         plan = plan_pull(listing, self.state.pulled, self._local_sha, self.config, full=full)
         bounds = Bounds.of(self.config)
         over = within_bounds(plan, self.state.pulled, bounds, self._skills_folder())

@@ -3,7 +3,8 @@ and duplicating nothing, against a server with no conditional write and torn rea
 
 Each home writes its own pages (``Agents/Inbox/<home-id>/…``): no two ocmem homes ever write one
 page, so the only other writer of a page is its human (a browser). For each page whose local file
-changed since the last push:
+changed since the last push, or that a pull's listing showed changed since the push last found it
+holding everything (``PushedPage.moved``: a browser may have saved an older version over it):
 
 1. **Read a page that can be trusted.** The client refuses a body shorter than its
    ``X-Content-Length``. A read that lost what we know the page holds (blocks we pushed and the
@@ -39,10 +40,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from ocmem.errors import Busy, Refused
-from ocmem.formats import journal, pending
+from ocmem.formats import gestures, journal, pending
 from ocmem.home import identity
 from ocmem.home.atomic import read_text
 from ocmem.home.backups import Backups
@@ -168,9 +171,12 @@ def plan_page(
     page: PushedPage,
     pattern: re.Pattern[str],
     preamble: str,
+    finish: Callable[[str], str] | None = None,
 ) -> PagePlan:
     base = merge_base(page, remote_text, pattern)
     result = merge.merge(remote_text, local, base, pattern, preamble)
+    if finish is not None:  # what ocmem holds outside the blocks, besides the receipt
+        result.text = finish(result.text)
     unchanged = read is not None and result.text == remote_text
     return PagePlan(base, result, None if unchanged else result.text)
 
@@ -217,8 +223,17 @@ class _Sent:
 
 
 class Pusher:
-    def __init__(self, ws: Workspace, config: SyncConfig, client: SilverBullet, state: SyncState):
+    def __init__(
+        self,
+        ws: Workspace,
+        config: SyncConfig,
+        client: SilverBullet,
+        state: SyncState,
+        decorators: Callable[[str, str | None], gestures.Decorate] | None = None,
+    ):
         self.ws = ws
+        # The review page's gestures for a pending page (its name, the home its ids carry).
+        self.decorators = decorators
         self.paths = ws.paths
         self.config = config
         self.client = client
@@ -312,19 +327,25 @@ class Pusher:
         self, rule: PushRule, name: str, home_id: str, report: Outcome, dry_run: bool
     ) -> None:
         local_text = read_text(self.paths.home / rule.local)
-        local_digest = sha256(local_text.encode("utf-8"))
         page = self.state.pushed.get(name, PushedPage())
+        pattern = pattern_for(rule)
+        segments = merge.split(local_text, pattern)
+        local, held = inert_blocks(rule, segments, page.blocks)
+        decorate, finish, inputs = None, None, ""  # the review page's gestures (page's end)
+        if self.decorators is not None and pattern is merge.PENDING_BLOCK:
+            decorate = self.decorators(name, None if self.home.shared_pages else home_id)
+            finish, inputs = partial(gestures.with_fence, held=decorate(local)), decorate.inputs()
+        # What the page should hold: the file, and what its gestures are computed from.
+        local_digest = sha256(f"{local_text}\0{inputs}".encode())
         if (
             page.local_sha256 == local_digest
             and not page.conflicts
             and not page.copies
             and not page.in_flight
+            and not page.moved
             and not dry_run
         ):
             return
-        pattern = pattern_for(rule)
-        segments = merge.split(local_text, pattern)
-        local, held = inert_blocks(rule, segments, page.blocks)
         for block_id in held:
             report.ask_human()
             report.lines.append(
@@ -363,7 +384,7 @@ class Pusher:
                 if other is not None:
                     text = other  # drop the tail of our own body another write left behind
             ours = None
-            plan = plan_page(text, read, local, page, pattern, preamble)
+            plan = plan_page(text, read, local, page, pattern, preamble, finish)
             result = plan.result
             if dry_run:
                 report.lines.append(
@@ -380,7 +401,7 @@ class Pusher:
                 for block_id in result.adopted:  # already there as ours: as of this version
                     page.sent_in.setdefault(block_id, receipt_of(text) or 0)
                     page.ours.setdefault(block_id, [result.base[block_id]])
-                self._settle(name, pattern, page, result, local_digest, sent, report)
+                self._settle(name, pattern, page, result, local_digest, sent, report, read)
                 return
             body = with_receipt(
                 plan.write if plan.write is not None else text or preamble,
@@ -474,8 +495,10 @@ class Pusher:
         local_digest: str,
         sent: _Sent,
         report: Outcome,
+        shown: Read | None,
     ) -> None:
-        """The page holds everything it should: record it, and explain what left the page."""
+        """The page holds everything it should (``shown``: the read that says so): record it,
+        and explain what left the page."""
         open_ids = [i for i in result.missing if i not in page.deleted]
         conflicts: dict[str, str] = {}
         deleted: list[str] = []
@@ -503,6 +526,10 @@ class Pusher:
         page.conflicts = conflicts
         page.copies = copies
         page.local_sha256 = local_digest
+        page.seen_last_modified, page.seen_size = (
+            (shown.meta.last_modified, shown.meta.size) if shown else (0, 0)
+        )
+        page.moved = False
         self.state.pushed[name] = page
         self.state.save()
 

@@ -3,8 +3,9 @@
 Pull records, per remote file, the validated (lastModified, size) and the sha256 of the bytes it
 installed, so a no-op pull is one listing and a hand-edited local copy is noticed. Push records,
 per page, the digest of every block it pushed (the merge base), the blocks a human removed, the
-blocks a browser conflict moved aside, the local file digest of the last push, and the page as
-its last write left it (the server's metadata and the bytes' digest: the quiet rule).
+blocks a browser conflict moved aside, the local file digest of the last push, the page as its
+last write left it (the server's metadata and the bytes' digest: the quiet rule), and the page as
+it last held everything (its metadata, which a pull's listing compares for free).
 The file is rewritten atomically after every file a run handles, so a crash costs at most one.
 
 The state belongs to one space (its URL, with ``localhost``, ``127.0.0.1`` and ``[::1]`` taken as
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +86,13 @@ class PushedPage:
     written_last_modified: int = 0
     written_size: int = 0
     written_sha256: str = ""
+    # The page as the last push found it holding everything (its X-Last-Modified and size), and
+    # whether a pull's listing showed it otherwise since: someone wrote it, maybe a browser
+    # saving an older version over our blocks. The next push then reads it, even when the local
+    # file did not change (docs/sync.md, « A page that moved »).
+    seen_last_modified: int = 0
+    seen_size: int = 0
+    moved: bool = False
 
 
 def _pushed_page(raw: dict[str, Any]) -> PushedPage:
@@ -109,6 +118,16 @@ class SyncState:
     displaced: SyncState | None = field(default=None, repr=False, compare=False)
     aside: Path | None = field(default=None, repr=False, compare=False)  # where it was read
     switched_from: str | None = field(default=None, repr=False, compare=False)
+
+    def note_listing(self, listed: Mapping[str, tuple[int, int]]) -> bool:
+        """Mark the pushed pages that a listing (name → lastModified, size) shows otherwise than
+        the last push saw them; True when one was newly marked."""
+        marked = False
+        for name, page in self.pushed.items():
+            seen = (page.seen_last_modified, page.seen_size)
+            if not page.moved and listed.get(name, (0, 0)) != seen:
+                page.moved = marked = True
+        return marked
 
     @classmethod
     def load(cls, paths: Paths, space: str) -> SyncState:

@@ -83,7 +83,7 @@ _TOKEN_OPEN = frozenset("(\"'")
 _TOKEN_CLOSE = frozenset(")\"'.,;:!?")
 _TRIGGER = frozenset("\\*_|~=^&$>")
 _NOT_IN_TOKEN = _NOT_IN_SPAN | _BLANK | {"`"}
-# ASCII digits only, as CommonMark (and the Lua port in silverbullet/ocmem.lua) reads them.
+# ASCII digits only, as CommonMark reads them.
 _ORDERED_MARKER = re.compile(r"[0-9]{1,9}[.)]")
 # Patterns only some commands need are compiled at their first use (re caches them):
 # compiling all of them at import would cost every `ocmem` run about a millisecond.
