@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ocmem import __version__
+from ocmem.cli.audience import AudienceGroup
 from ocmem.clock import Clock
 from ocmem.home.workspace import Workspace, open_workspace
 from ocmem.outcome import Outcome
@@ -66,6 +67,7 @@ def text_outcome(lines: str) -> Outcome:
 
 
 @click.group(
+    cls=AudienceGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
     subcommand_metavar="COMMANDE [ARGUMENTS]...",
 )

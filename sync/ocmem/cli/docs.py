@@ -12,6 +12,7 @@ import re
 
 import click
 
+from ocmem.cli import audience
 from ocmem.cli.commands import cli
 from ocmem.cli.options import shown_name
 
@@ -54,18 +55,36 @@ def _usage(path: str, command: click.Command) -> str:
                     if isinstance(param.type, click.Choice)
                     else _METAVARS.get(param.type.name.upper(), param.type.name.upper())
                 )
-                parts.append(f"[{flag} {metavar}]")
+                given = f"{flag} {metavar}"
+                parts.append(given if param.required else f"[{given}]")
     return " ".join(parts)
 
 
+def summary(command: click.Command) -> str:
+    """The first paragraph of a command's help, on one line (a cell of the table)."""
+    paragraph = (command.help or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split()).rstrip(".")
+
+
 def table() -> str:
-    """The Markdown table of every visible command, its usage and the first line of its help."""
-    lines = ["| commande | rôle |", "|---|---|"]
-    for path, command in commands(cli, "ocmem"):
-        summary = (command.help or "").strip().split("\n")[0].rstrip(".").replace("|", r"\|")
-        usage = _usage(path, command).replace("|", r"\|")  # a pipe would split the cell
-        lines.append(f"| `{usage}` | {summary} |")
-    return "\n".join(lines) + "\n"
+    """The Markdown tables of the commands, by audience (ocmem.cli.audience): each command's
+    usage, who runs it when that is not the human, and its help's first paragraph."""
+    blocks = []
+    for title, rows in audience.sections(cli):
+        callers = any(caller for _, _, caller in rows)
+        lines = [
+            f"**{title}**",
+            "",
+            "| commande | qui la lance | rôle |" if callers else "| commande | rôle |",
+            "|---|---|---|" if callers else "|---|---|",
+        ]
+        for path, command, caller in rows:
+            cells = [f"`{_usage(f'ocmem {path}', command)}`", caller, summary(command)]
+            shown = cells if callers else [cells[0], cells[2]]
+            # a pipe would split the cell
+            lines.append("| " + " | ".join(cell.replace("|", r"\|") for cell in shown) + " |")
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
 
 
 def with_table(readme: str) -> str:

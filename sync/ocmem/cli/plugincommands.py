@@ -15,17 +15,17 @@ from ocmem.outcome import Outcome
 @cli.command(name="plugin-config", hidden=True)
 @pass_context
 def plugin_config_command(obj: Context) -> Outcome:
-    """Settings for the OpenCode plugin (JSON, see ocmem.bridge.contract)."""
+    """Réglages du plugin OpenCode (JSON)."""
     from ocmem.bridge.tools import plugin_config
 
     return text_outcome(json.dumps(plugin_config(obj.workspace().settings), ensure_ascii=False))
 
 
 @cli.command(name="prompt-context", hidden=True)
-@click.option("--session", help="Root session id: says whether it already has its journal entry.")
+@click.option("--session", help="Session racine : dit si elle a déjà son entrée de journal.")
 @pass_context
 def prompt_context_command(obj: Context, session: str | None) -> Outcome:
-    """Memory blocks for the system prompt and start-of-session warnings (JSON)."""
+    """Blocs mémoire du prompt système et alertes de début de session (JSON)."""
     from ocmem.bridge.tools import prompt_context
 
     return text_outcome(json.dumps(prompt_context(obj.workspace(), session), ensure_ascii=False))
@@ -35,7 +35,7 @@ def prompt_context_command(obj: Context, session: str | None) -> Outcome:
 @click.argument("name")
 @pass_context
 def tool_command(obj: Context, name: str) -> Outcome:
-    """Run a memory tool for the plugin: envelope JSON on stdin."""
+    """Lance un outil mémoire pour le plugin (enveloppe JSON sur l'entrée standard)."""
     from ocmem.bridge.tools import run_tool
 
     workspace = obj.human_workspace(f"tool {name}")
@@ -45,7 +45,7 @@ def tool_command(obj: Context, name: str) -> Outcome:
 @cli.command(name="gate", hidden=True)
 @pass_context
 def gate_command(obj: Context) -> Outcome:
-    """The plugin's gate: JSON requests on stdin, one answer per line (see ocmem.bridge.gate)."""
+    """Passerelle du plugin : requêtes JSON sur l'entrée standard, une réponse par ligne."""
     from ocmem.bridge.gate import serve
 
     return serve(obj.home, clock=obj.clock)
