@@ -35,9 +35,9 @@ from ocmem.text import inert
 ARCHIVE_HEADER = (
     "# Archive de la mémoire\n\n"
     "Faits et skills remplacés ou retirés par l'humain : ocmem ne les charge plus. Pour en "
-    "rétablir un, recopiez-le (un fait dans MEMORY.md, un skill dans son dossier de "
+    "rétablir un, recopie-le (un fait dans MEMORY.md, un skill dans son dossier de "
     "Agents/Skills/) ou "
-    "laissez l'agent le proposer à nouveau.\n"
+    "laisse l'agent le proposer à nouveau.\n"
 )
 FACT, SKILL = "fait", "skill"
 REPLACED, RETIRED = "remplacé", "retiré"

@@ -84,7 +84,7 @@ FORGET = Operation(
     "memory_forget",
     "Supprime la note de travail n°N (numéros donnés par memory_note quand c'est plein).",
     (Arg("number", INTEGER, "Numéro de la note", minimum=1),),
-    "note --remove",
+    "note --retirer",
     writes=True,
 )
 SEARCH = Operation(

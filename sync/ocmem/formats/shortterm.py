@@ -157,6 +157,6 @@ def make_note(text: str, today: date, days: int, max_days: int) -> Note:
     if not 1 <= days <= max_days:
         raise InputError(
             f"durée de {days} jour(s) hors limites (1 à {max_days})",
-            fix=f"choisis --days entre 1 et {max_days} (limite `note_max_days` d'ocmem.yaml)",
+            fix=f"choisis --jours entre 1 et {max_days} (limite `note_max_days` d'ocmem.yaml)",
         )
     return Note(today, today + timedelta(days=days), clean)

@@ -87,7 +87,7 @@ _CAPS = {
     "short_term_chars": "taille maximale de memory/SHORT_TERM.md (caractères)",
     "quarantine_chars": "taille maximale de memory/QUARANTINE.md, les notes mises à part (caractères)",
     "memory_chars": "taille maximale de memory/MEMORY.md (caractères)",
-    "note_default_days": "durée de vie d'une note sans --days (jours)",
+    "note_default_days": "durée de vie d'une note sans --jours (jours)",
     "note_max_days": "durée de vie maximale d'une note (jours)",
     "journal_entry_lines": "lignes d'une entrée du journal, au plus",
     "journal_field_chars": "caractères d'un champ du journal, au plus",

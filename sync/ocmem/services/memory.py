@@ -399,7 +399,7 @@ class Memory:
 
         cap = self.limits.search_results
         if last is not None and last < 1:
-            raise InputError("--last doit être au moins 1", fix=f"par ex. --last {cap}")
+            raise InputError("--dernieres doit être au moins 1", fix=f"par ex. --dernieres {cap}")
         if len(query) > MAX_QUERY_CHARS:
             raise InputError(
                 f"recherche de {len(query)} caractères (maximum {MAX_QUERY_CHARS})",

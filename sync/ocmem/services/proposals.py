@@ -63,8 +63,8 @@ class Proposals:
         """Pairs of waiting proposals that look like the same lesson (most similar first)."""
         if not 0 <= threshold <= 1:
             raise InputError(
-                f"--threshold {threshold:g} : une similarité va de 0 à 1",
-                fix="par ex. --threshold 0.35 (plus haut : moins de paires, plus sûres)",
+                f"--seuil {threshold:g} : une similarité va de 0 à 1",
+                fix="par ex. --seuil 0.35 (plus haut : moins de paires, plus sûres)",
             )
         doc = self.ws.pending_document()
         waiting = [p for p in doc.proposals if p.state == pending.STATE_PENDING]
@@ -392,7 +392,7 @@ class Proposals:
         if found is None:
             raise InputError(
                 f"pas de proposition {pid}",
-                fix="`ocmem pending list --all` montre les identifiants",
+                fix="`ocmem pending list --toutes` montre les identifiants",
             )
         return found
 
@@ -457,7 +457,7 @@ class Proposals:
         if not reason or "\n" in reason or len(reason) > MAX_LINE:
             raise InputError(
                 f"donne une raison sur une ligne ({MAX_LINE} caractères au plus)",
-                fix='--reason "déjà couvert par …"',
+                fix='--raison "déjà couvert par …"',
             )
         self.ws.check("raison", reason)
         today = self.ws.today()

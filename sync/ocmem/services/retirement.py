@@ -19,7 +19,7 @@ def _checked_reason(ws: Workspace, reason: str) -> str:
     if not reason or "\n" in reason or len(reason) > MAX_LINE:
         raise InputError(
             f"donne une raison sur une ligne ({MAX_LINE} caractères au plus)",
-            fix='--reason "remplacé par …" (elle reste dans memory/ARCHIVE.md)',
+            fix='--raison "remplacé par …" (elle reste dans memory/ARCHIVE.md)',
         )
     ws.check("raison", reason)
     return reason

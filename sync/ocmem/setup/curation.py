@@ -46,9 +46,9 @@ def curation_plan(settings: Settings) -> str:
             f"  {review_command(settings)}",
             "",
             f"Pour les activer (lundi 7 h, et le 1er de chaque trimestre à 8 h) : {cli} cron install "
-            "--job curation --job review",
+            "--tache curation --tache review",
             f"(le prompt est alors copié dans {settings.paths.curation_prompt} ; chaque chemin est "
             "absolu, cron n'ayant ni ton PATH ni ton dossier courant).",
-            f"Pour les arrêter : {cli} cron remove --job curation --job review",
+            f"Pour les arrêter : {cli} cron remove --tache curation --tache review",
         ]
     )

@@ -129,7 +129,7 @@ class Doctor:
                 self.problem(
                     ERROR,
                     f"{self.paths.rel(path)} manque",
-                    "ocmem init (ou ocmem doctor --fix)",
+                    "ocmem init (ou ocmem doctor --reparer)",
                     _create(path, template),
                 )
         # The loop runs only with ocmem's section and skill: checked in both modes (a pull
@@ -148,7 +148,7 @@ class Doctor:
                 "AGENTS.md n'a pas la section « Mémoire et apprentissage » : l'agent ne tient plus "
                 "ni journal ni propositions",
                 "ajoute-la à la page Agents/AGENTS.md dans SilverBullet (`ocmem init "
-                "--show-section` l'affiche), ou lance `ocmem pull`, qui la compose"
+                "--voir-section` l'affiche), ou lance `ocmem pull`, qui la compose"
                 if self.sync
                 else "ocmem init",
             )
@@ -174,7 +174,7 @@ class Doctor:
                 WARNING,
                 f"{held.expired + held.expired_apart} note(s) expirée(s), {held.moved} note(s) en "
                 f"quarantaine encore dans SHORT_TERM.md (à ranger dans {shortterm.QUARANTINE_FILE})",
-                "ocmem doctor --fix (ou la prochaine note) les range",
+                "ocmem doctor --reparer (ou la prochaine note) les range",
                 Memory(self.ws).tidy,
             )
         short = Fill(len(shortterm.render(held.working)), self.limits.short_term_chars)
@@ -256,7 +256,7 @@ class Doctor:
             self.problem(
                 WARNING,
                 "le plugin installé diffère de celui de cette version d'ocmem",
-                "ocmem init --upgrade (sauvegarde l'ancien)",
+                "ocmem init --mettre-a-jour (sauvegarde l'ancien)",
             )
         command_file = self.paths.plugin_command
         if target.exists() and not command_file.exists():
@@ -323,7 +323,7 @@ class Doctor:
             )
             return
         owner = str(record.get("owner", ""))
-        fix = f"sudo ocmem --home {self.paths.home} harden --agent {record.get('agent')} --owner {owner}"
+        fix = f"sudo ocmem --home {self.paths.home} harden --agent {record.get('agent')} --proprietaire {owner}"
         if not Path(str(record.get("sudoers", ""))).exists():
             self.problem(ERROR, "mode durci : la règle sudo de la passerelle a disparu", fix)
         import pwd
@@ -396,7 +396,7 @@ class Doctor:
                 self.problem(
                     WARNING,
                     f"fichier temporaire laissé par une écriture interrompue : {self.paths.rel(temp)}",
-                    "ocmem doctor --fix le supprime (son contenu n'a jamais remplacé le fichier d'origine)",
+                    "ocmem doctor --reparer le supprime (son contenu n'a jamais remplacé le fichier d'origine)",
                     _remove_temp(temp),
                 )
 
@@ -413,7 +413,7 @@ class Doctor:
                 self.problem(
                     ERROR,
                     f"le fichier de jeton {token_file} est lisible par d'autres (mode {mode:o})",
-                    f"chmod 600 {token_file} (ou ocmem doctor --fix)",
+                    f"chmod 600 {token_file} (ou ocmem doctor --reparer)",
                     _chmod(token_file, 0o600),
                 )
         elif not self.env.get(ENV_TOKEN):
@@ -446,7 +446,7 @@ class Doctor:
                 self.problem(
                     WARNING,
                     f"{entry.local} est modifiable alors qu'il est tiré de SilverBullet",
-                    "ocmem doctor --fix le remet en lecture seule",
+                    "ocmem doctor --reparer le remet en lecture seule",
                     _chmod(path, 0o444),
                 )
         for page, pushed in sorted(state.pushed.items()):

@@ -79,7 +79,7 @@ def gate_command(owner: str, script: Path, home: Path) -> list[str]:
 def sudoers_rule(agent: str, owner: str, script: Path, home: Path) -> str:
     return (
         "# ocmem hardened mode: the agent's user may start ocmem's gate as the owner, nothing\n"
-        f"# else. Removed by `{script} --home {home} harden --undo`.\n"
+        f"# else. Removed by `{script} --home {home} harden --annuler`.\n"
         f"{agent} ALL=({owner}) NOPASSWD: {script} --home {home} gate\n"
     )
 
@@ -158,7 +158,7 @@ class Hardener:
         if 0 in (self.agent.pw_uid, self.owner.pw_uid) or self.agent.pw_uid == self.owner.pw_uid:
             raise Refused(
                 "l'agent et le propriétaire doivent être deux utilisateurs distincts, ni l'un ni l'autre root",
-                fix="--agent <compte d'OpenCode> --owner ocmem",
+                fix="--agent <compte d'OpenCode> --proprietaire ocmem",
             )
         self.groups = set(os.getgrouplist(self.agent.pw_name, self.agent.pw_gid))
         self.script = program()
@@ -362,7 +362,7 @@ class Hardener:
             "Promouvoir une proposition (l'humain, dans un terminal) :",
             f"  sudo -u {self.owner.pw_name} {self.script} --home {home} pending accept P-XXXX",
             "Pour annuler :",
-            f"  {self.script} --home {home} harden --undo",
+            f"  {self.script} --home {home} harden --annuler",
         ]
         return Outcome(lines)
 
@@ -472,7 +472,7 @@ class Hardener:
 
         Path(record["sudoers"]).unlink(missing_ok=True)
         command = [str(self.script)]
-        with open_workspace(self.paths.home, clock=self.clock).transaction("harden --undo") as txn:
+        with open_workspace(self.paths.home, clock=self.clock).transaction("harden --annuler") as txn:
             remove_state(self.paths, self.paths.hardened_file)
             txn.write(
                 self.paths.plugin_command,
@@ -484,7 +484,7 @@ class Hardener:
             os.chown(path, uid, gid, follow_symlinks=False)
         self.paths.state_dir.chmod(0o700)
         lines = [
-            "ocmem harden --undo :",
+            "ocmem harden --annuler :",
             f"  {record['sudoers']} supprimé",
             f"  {self.paths.home} rendu à {pwd.getpwuid(uid).pw_name}:{grp.getgrgid(gid).gr_name}",
         ]
@@ -492,7 +492,7 @@ class Hardener:
             os.chown(path, p_uid, p_gid, follow_symlinks=False)
             os.chmod(path, mode)
             lines.append(f"  {path} : propriétaire et droits d'avant rétablis")
-        log_event(self.paths, self.clock, "harden --undo", agent=record["agent"])
+        log_event(self.paths, self.clock, "harden --annuler", agent=record["agent"])
         return Outcome(lines)
 
 

@@ -241,7 +241,7 @@ class Installer:
             else:
                 self.report.notes.append(
                     f"{self.paths.rel(target)} diffère de la version livrée : laissé tel quel "
-                    "(`ocmem init --upgrade` le remplace, après sauvegarde)"
+                    "(`ocmem init --mettre-a-jour` le remplace, après sauvegarde)"
                 )
 
     def _plugin_command(self) -> None:
@@ -339,7 +339,7 @@ class Installer:
         if not source.is_file():
             raise OcmemError(
                 f"fichier à importer introuvable : {source}",
-                fix="vérifie le chemin de --import-short-term",
+                fix="vérifie le chemin de --importer-court-terme",
             )
         return read_text(source).splitlines()
 

@@ -265,10 +265,10 @@ def detect(paths: Paths, env: Mapping[str, str], *, sync_mode: bool = False) -> 
 def replace_command(paths: Paths, env: Mapping[str, str]) -> str:
     """The command that replaces what was found, for this very home."""
     if _resolved(paths.home) == _resolved(resolve_home(env)):
-        return "ocmem init --replace-old"
+        return "ocmem init --remplacer-ancienne"
     import shlex
 
-    return f"ocmem --home {shlex.quote(str(paths.home))} init --replace-old"
+    return f"ocmem --home {shlex.quote(str(paths.home))} init --remplacer-ancienne"
 
 
 # --- preparing a replacement (reads only, refuses before anything is written) ------------------

@@ -115,7 +115,7 @@ def find_opencode(given: str | None, home: Path) -> str:
         raise InputError(
             "opencode introuvable dans le PATH : la curation planifiée ne pourrait pas le lancer "
             "(cron n'a que /usr/bin:/bin) ; rien n'a été installé",
-            fix=f"`{cli_for(home)} cron install --job curation --opencode /chemin/vers/opencode`",
+            fix=f"`{cli_for(home)} cron install --tache curation --opencode /chemin/vers/opencode`",
         )
     return found
 
@@ -425,7 +425,7 @@ def _block_for(
     home = settings.paths.home
     cli = cli_for(home)
     if opencode is not None and "curation" not in jobs:
-        raise InputError("--opencode ne sert qu'à la curation", fix="ajoute --job curation")
+        raise InputError("--opencode ne sert qu'à la curation", fix="ajoute --tache curation")
     lines = {}
     if "sync" in jobs:
         if not is_configured(settings):
@@ -435,7 +435,7 @@ def _block_for(
                 fix=f"configure SilverBullet dans {settings.paths.config_file} (`silverbullet:` puis "
                 f"`url: https://…`, voir docs/sync.md) et relance `{cli} cron install` ; sans "
                 f"SilverBullet, planifie seulement les routines : "
-                f"`{cli} cron install --job curation --job review`",
+                f"`{cli} cron install --tache curation --tache review`",
             )
         load_sync_config(settings)  # any other mistake of the section: said now, not in cron.log
         lines["sync"] = cron_line(settings, every_minutes)
@@ -489,7 +489,7 @@ def install(
     _write_crontab(updated)
     undo = f"{cli_for(home)} cron remove"
     if len(asked) < len(lines):
-        undo += "".join(f" --job {job}" for job in asked)
+        undo += "".join(f" --tache {job}" for job in asked)
     return "\n".join(
         [f"Crontab mise à jour pour {home} :", *lines, f"Pour annuler : {undo}", *notes]
     )

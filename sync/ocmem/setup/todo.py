@@ -62,7 +62,7 @@ def remaining(
         todo.append(
             Todo(
                 "dans SilverBullet : " + " ; ".join(missing),
-                "`ocmem init --show-section` et `ocmem init --show-library` les affichent ; "
+                "`ocmem init --voir-section` et `ocmem init --voir-bibliotheque` les affichent ; "
                 "colle-les, puis « System: Reload » et `ocmem doctor`",
             )
         )
@@ -77,9 +77,9 @@ def remaining(
                     else "la curation hebdomadaire et la revue trimestrielle"
                 ),
                 (
-                    f"`{cli}` (ajoute `--job curation --job review` pour les routines)"
+                    f"`{cli}` (ajoute `--tache curation --tache review` pour les routines)"
                     if synced
-                    else f"`{cli} --job curation --job review`"
+                    else f"`{cli} --tache curation --tache review`"
                 )
                 + " : une ligne par dossier, chemins absolus ; `cron remove` les retire",
             )
@@ -90,8 +90,8 @@ def remaining(
                 "le mode durci (recommandé sur un VPS : l'agent, même avec un shell, ne peut "
                 "plus modifier AGENTS.md, MEMORY.md ni skills/)",
                 "`sudo useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin ocmem` "
-                f"puis `sudo ocmem --home {paths.home} harden --agent $USER --owner ocmem` "
-                "(docs/security.md ; `harden --undo` l'annule)",
+                f"puis `sudo ocmem --home {paths.home} harden --agent $USER --proprietaire ocmem` "
+                "(docs/security.md ; `harden --annuler` l'annule)",
             )
         )
     return todo

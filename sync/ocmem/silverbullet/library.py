@@ -31,9 +31,9 @@ Cette page ajoute à SilverBullet la revue des propositions qu'ocmem pousse dans
 
 Le texte des propositions est traité comme une donnée : rien n'y est évalué.
 
-Installation : collez cette page telle quelle dans `Library/ocmem`, puis lancez « System: Reload ».
+Installation : colle cette page telle quelle dans `Library/ocmem`, puis lance « System: Reload ».
 
-Page générée par ocmem : ne la modifiez pas, réinstallez-la (`ocmem init --show-library`).
+Page générée par ocmem : ne la modifie pas, réinstalle-la (`ocmem init --voir-bibliotheque`).
 
 ## Logique (Lua standard, testée par ocmem)
 

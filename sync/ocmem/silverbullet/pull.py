@@ -375,7 +375,7 @@ class Puller:
         report.lines.append(
             f"⚠ {fetch.remote} n'a pas la section « Mémoire et apprentissage » d'ocmem : ajoutée à "
             "la copie locale, sans quoi l'agent n'apprendrait plus. Ajoute-la dans SilverBullet "
-            "(`ocmem init --show-section` l'affiche)."
+            "(`ocmem init --voir-section` l'affiche)."
         )
         return shipped.with_section(text).encode("utf-8")
 
