@@ -38,8 +38,8 @@ USER_DOCS = [
 # so that it is refused too (ocmem.formats.operations).
 _DECLARING = {"option", "Option", "click.option", "click.Option"}
 _NOT_SHOWN = {"doctor --fix", "pending undo", "uninstall"}
-# A file's name (French for README), and a pattern of the shell commands that fetch.
-_NAMES_AND_PATTERNS = {"setup/opencodedir.py": "LISEZ", "guards/exposure.py": "--print"}
+# A pattern of the shell commands that fetch (`node --print …`).
+_NAMES_AND_PATTERNS = {"guards/exposure.py": "--print"}
 
 
 def _called(node: ast.Call) -> str:
@@ -128,9 +128,7 @@ def test_init_and_doctor_output_name_options_in_french(
 def test_every_command_has_one_audience() -> None:
     """ocmem --help and the README list each command once, under whom it is for."""
     listed = [path for _, rows in audience.SECTIONS for path, _ in rows]
-    every = {
-        path.removeprefix("ocmem ") for path, _ in docs.commands(cli, "ocmem", hidden=True)
-    }
+    every = {path.removeprefix("ocmem ") for path, _ in docs.commands(cli, "ocmem", hidden=True)}
     aliases = {"pending undo", "uninstall", "mcp"}
     assert sorted(listed) == sorted(every - aliases)
     daily = [path for path, _ in audience.SECTIONS[0][1]]

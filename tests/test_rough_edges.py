@@ -170,7 +170,7 @@ def test_help_and_usage_errors_speak_french(home: Path, run_cli: Run) -> None:
         "Correction : `ocmem note --help` montre l'usage\n"
     )
     unknown = run_cli("notte")
-    assert "commande inconnue : 'notte'. Vouliez-vous dire 'note' ?" in unknown.err
+    assert "commande inconnue : 'notte'. Voulais-tu dire 'note' ?" in unknown.err
     for args in (("note", "--list", "--help"), ("pending", "--help"), ("cron", "print", "--help")):
         text = run_cli(*args).out
         for english in ("Show this", "Usage:", "[default:", "TEXT ", "INTEGER"):

@@ -17,13 +17,14 @@ import click
 # « vous » and the imperatives and verbs a text written in « vous » uses (a list, not a grammar:
 # a word like « chez » or « assez » must never match).
 _VOUS = re.compile(
-    r"(?<![\w-])(?:vous|votre|vos|"
+    r"(?<!\w)(?<!rendez-)(?:vous|votre|vos|vôtres?|"
     r"lancez|relancez|retirez|collez|ajoutez|installez|vérifiez|tapez|choisissez|gardez|copiez|"
     r"supprimez|remplacez|ouvrez|utilisez|voyez|notez|pouvez|devez|voulez|avez|êtes|"
     r"dites|mettez|prenez|créez|exécutez|modifiez|validez|refusez|consultez|désactivez|"
     r"activez|redémarrez|cliquez|écrivez|lisez|passez|suivez|quittez|attendez|donnez|"
-    r"trouvez|cherchez|regardez|changez|définissez|configurez|recopiez|renseignez|préférez|laissez|sachez|oubliez)"
-    r"(?!\w)",
+    r"trouvez|cherchez|regardez|changez|définissez|configurez|recopiez|renseignez|préférez|laissez|sachez|oubliez|promouvez|relisez|reportez|reformulez|"
+    r"recollez|répondez|réglez|fermez|effacez|citez|décidez|annulez|acceptez|venez|aviez|ayez|vouliez|indiquez)"
+    r"(?!\w|-MOI)",
     re.IGNORECASE,
 )
 

@@ -67,8 +67,8 @@ _PLURAL: dict[tuple[str, str], tuple[str, str]] = {
         "arguments en trop : {args}",
     ),
     ("Did you mean {possibility}?", "(Did you mean one of: {possibilities}?)"): (
-        "Vouliez-vous dire {possibility} ?",
-        "(Vouliez-vous dire : {possibilities} ?)",
+        "Voulais-tu dire {possibility} ?",
+        "(Voulais-tu dire : {possibilities} ?)",
     ),
     ("{value!r} is not {choice}.", "{value!r} is not one of {choices}."): (
         "{value!r} n'est pas {choice}.",

@@ -57,7 +57,7 @@ def shown_name(param: click.Option) -> str:
 
 
 def shown_suggestions(error: click.exceptions.NoSuchOption) -> None:
-    """« Vouliez-vous dire … ? » names an option by its shown name, not by an English alias: an
+    """« Voulais-tu dire … ? » names an option by its shown name, not by an English alias: an
     English name close to the mistyped one stands for its French name, unless a shown name is
     close too (then only those are suggested)."""
     if error.ctx is None or not error.possibilities:

@@ -472,7 +472,9 @@ class Hardener:
 
         Path(record["sudoers"]).unlink(missing_ok=True)
         command = [str(self.script)]
-        with open_workspace(self.paths.home, clock=self.clock).transaction("harden --annuler") as txn:
+        with open_workspace(self.paths.home, clock=self.clock).transaction(
+            "harden --annuler"
+        ) as txn:
             remove_state(self.paths, self.paths.hardened_file)
             txn.write(
                 self.paths.plugin_command,
