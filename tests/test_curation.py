@@ -203,7 +203,7 @@ def test_curate_print_schedules_nothing(
     copy = home / ".ocmem/prompts/curation-hebdomadaire.md"
     assert f"< {copy} " in out and str(data_root() / "prompts") not in out  # pip moves it
     assert not copy.exists()  # copied by `cron install --job curation` only
-    assert "cron install --job curation --job review" in out
+    assert "cron install --tache curation --tache review" in out
     assert not [
         line for line in out.splitlines() if re.match(r"#? ?\S+ \S+ \S+ \S+ \S+ \S+/", line)
     ]
@@ -281,4 +281,4 @@ def test_pending_duplicates_refuses_a_similarity_outside_0_to_1(
 ) -> None:
     result = run_cli("pending", "duplicates", "--threshold", threshold)
     assert result.code == 2, result
-    assert "de 0 à 1" in result.err and "--threshold 0.35" in result.err
+    assert "de 0 à 1" in result.err and "--seuil 0.35" in result.err

@@ -188,6 +188,6 @@ def test_in_sync_mode_init_leaves_the_pulled_agents_md_alone(
     (home / "ocmem.yaml").write_text("silverbullet:\n  url: http://127.0.0.1:9\n")
     report = Installer(Workspace(load_settings(home), clock=Clock(), sync_mode=True)).run().render()
     assert (home / "AGENTS.md").read_text() == "# Règles tirées de SilverBullet\n"
-    assert "Agents/AGENTS.md" in report and "--show-section" in report
+    assert "Agents/AGENTS.md" in report and "--voir-section" in report
     shown = run_cli("--home", str(home), "init", "--show-section")  # type: ignore[operator]
     assert shown.out.strip() == shipped_section()

@@ -25,7 +25,7 @@ def test_init_says_what_it_made_how_to_undo_it_and_what_is_left(
     assert f"rm {home / 'memory/MEMORY.md'}" in out
     left = todo_of(out)
     assert "relier SilverBullet" in left
-    assert "--job curation --job review" in left  # without SilverBullet: the routines only
+    assert "--tache curation --tache review" in left  # without SilverBullet: the routines only
     assert "harden --agent" in left and "useradd" in left
     assert "`ocmem essai` lance les 13 tests de la spécification" in out.splitlines()[-1]
     # The same list in doctor, re-checked.

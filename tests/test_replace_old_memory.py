@@ -193,7 +193,7 @@ def test_without_a_terminal_nothing_of_the_old_memory_changes(
     agents = (old_home / "AGENTS.md").read_bytes()
     result = run_cli("init")
     assert result.code == 3
-    assert "ocmem init --replace-old" in result.out
+    assert "ocmem init --remplacer-ancienne" in result.out
     assert "Rien n'y a été changé" in result.out
     assert tree(user) == before and (old_home / "AGENTS.md").read_bytes() == agents
     assert (old_home / "memory/journal.md").is_file()
@@ -207,7 +207,7 @@ def test_the_command_to_run_names_a_home_given_on_the_command_line(
     other = tmp_path / "autre home"
     result = run_cli("--home", str(other), "init")
     assert result.code == 3
-    assert f"ocmem --home '{other}' init --replace-old" in result.out
+    assert f"ocmem --home '{other}' init --remplacer-ancienne" in result.out
 
 
 def test_each_part_is_asked_for_and_a_no_is_kept(
@@ -267,7 +267,7 @@ def test_a_memory_file_that_is_not_utf8_is_refused_before_any_write(
     assert f"{old_skill / 'MEMORY.md'} n'est pas de l'UTF-8 valide (octet 33)" in result.err
     assert (
         "Correction : réenregistre-le en UTF-8" in result.err
-        and "ocmem init --replace-old" in result.err
+        and "ocmem init --remplacer-ancienne" in result.err
     )
     assert tree(old_home, user) == before  # not even the missing journal was created
 
@@ -504,9 +504,9 @@ def test_doctor_reports_a_second_memory_system_with_its_fix(old_home: Path, run_
         "skill « memory-bank » (~/.claude/skills/memory-bank) : nom « memory-bank »"
         in problems[0].what
     )
-    assert all(p.fix.startswith("ocmem init --replace-old") for p in problems)
+    assert all(p.fix.startswith("ocmem init --remplacer-ancienne") for p in problems)
     said = run_cli("doctor")
-    assert "deux systèmes de mémoire" in said.out and "→ ocmem init --replace-old" in said.out
+    assert "deux systèmes de mémoire" in said.out and "→ ocmem init --remplacer-ancienne" in said.out
     run_cli("init", "--replace-old")
     assert "deux systèmes de mémoire" not in run_cli("doctor").out
 

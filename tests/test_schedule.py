@@ -354,7 +354,7 @@ def test_the_sync_job_is_refused_where_silverbullet_is_not_configured(
     assert "SilverBullet n'est pas configuré pour" in refused.err and str(home) in refused.err
     assert "rien n'a été installé" in refused.err
     assert "Correction :" in refused.err and str(home / "ocmem.yaml") in refused.err
-    assert "cron install --job curation --job review" in refused.err
+    assert "cron install --tache curation --tache review" in refused.err
     refused = run_cli("cron", "install", *ALL_JOBS)  # one job refused: none installed
     assert refused.code == 3 and crontab.read_bytes() == before
     assert not (home / ".ocmem/prompts").exists()

@@ -181,3 +181,17 @@ def test_retiring_is_refused_with_silverbullet_and_for_the_agent(
     result = run_cli("retire", "fact", OLD_PORT, "--reason", "x")
     assert result.code == 3 and "refusé" in result.err
     assert OLD_PORT in (home / "memory/MEMORY.md").read_text()
+
+
+def test_retiring_words_found_in_two_facts_names_both_and_retires_neither(
+    home: Path, run_cli: Any
+) -> None:
+    promoted_memory(home, OLD_PORT, "Le port HTTP du reverse proxy est 8080.")
+    before = (home / "memory/MEMORY.md").read_text()
+    result = run_cli("retire", "fact", "port", "--raison", "périmé")
+    assert result.code == 2
+    assert OLD_PORT.rstrip(".") in result.err and "Le port HTTP du reverse proxy" in result.err
+    assert "cite assez du fait" in result.err and "--raison" in result.err
+    assert (home / "memory/MEMORY.md").read_text() == before
+    assert run_cli("retire", "fact", "port SSH", "--raison", "périmé").code == 0
+    assert "8080" in (home / "memory/MEMORY.md").read_text()

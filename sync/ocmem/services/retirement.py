@@ -43,6 +43,14 @@ def retire_fact(ws: Workspace, quote: str, reason: str) -> Outcome:
     with ws.transaction("retire") as run:
         memory_text = ws.memory_text()
         items = supersession.held_items(memory_text, [], [], "")
+        several = supersession.quoted_facts(quote, items)
+        if len(several) > 1:
+            raise InputError(
+                f"« {quote} » se trouve dans {len(several)} faits de MEMORY.md : "
+                + " ; ".join(f"« {i.statement} »" for i in several),
+                fix="cite assez du fait à retirer pour le distinguer des autres, par ex. "
+                f"`ocmem retire fact \"{several[0].statement}\" --raison \"…\"`",
+            )
         item = supersession.resolve(quote, items)
         if item is None:
             close = supersession.touches(quote, items)[:3]

@@ -124,9 +124,7 @@ def resolve(text: str, items: Sequence[Item]) -> Item | None:
         return next(
             (i for i in items if i.proposal is not None and i.proposal.id == pid.group()), None
         )
-    quoted = replaced_fact(text) or text.strip().strip("«»\"' ").removeprefix("MEMORY.md").strip(
-        " «»\"'"
-    )
+    quoted = _quoted(text)
     folded = fold(quoted)
     for item in items:
         if item.kind == SKILL and fold(text.strip()) in (fold(item.ref), fold(item.ref[6:])):
@@ -137,6 +135,21 @@ def resolve(text: str, items: Sequence[Item]) -> Item | None:
             return item
     same = [i for i in facts if relations.relate(quoted, i.statement).kind == relations.SAME]
     return same[0] if len(same) == 1 else None
+
+
+def _quoted(text: str) -> str:
+    return replaced_fact(text) or text.strip().strip("«»\"' ").removeprefix("MEMORY.md").strip(
+        " «»\"'"
+    )
+
+
+def quoted_facts(text: str, items: Sequence[Item]) -> list[Item]:
+    """The facts ``text`` quotes: the one it states whole, or every one it is a part of (more
+    than one: it names none of them, and a human must say which)."""
+    folded = fold(_quoted(text))
+    facts = [i for i in items if i.kind == FACT]
+    whole = [i for i in facts if folded == fold(i.statement)]
+    return whole or [i for i in facts if folded and folded in fold(i.line)]
 
 
 def touches(statement: str, items: Sequence[Item]) -> list[Touch]:
