@@ -506,7 +506,9 @@ def test_doctor_reports_a_second_memory_system_with_its_fix(old_home: Path, run_
     )
     assert all(p.fix.startswith("ocmem init --remplacer-ancienne") for p in problems)
     said = run_cli("doctor")
-    assert "deux systèmes de mémoire" in said.out and "→ ocmem init --remplacer-ancienne" in said.out
+    assert (
+        "deux systèmes de mémoire" in said.out and "→ ocmem init --remplacer-ancienne" in said.out
+    )
     run_cli("init", "--replace-old")
     assert "deux systèmes de mémoire" not in run_cli("doctor").out
 

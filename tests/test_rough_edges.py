@@ -143,6 +143,23 @@ def test_a_mistyped_home_is_refused_and_nothing_created(tmp_path: Path, run_cli:
     assert run_cli("--home", str(missing), "note", "x").code == 0
 
 
+def test_a_home_that_is_a_file_is_refused_in_french_naming_where_it_came_from(
+    tmp_path: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_file = tmp_path / "hostname"
+    a_file.write_text("vps\n")
+    monkeypatch.setenv("OCMEM_HOME", str(a_file))
+    for args in (("status",), ("journal", "recent"), ("init",)):  # click's path and the fast one
+        result = run_cli(*args)
+        assert result.code == 2, args
+        assert f"OCMEM_HOME désigne {a_file}, qui est un fichier" in result.err
+        assert "--home" not in result.err and "Directory" not in result.err
+    monkeypatch.delenv("OCMEM_HOME")
+    result = run_cli("--home", str(a_file), "status")
+    assert result.code == 2 and f"--home désigne {a_file}, qui est un fichier" in result.err
+    assert a_file.read_text() == "vps\n"
+
+
 def test_numbers_in_a_search_match_whole_and_the_count_is_shown(home: Path, run_cli: Run) -> None:
     for n in (100, 1005, 1006, 1007, 1008, 1009):
         add(run_cli, titre=f"Serveur {n}", fait=f"redémarrage du serveur {n}")

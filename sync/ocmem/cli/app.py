@@ -74,7 +74,7 @@ def text_outcome(lines: str) -> Outcome:
 @click.version_option(__version__, prog_name="ocmem", help="Affiche la version.")
 @click.option(
     "--home",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),
     envvar="OCMEM_HOME",
     help="Dossier ocmem (défaut : $XDG_CONFIG_HOME/opencode, sinon ~/.config/opencode).",
 )
@@ -90,4 +90,6 @@ def cli(ctx: click.Context, home: Path | None, wait: float | None) -> None:
     """Mémoire long terme d'OpenCode : notes, journal, propositions, skills."""
     obj = ctx.find_object(Context)  # made by ocmem.cli.entry, with the process's clock
     assert obj is not None, "ocmem.cli.entry.main runs the command line"
-    obj.home, obj.wait = home, wait
+    # From OCMEM_HOME: left to ocmem.home, which names it (and says a file is not a folder).
+    from_env = ctx.get_parameter_source("home") is click.core.ParameterSource.ENVIRONMENT
+    obj.home, obj.wait = None if from_env else home, wait

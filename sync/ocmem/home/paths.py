@@ -25,6 +25,30 @@ def resolve_home(env: Mapping[str, str] | None = None) -> Path:
     return base / "opencode"
 
 
+def folder_home(home: Path | None, env: Mapping[str, str] | None = None) -> Path:
+    """The home, refused when it is a file, named by where it came from (--home, OCMEM_HOME or
+    OpenCode's default) — click's own check said « Directory … est un fichier » and --home."""
+    env = os.environ if env is None else env
+    where = home if home is not None else resolve_home(env)
+    if not where.exists() or where.is_dir():
+        return where
+    from ocmem.errors import InputError
+
+    named = "--home" if home is not None else "OCMEM_HOME" if env.get("OCMEM_HOME") else ""
+    if named:
+        raise InputError(
+            f"{named} désigne {where}, qui est un fichier : le dossier ocmem doit être un dossier "
+            "(rien n'a été créé)",
+            fix=f"corrige {named} : le dossier de configuration d'OpenCode, d'habitude "
+            "~/.config/opencode" + (" (ou retire OCMEM_HOME)" if named == "OCMEM_HOME" else ""),
+        )
+    raise InputError(
+        f"{where} est un fichier : le dossier de configuration d'OpenCode doit être un dossier "
+        "(rien n'a été créé)",
+        fix="déplace ce fichier, ou désigne un autre dossier avec OCMEM_HOME ou --home",
+    )
+
+
 class Paths(NamedTuple):
     home: Path
 

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home.atomic import read_text, register_home
-from ocmem.home.paths import Paths, resolve_home
+from ocmem.home.paths import Paths, folder_home
 
 
 class Limits(NamedTuple):
@@ -227,7 +227,7 @@ def setting(settings: Settings, name: str, key: str) -> Any:
 
 
 def load_settings(home: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-    paths = Paths(home if home is not None else resolve_home(env))
+    paths = Paths(folder_home(home, env))
     register_home(paths.home)  # from now on, no link below it is followed (ocmem.home.atomic)
     raw = _read_config_file(paths.config_file)
     if raw:

@@ -49,7 +49,7 @@ def retire_fact(ws: Workspace, quote: str, reason: str) -> Outcome:
                 f"« {quote} » se trouve dans {len(several)} faits de MEMORY.md : "
                 + " ; ".join(f"« {i.statement} »" for i in several),
                 fix="cite assez du fait à retirer pour le distinguer des autres, par ex. "
-                f"`ocmem retire fact \"{several[0].statement}\" --raison \"…\"`",
+                f'`ocmem retire fact "{several[0].statement}" --raison "…"`',
             )
         item = supersession.resolve(quote, items)
         if item is None:
