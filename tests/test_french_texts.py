@@ -7,8 +7,10 @@ command-line scenario of the suite is scanned by the ``run_cli`` fixture (tests/
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +136,29 @@ def test_every_command_has_one_audience() -> None:
     daily = [path for path, _ in audience.SECTIONS[0][1]]
     assert daily[:3] == ["init", "status", "doctor"]
     assert all(caller for path, caller in audience.SECTIONS[2][1])
+
+
+PORT = {"type": "fait", "titre": "Port SSH", "contenu": "Le port SSH du VPS est 2222"}
+
+
+def test_a_person_at_a_terminal_is_told_options_and_the_agent_its_fields(
+    home: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    """propose's refusals are written in the tool's fields; given options, they name options
+    (ocmem.cli.memorycommands.told_in_options), in one place for every such command."""
+    options = ["--type", "fait", "--titre", "Port SSH", "--contenu", PORT["contenu"]]
+    undeclared = run_cli("propose", *options, "--source", "journal 2026-11-28 10:00")
+    assert undeclared.code == 3
+    assert 'ajoute --contradiction "aucune"' in undeclared.err
+    assert '--remplace "rien"' in undeclared.err and '"contradiction":' not in undeclared.err
+    unsourced = run_cli(
+        "propose", *options, "--contradiction", "aucune", "--remplace", "rien", "--retiens-ca"
+    )
+    assert "cite-le avec --source" in unsourced.err
+    # JSON on stdin, and the agent's tool: the fields it wrote.
+    as_json = run_cli("propose", stdin=json.dumps({**PORT, "sources": []}))
+    assert 'ajoute "contradiction": "aucune"' in as_json.err
+    envelope: dict[str, Any] = {"session": "s", "user_messages": [], "exposures": []}
+    envelope["args"] = {**PORT, "sources": ["journal 2026-11-28 10:00"]}
+    by_tool = run_cli("tool", "memory_propose", stdin=json.dumps(envelope))
+    assert 'ajoute "contradiction": "aucune"' in by_tool.out + by_tool.err

@@ -12,7 +12,7 @@ import click
 from ocmem.cli.app import Context, cli, pass_context
 from ocmem.cli.options import option
 from ocmem.cli.stdin import read_json
-from ocmem.errors import InputError, Refused
+from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.formats import operations
 from ocmem.outcome import Outcome
 from ocmem.text.words import fold
@@ -113,6 +113,18 @@ def given_options(op: operations.Operation, options: dict[str, Any]) -> dict[str
     return given
 
 
+def told_in_options(op: operations.Operation, run: Callable[[], Outcome]) -> Outcome:
+    """Run a memory operation a person gave as options: its refusals, written for the agent's
+    tool in its JSON fields, name the options instead (ocmem.formats.operations.in_options).
+    The tool, and JSON on stdin, keep the fields."""
+    try:
+        return run()
+    except OcmemError as error:
+        error.message = operations.in_options(error.message, op)
+        error.fix = error.fix and operations.in_options(error.fix, op)
+        raise
+
+
 @journal_group.command(name="add")
 @options_of(operations.JOURNAL)
 @pass_context
@@ -125,8 +137,9 @@ def journal_add(obj: Context, /, **options: Any) -> Outcome:
 
     given = given_options(operations.JOURNAL, options)
     workspace = obj.human_workspace("journal add")
-    data = given if given else read_json("journal add")
-    return Memory(workspace).add_journal(data)
+    if not given:
+        return Memory(workspace).add_journal(read_json("journal add"))
+    return told_in_options(operations.JOURNAL, lambda: Memory(workspace).add_journal(given))
 
 
 @journal_group.command(name="search")
@@ -220,7 +233,9 @@ def propose(obj: Context, /, **options: Any) -> Outcome:
 
     workspace = obj.human_workspace("propose")
     given = given_options(operations.PROPOSE, options)
-    return Proposals(workspace).propose(given if "type" in given else read_json("propose"))
+    if "type" not in given:
+        return Proposals(workspace).propose(read_json("propose"))
+    return told_in_options(operations.PROPOSE, lambda: Proposals(workspace).propose(given))
 
 
 @cli.group(name="pending", subcommand_metavar="COMMANDE [ARGUMENTS]...")

@@ -12,6 +12,7 @@ the command line and the plugin to it.
 
 # No `from __future__ import annotations`: NamedTuples (see ocmem.home.settings).
 
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -256,6 +257,19 @@ AGENT_REFUSED = (
     "desinstaller",
     "uninstall",  # its English name, still accepted (hidden)
 )
+
+
+def in_options(text: str, op: Operation) -> str:
+    """A refusal written for the tool (its JSON fields: « ajoute "contradiction": "aucune" »,
+    « cite-le dans sources ») in the terms of a person who gave the command's options
+    (« ajoute --contradiction "aucune" », « cite-le avec --source »)."""
+    for arg in sorted(op.args, key=lambda a: -len(a.name)):
+        name, flag = re.escape(arg.name), arg.flag
+        text = re.sub(rf'"{name}":\s*\[([^\]]*)\]', rf"{flag} \1", text)
+        text = re.sub(rf'"{name}":\s*', f"{flag} ", text)
+        text = re.sub(rf'"{name}"|« {name} »', flag, text)
+        text = re.sub(rf"\bdans {name}\b", f"avec {flag}", text)
+    return text
 
 
 def _kind_of(value: object) -> str | None:
