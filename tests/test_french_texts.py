@@ -161,4 +161,4 @@ def test_a_person_at_a_terminal_is_told_options_and_the_agent_its_fields(
     envelope: dict[str, Any] = {"session": "s", "user_messages": [], "exposures": []}
     envelope["args"] = {**PORT, "sources": ["journal 2026-11-28 10:00"]}
     by_tool = run_cli("tool", "memory_propose", stdin=json.dumps(envelope))
-    assert 'ajoute "contradiction": "aucune"' in by_tool.out + by_tool.err
+    assert "« contradiction » manquant" in by_tool.err and "--contradiction" not in by_tool.err
