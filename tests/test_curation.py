@@ -213,7 +213,7 @@ def test_curate_print_schedules_nothing(
         "ocmem pending duplicates",
         "ocmem pending merge",
         "memory_propose",
-        "ocmem journal archive --older-than 90",
+        "ocmem journal archive --plus-vieux-que 90",
         "jamais dans `skills/`",
     ]:
         assert needle in text
