@@ -90,6 +90,9 @@ def cli(ctx: click.Context, home: Path | None, wait: float | None) -> None:
     """Mémoire long terme d'OpenCode : notes, journal, propositions, skills."""
     obj = ctx.find_object(Context)  # made by ocmem.cli.entry, with the process's clock
     assert obj is not None, "ocmem.cli.entry.main runs the command line"
-    # From OCMEM_HOME: left to ocmem.home, which names it (and says a file is not a folder).
-    from_env = ctx.get_parameter_source("home") is click.core.ParameterSource.ENVIRONMENT
-    obj.home, obj.wait = None if from_env else home, wait
+    if home is not None and home.exists() and not home.is_dir():
+        from ocmem.home.paths import refuse_a_file_home
+
+        from_env = ctx.get_parameter_source("home") is click.core.ParameterSource.ENVIRONMENT
+        refuse_a_file_home(home, "OCMEM_HOME" if from_env else "--home")
+    obj.home, obj.wait = home, wait

@@ -11,7 +11,7 @@ removing one folder undoes it all. ``Paths`` names every one of them, once.
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 CONFIG_FILE_NAME = "ocmem.yaml"
 
@@ -26,15 +26,20 @@ def resolve_home(env: Mapping[str, str] | None = None) -> Path:
 
 
 def folder_home(home: Path | None, env: Mapping[str, str] | None = None) -> Path:
-    """The home, refused when it is a file, named by where it came from (--home, OCMEM_HOME or
-    OpenCode's default) — click's own check said « Directory … est un fichier » and --home."""
+    """The home; refused when it is a file (``refuse_a_file_home``)."""
     env = os.environ if env is None else env
     where = home if home is not None else resolve_home(env)
-    if not where.exists() or where.is_dir():
-        return where
+    if where.exists() and not where.is_dir():
+        named = "--home" if home is not None else "OCMEM_HOME" if env.get("OCMEM_HOME") else ""
+        refuse_a_file_home(where, named)
+    return where
+
+
+def refuse_a_file_home(where: Path, named: str) -> NoReturn:
+    """A home that is a file, named by where it came from (``named``: --home, OCMEM_HOME, or ""
+    for OpenCode's default) — click's own check said « Directory … est un fichier » and --home."""
     from ocmem.errors import InputError
 
-    named = "--home" if home is not None else "OCMEM_HOME" if env.get("OCMEM_HOME") else ""
     if named:
         raise InputError(
             f"{named} désigne {where}, qui est un fichier : le dossier ocmem doit être un dossier "
