@@ -219,5 +219,5 @@ def test_garder_keeps_the_sandbox_and_says_where(tmp_path: Path) -> None:
     kept = list((tmp_path / "tmp").iterdir())
     assert len(kept) == 1
     said = " ".join(document["remarques"])
-    assert f"Bac à sable gardé : {kept[0]} ; supprimez-le" in said
+    assert f"Bac à sable gardé : {kept[0]} ; supprime-le" in said
     assert (kept[0] / "home" / ".config" / "opencode" / "memory" / "journal.md").exists()

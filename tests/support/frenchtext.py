@@ -20,10 +20,10 @@ _VOUS = re.compile(
     r"(?<!\w)(?<!rendez-)(?:vous|votre|vos|vôtres?|"
     r"lancez|relancez|retirez|collez|ajoutez|installez|vérifiez|tapez|choisissez|gardez|copiez|"
     r"supprimez|remplacez|ouvrez|utilisez|voyez|notez|pouvez|devez|voulez|avez|êtes|"
-    r"dites|mettez|prenez|créez|exécutez|modifiez|validez|refusez|consultez|désactivez|"
+    r"mettez|prenez|créez|exécutez|modifiez|validez|refusez|consultez|désactivez|"
     r"activez|redémarrez|cliquez|écrivez|lisez|passez|suivez|quittez|attendez|donnez|"
     r"trouvez|cherchez|regardez|changez|définissez|configurez|recopiez|renseignez|préférez|laissez|sachez|oubliez|promouvez|relisez|reportez|reformulez|"
-    r"recollez|répondez|réglez|fermez|effacez|citez|décidez|annulez|acceptez|venez|aviez|ayez|vouliez|indiquez)"
+    r"recollez|répondez|réglez|fermez|effacez|citez|décidez|annulez|acceptez|venez|aviez|ayez|vouliez|indiquez|réinstallez|feriez)"
     r"(?!\w|-MOI)",
     re.IGNORECASE,
 )

@@ -320,13 +320,13 @@ cli.add_command(
     "opencode",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     metavar="CHEMIN",
-    help="L'OpenCode à utiliser (défaut : celui que trouve votre shell, comme ocmem doctor).",
+    help="L'OpenCode à utiliser (défaut : celui que trouve ton shell, comme ocmem doctor).",
 )
 @option(
     "--espace",
     "space",
     is_flag=True,
-    help="Lit votre espace SilverBullet configuré, sans jamais l'écrire, et fait les tests sur "
+    help="Lit ton espace SilverBullet configuré, sans jamais l'écrire, et fait les tests sur "
     "une copie de ses pages.",
 )
 @option(
@@ -340,7 +340,7 @@ cli.add_command(
 def essai(obj: Context, opencode: Path | None, space: bool, keep: bool, as_json: bool) -> Outcome:
     """Lance les 13 tests de la spécification dans un bac à sable, sans rien toucher d'autre.
 
-    Votre OpenCode avec le plugin d'ocmem, un modèle scripté et un SilverBullet de
+    Ton OpenCode avec le plugin d'ocmem, un modèle scripté et un SilverBullet de
     substitution, tous sur 127.0.0.1. Code de sortie : 0 tout a réussi, 1 un test a échoué,
     3 des tests n'ont pas pu être lancés (OpenCode absent ou en version 2).
     """

@@ -25,7 +25,7 @@ _INTRO = """\
 Cette page ajoute à SilverBullet la revue des propositions qu'ocmem pousse dans `Agents/Inbox/` : une page de revue et trois commandes. Elle ne décide rien : pour chaque proposition en attente, ocmem calcule à l'envoi ce que chaque geste écrira (la ligne du fait, le SKILL.md, l'ancienne ligne remplacée et l'archive, la ligne de décision, les plafonds) ; la page vérifie que les pages qu'elle modifie sont toujours telles qu'ocmem les a vues, écrit, et note la décision dans `Agents/Inbox/<dossier>/decisions`.
 
 - **ocmem: Revue des propositions** ouvre la page `ocmem:Revue` : chaque proposition en attente telle que la montre sa page, ce que la promotion écrira, et deux boutons.
-- **ocmem: Promouvoir une proposition** : un fait va dans `Agents/Memory/MEMORY` (à la place du fait qu'il remplace, gardé dans `Agents/Memory/ARCHIVE`) ; un skill devient `Agents/Skills/<nom>/SKILL`. Refusé, sans rien écrire, si un plafond serait dépassé ou si la page a changé depuis le dernier envoi d'ocmem (lancez alors `ocmem sync`).
+- **ocmem: Promouvoir une proposition** : un fait va dans `Agents/Memory/MEMORY` (à la place du fait qu'il remplace, gardé dans `Agents/Memory/ARCHIVE`) ; un skill devient `Agents/Skills/<nom>/SKILL`. Refusé, sans rien écrire, si un plafond serait dépassé ou si la page a changé depuis le dernier envoi d'ocmem (lance alors `ocmem sync`).
 - **ocmem: Refuser une proposition** demande une raison et note « refusé (date) : raison ».
 - **ocmem: Retirer un fait ou un skill** le retire de la mémoire validée et le garde dans l'archive, avec la raison.
 

@@ -70,13 +70,13 @@ def find_opencode(
     if seen.program is None:
         return Agentless(
             "OpenCode est introuvable (ni dans le PATH, ni dans ~/.opencode/bin)",
-            f"installez-le (`{OPENCODE1_INSTALL}`), ou donnez son chemin : "
+            f"installe-le (`{OPENCODE1_INSTALL}`), ou donne son chemin : "
             "`ocmem essai --opencode CHEMIN`",
         )
     if seen.failure is not None or seen.major is None:
         return Agentless(
             f"{seen.program} ne dit pas sa version ({seen.failure or seen.output.strip()[:60]})",
-            f"réinstallez OpenCode : `{OPENCODE1_INSTALL}`",
+            f"réinstalle OpenCode : `{OPENCODE1_INSTALL}`",
         )
     return seen.program, seen.version or "?"
 
@@ -217,7 +217,7 @@ class Essai:
                 else ""
             )
             notes.append(
-                f"Bac à sable gardé : {sandbox.root}{shown} ; supprimez-le quand vous n'en avez "
+                f"Bac à sable gardé : {sandbox.root}{shown} ; supprime-le quand tu n'en as "
                 "plus besoin."
             )
         return list(verdicts.values()), heading, notes, time.monotonic() - start
@@ -255,8 +255,8 @@ class Essai:
         where = "gardé" if self.keep else "supprimé à la fin"
         lines = [
             "Essai des 13 tests de la spécification, dans un bac à sable "
-            f"({sandbox.root}, {where}) : rien de votre dossier personnel, de votre configuration "
-            "d'OpenCode, de votre crontab ni du réseau n'est touché.",
+            f"({sandbox.root}, {where}) : rien de ton dossier personnel, de ta configuration "
+            "d'OpenCode, de ta crontab ni du réseau n'est touché.",
         ]
         if self.space is None:
             lines.append(
@@ -269,7 +269,7 @@ class Essai:
                 else ""
             )
             lines.append(
-                f"SilverBullet : votre espace ({self.space.url}) lu sans être écrit "
+                f"SilverBullet : ton espace ({self.space.url}) lu sans être écrit "
                 f"({self.space.requests} lectures, toute écriture refusée par ocmem avant envoi) ; "
                 f"ses {len(self.space.pages)} pages à tirer{left} copiées dans un serveur de "
                 "substitution sur 127.0.0.1, où les tests écrivent."

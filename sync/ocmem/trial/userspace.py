@@ -38,9 +38,9 @@ class ReadOnly(httpx.BaseTransport):
             return self.inner.handle_request(request)
         self.refused.append(f"{request.method} {request.url.path}")
         raise ForbiddenRequest(
-            f"ocmem essai lit votre espace sans jamais l'écrire : {request.method} "
+            f"ocmem essai lit ton espace sans jamais l'écrire : {request.method} "
             f"{request.url.path} refusé avant envoi",
-            fix="c'est un bogue d'ocmem essai, à signaler ; votre espace n'a pas été modifié",
+            fix="c'est un bogue d'ocmem essai, à signaler ; ton espace n'a pas été modifié",
         )
 
     def close(self) -> None:
@@ -97,7 +97,7 @@ def read_space(
         sent = client.requests_sent
     if guard.refused:  # the client caught a refusal it should have let through
         raise OcmemError(
-            f"ocmem essai a tenté d'écrire dans votre espace ({guard.refused[0]}) : refusé avant envoi",
-            fix="c'est un bogue d'ocmem essai, à signaler ; votre espace n'a pas été modifié",
+            f"ocmem essai a tenté d'écrire dans ton espace ({guard.refused[0]}) : refusé avant envoi",
+            fix="c'est un bogue d'ocmem essai, à signaler ; ton espace n'a pas été modifié",
         )
     return SpaceCopy(redacted(config.url), pages, sent, tuple(left_out))
