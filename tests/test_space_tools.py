@@ -6,6 +6,7 @@ the plugin's own tools with a real gate behind them, against the loopback Silver
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import HOME_ID, SB_TOKEN
+from conftest import HOME_ID, SB_TOKEN, configure_sync
 from ocmem.bridge import contract
 from ocmem.bridge.spaceanswers import Space
 from ocmem.errors import OcmemError
@@ -264,6 +265,60 @@ def test_a_token_refused_during_the_search_fails_it_instead_of_being_counted_as_
     sb.fail_next(401, method="GET", path="Projets/Disque2.md")
     [(refused, said, _)] = call(space, ("space_search", {"query": "disque plein"}))
     assert refused and "jeton (401)" in said and "illisible" not in said
+
+
+def test_a_space_sending_a_byte_a_second_cannot_hold_a_tool_call(
+    space: Space, synced: Path, sb: Any, workspace: Workspace
+) -> None:
+    """The gate serves every tool of the plugin in turn: a read held by a trickling server would
+    hold the memory tools too. A call gets the tool's deadline (the pull's, when shorter)."""
+    configure_sync(synced, sb.url, timeout_seconds=2, pull_deadline_seconds=2)
+    space = Space(lambda: Workspace(load_settings(synced), clock=workspace.clock), None)
+    sb.drip_bytes_per_second = 1
+    started = time.monotonic()
+    [(refused, said, exposures)] = call(space, ("space_read", {"page": "Projets/Disque"}))
+    elapsed = time.monotonic() - started
+    assert refused and "n'a pas tout envoyé en 2 s" in said, said
+    assert "un outil de l'espace attend 2 s au plus" in said and exposures == []
+    assert elapsed < 2 + 1 + 1.5, elapsed  # the deadline, and at most one byte's wait
+    sb.drip_bytes_per_second = 0
+    [(refused, said, _)] = call(space, ("space_read", {"page": "Projets/Disque"}))
+    assert not refused and "logrotate" in said  # each call has its own deadline
+
+
+def test_a_search_on_a_slow_space_answers_with_what_it_read_in_time(
+    synced: Path, sb: Any, workspace: Workspace
+) -> None:
+    sb.write("Projets/Lent.md", "Le disque plein, encore.\n")
+    sb.write("Projets/Disque.md", "# Disque\n\nLe disque du VPS était plein : logrotate.\n")
+    configure_sync(synced, sb.url, pull_deadline_seconds=2)
+    space = Space(lambda: Workspace(load_settings(synced), clock=workspace.clock), None)
+    sb.delay_next(6_000, method="GET", path="Projets/Lent.md")  # silent, then an answer
+    started = time.monotonic()
+    [(refused, said, _)] = call(space, ("space_search", {"query": "disque plein"}))
+    elapsed = time.monotonic() - started
+    assert not refused, said
+    assert said.startswith("## Projets/Disque (score") and "Lent" not in said
+    assert "page(s) non lue(s) : SilverBullet répond trop lentement" in said
+    assert elapsed < 2 + 1.5, elapsed
+
+
+def test_a_page_over_the_pulls_bound_is_not_read_into_the_gate(
+    synced: Path, sb: Any, workspace: Workspace
+) -> None:
+    """Held to ``pull_max_file_bytes`` as it streams, whatever the listing announces."""
+    sb.write("Projets/Enorme.md", "disque " * 1000)
+    sb.write("Projets/Disque.md", "Le disque du VPS était plein.\n")
+    configure_sync(synced, sb.url, pull_max_file_bytes=1024)
+    space = Space(lambda: Workspace(load_settings(synced), clock=workspace.clock), None)
+    [(refused, said, _), (_, found, _)] = call(
+        space,
+        ("space_read", {"page": "Projets/Enorme"}),
+        ("space_search", {"query": "disque"}),
+    )
+    assert refused and "plus de 1024 octets reçus" in said, said
+    assert "## Projets/Disque" in found and "Enorme" not in found
+    assert "1 page(s) plus ancienne(s) non lue(s)" in found, found
 
 
 # --- through the gate, and through the plugin ---------------------------------------------------

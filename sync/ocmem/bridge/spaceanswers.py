@@ -11,6 +11,11 @@ answer is put in words for the model, and the exposure rule is applied:
 - a write brings nothing into the session (its answer is ocmem's own words).
 
 The plugin records the exposure before the model reads the text (``plugin/ocmem/core.ts``).
+
+A call reads the space within ``TOOL_DEADLINE_SECONDS`` (``silverbullet.pull_deadline_seconds``
+when that is shorter), every request and every byte: the gate serves the plugin's calls one at a
+time, and the plugin waits 90 s for an answer, so a space sending a byte a second must not hold
+the gate — nor the memory tools behind it. A search past it answers with what it read.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
     import httpx
 
 MAX_SOURCE_CHARS = 300  # an exposure's source, as the plugin bounds its own
+TOOL_DEADLINE_SECONDS = 30.0  # well under the plugin's 90 s wait for the gate (core.ts)
 
 
 class Space:
@@ -64,6 +70,7 @@ class Space:
                 known = ", ".join(operations.SPACE_BY_TOOL)
                 raise InputError(f"outil inconnu : {tool!r:.60}", fix=f"outils : {known}")
             given = operations.check_args(operation, args)
+            self._start()
             if operation is operations.SPACE_READ:
                 return self.read(given["page"])
             if operation is operations.SPACE_LIST:
@@ -76,6 +83,16 @@ class Space:
                 exc.message = self._tools.redact(exc.message)
                 exc.fix = self._tools.redact(exc.fix) if exc.fix else exc.fix
             raise
+
+    def _start(self) -> None:
+        """The call's deadline, from now."""
+        tools = self.tools()
+        seconds = min(TOOL_DEADLINE_SECONDS, tools.config.pull_deadline_seconds)
+        tools.client.set_deadline(
+            seconds,
+            fix="vérifie que SilverBullet répond normalement (ouvre-le dans un navigateur), "
+            f"puis réessaie : un outil de l'espace attend {seconds:g} s au plus",
+        )
 
     def read(self, page: str) -> SpaceAnswer:
         found = self.tools().read(page)
@@ -104,6 +121,11 @@ class Space:
         if found.past_bounds:
             blocks.append(
                 f"({found.past_bounds} page(s) plus ancienne(s) non lue(s) : recherche bornée)"
+            )
+        if found.late:
+            blocks.append(
+                f"({found.late} page(s) non lue(s) : SilverBullet répond trop lentement, "
+                "recherche arrêtée au délai de l'outil)"
             )
         if found.unread:
             blocks.append(

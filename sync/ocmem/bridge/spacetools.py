@@ -46,7 +46,15 @@ from ocmem.home.pagenames import (
 from ocmem.home.settings import setting
 from ocmem.home.space import SyncConfig, secret_values
 from ocmem.home.workspace import Workspace
-from ocmem.silverbullet.client import SilverBullet, TornRead, remote_name_problem
+from ocmem.silverbullet.client import (
+    Budget,
+    BudgetSpent,
+    PastDeadline,
+    SilverBullet,
+    TooLarge,
+    TornRead,
+    remote_name_problem,
+)
 from ocmem.text import inert
 
 MAX_READ_CHARS = 60_000  # a page longer than this is cut (with a note): a prompt, not a dump
@@ -86,6 +94,7 @@ class Searched:
     hits: tuple[Hit, ...]
     past_bounds: int  # pages not read: beyond MAX_SEARCHED_PAGES or MAX_SEARCHED_BYTES
     unread: int  # pages that could not be read whole (a save in progress)
+    late: int = 0  # pages not read: the tool's deadline passed (a slow space)
 
 
 def _hit(page: str, text: str, terms: list[str]) -> Hit | None:
@@ -140,7 +149,8 @@ class SpaceTools:
 
     def read(self, raw: str) -> PageText:
         page = self._page(raw)
-        found = self.client.read(file_of(page))
+        # the pull's bound for one page: more would be cut to MAX_READ_CHARS anyway
+        found = self.client.read(file_of(page), max_bytes=self.config.pull_max_file_bytes)
         if found is None:
             raise InputError(
                 f"la page {page} n'existe pas dans SilverBullet",
@@ -175,17 +185,29 @@ class SpaceTools:
         )
         hits: list[Hit] = []
         budget = MAX_SEARCHED_BYTES
+        received = Budget(MAX_SEARCHED_BYTES)  # what the reads stream, whatever the listing says
         past_bounds = max(0, len(files) - MAX_SEARCHED_PAGES)
-        unread = 0
-        for remote in files[:MAX_SEARCHED_PAGES]:
+        unread = late = 0
+        for number, remote in enumerate(files[:MAX_SEARCHED_PAGES]):
             if remote.meta.size > budget:
                 past_bounds += 1
                 continue
             budget -= remote.meta.size
             try:
-                found = self.client.read(remote.name)
+                found = self.client.read(
+                    remote.name, max_bytes=self.config.pull_max_file_bytes, budget=received
+                )
             except TornRead:  # the server, the token, the network failing: the search fails
                 unread += 1
+                continue
+            except PastDeadline:  # a slow space: what was read answers, the rest is counted
+                late = min(len(files), MAX_SEARCHED_PAGES) - number
+                break
+            except BudgetSpent:  # the listing announced less than the pages sent
+                past_bounds += min(len(files), MAX_SEARCHED_PAGES) - number
+                break
+            except TooLarge:
+                past_bounds += 1
                 continue
             if found is None:
                 continue
@@ -193,7 +215,7 @@ class SpaceTools:
             if hit is not None:
                 hits.append(Hit(hit.page, hit.score, tuple(self.redact(x) for x in hit.lines)))
         hits.sort(key=lambda h: (-h.score, h.page))
-        return Searched(tuple(hits[:limit]), past_bounds, unread)
+        return Searched(tuple(hits[:limit]), past_bounds, unread, late)
 
     # --- what the model writes ----------------------------------------------------------
 

@@ -240,10 +240,12 @@ class SilverBullet:
     def _count(self, request: httpx.Request) -> None:
         self.requests_sent += 1
 
-    def set_deadline(self, seconds: float) -> None:
-        """From now on, every request and every byte must come within ``seconds``."""
+    def set_deadline(self, seconds: float, fix: str | None = None) -> None:
+        """From now on, every request and every byte must come within ``seconds``; ``fix``: what
+        the error says to do when they do not (by default, the pull's setting)."""
         self._deadline = self._monotonic() + seconds
         self._deadline_seconds = seconds
+        self._deadline_fix = fix
 
     def _left(self) -> float | None:
         return None if self._deadline is None else self._deadline - self._monotonic()
@@ -253,7 +255,8 @@ class SilverBullet:
         return PastDeadline(
             f"SilverBullet ({self.config.url}) n'a pas tout envoyé en {seconds} s : arrêté là, "
             "un serveur qui répond trop lentement ne retient pas ocmem",
-            fix="vérifie que SilverBullet répond normalement (ouvre-le dans un navigateur) ; si "
+            fix=self._deadline_fix
+            or "vérifie que SilverBullet répond normalement (ouvre-le dans un navigateur) ; si "
             "la connexion est seulement lente, augmente `silverbullet.pull_deadline_seconds` "
             f"dans ocmem.yaml (actuellement {seconds})",
         )
