@@ -13,9 +13,10 @@ answer is put in words for the model, and the exposure rule is applied:
 The plugin records the exposure before the model reads the text (``plugin/ocmem/core.ts``).
 
 A call reads the space within ``TOOL_DEADLINE_SECONDS`` (``silverbullet.pull_deadline_seconds``
-when that is shorter), every request and every byte: the gate serves the plugin's calls one at a
-time, and the plugin waits 90 s for an answer, so a space sending a byte a second must not hold
-the gate — nor the memory tools behind it. A search past it answers with what it read.
+when that is shorter), every request and every byte: the plugin waits 90 s for an answer and the
+gate has four workers for all of the plugin's calls, so a space sending a byte a second must not
+hold one past that wait (a few such calls would hold the memory tools). A search past it
+answers with what it read.
 """
 
 from __future__ import annotations
