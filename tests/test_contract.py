@@ -35,11 +35,11 @@ def test_the_plugin_declares_no_second_copy_of_the_settings() -> None:
 def test_the_cold_start_settings_are_what_ocmem_answers_for_a_plain_home(home: Path) -> None:
     answer: dict[str, Any] = dict(plugin_config(load_settings(home), env={}))
     # The home's own SilverBullet folder: nowhere until its id is known (ocmem.bridge.mcpdiscovery).
-    inbox, reserved = answer.pop("silverbullet_inbox"), answer.pop("silverbullet_reserved")
+    inbox = answer.pop("silverbullet_inbox")
     cold: dict[str, Any] = dict(absolute(contract.cold_start_settings(), home))
-    assert (cold.pop("silverbullet_inbox"), cold.pop("silverbullet_reserved")) == ("", [])
+    assert cold.pop("silverbullet_inbox") == ""
     assert answer == cold
-    assert inbox == f"Agents/Inbox/{HOME_ID}/" and f"{inbox}pending" in reserved
+    assert inbox == f"Agents/Inbox/{HOME_ID}/"
 
 
 def test_absolute_resolves_exactly_the_path_fields(tmp_path: Path) -> None:

@@ -269,7 +269,7 @@ def test_the_plugin_receives_the_servers_the_pattern_and_the_inbox(
     inbox = config["silverbullet_inbox"]
     assert re.fullmatch(r"Agents/Inbox/[a-z0-9-]+/", inbox)
     assert {f"{inbox}journal", f"{inbox}pending", f"{inbox}decisions"} <= set(
-        config["silverbullet_reserved"]
+        mcpdiscovery.reserved_pages(settings)
     )
 
 
@@ -291,3 +291,37 @@ def test_a_fifo_in_place_of_a_config_is_not_read(tmp_path: Path) -> None:
     (user / ".opencode").mkdir(parents=True)
     os.mkfifo(user / ".opencode/opencode.json")
     assert mcpdiscovery.read_sources({"HOME": str(user)}, None, None) == ([], [])
+
+
+@pytest.mark.real_clock  # the plugin's Bun and the gate are child processes
+def test_the_plugin_asks_the_gate_which_inbox_pages_pass_for_ocmems_own(
+    home: Path, tmp_path: Path
+) -> None:
+    """A SilverBullet MCP server's write into the home's inbox, under a name that passes for one
+    of ocmem's pages: the plugin refuses it by Python's rule (``mimicked_page``, asked of the
+    real gate), not a rule of its own; other names in the inbox go through."""
+    from support.plugin_runtime import drive
+
+    sync_home(home)
+    write(home / "opencode.json", {"notes": local("x", SB_URL=URL)})
+    inbox = mcpdiscovery.home_inbox(load_settings(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    forged = [
+        f"{inbox}journal",
+        f"{inbox}Pending.md.md",  # the .md repeated
+        f"{inbox}ｄecisions",  # fullwidth
+        f"{inbox}jour\u200bnal",  # an invisible character
+        f"{inbox}journal.conflicted:1764400000000",  # a forged conflict copy
+    ]
+    steps = [
+        {"session": "ses_1", "tool": "notes_write_page", "args": {"page": page, "content": "x"}}
+        for page in [*forged, f"{inbox}notes/idee"]
+    ]
+    answers = drive(home, project, steps, tmp_path)
+    assert len(answers) == len(forged), answers  # the last write went through
+    for page, said in zip(forged, answers, strict=True):
+        assert "refusé" in said and "qui se lit comme" in said and "ocmem pousse" in said, (
+            page,
+            said,
+        )

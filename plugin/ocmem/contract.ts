@@ -42,7 +42,6 @@ export type Settings = {
   silverbullet_mcp: string[]
   silverbullet_mcp_pattern: string
   silverbullet_inbox: string
-  silverbullet_reserved: string[]
   environment_warnings: string[]
 }
 export type PromptContext = {
@@ -111,7 +110,6 @@ export const SHAPES = {
     "silverbullet_mcp": "string[]",
     "silverbullet_mcp_pattern": "string",
     "silverbullet_inbox": "string",
-    "silverbullet_reserved": "string[]",
     "environment_warnings": "string[]"
   },
   "PromptContext": {
@@ -234,7 +232,6 @@ export const COLD_START: Settings = {
   "silverbullet_mcp": [],
   "silverbullet_mcp_pattern": "(?:silver[-_ .]?bullet)|(?:(?:^|[^A-Za-z0-9])sb[-_]?mcp)|(?:mcp[-_]?sb(?:$|[^A-Za-z0-9]))|(?:(?:^|[^A-Za-z0-9])(?:SB|SILVERBULLET|SILVER_BULLET)_[A-Z0-9_]*(?:$|[^A-Za-z0-9_]))|(?:\\{env:(?:OCMEM_SILVERBULLET_URL|OCMEM_SILVERBULLET_TOKEN|OCMEM_SILVERBULLET_TOKEN_FILE)\\})|(?:\\{file:[^}]*(?:silverbullet\\.token|\\.ocmem/)[^}]*\\})",
   "silverbullet_inbox": "",
-  "silverbullet_reserved": [],
   "environment_warnings": []
 }
 /** The memory tools (sync/ocmem/formats/operations.py). */

@@ -76,7 +76,12 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
   const projects = [...new Set([directory, ...(worktree && worktree !== "/" ? [worktree] : [])].map(canonical))]
   const taint = new Taint(projects, sessions.states, homedir())
   const guard = new Guard()
-  const silverbullet = new SilverBulletMcp() // SilverBullet MCP servers: their writes contained
+  // SilverBullet MCP servers: their writes contained; ocmem's own pages are told by the gate
+  const silverbullet = new SilverBulletMcp(async (pages) => {
+    const r = await ocmem({ op: "mimicked", pages }, 15_000)
+    if (r.code !== 0) throw new Error(r.err.trim() || `code ${r.code}`)
+    return JSON.parse(r.out)
+  })
   let toldServers = false
   let settings = coldStart(HOME)
   let home = HOME
@@ -429,7 +434,7 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
         : call.tool === "read" && typeof args?.filePath === "string"
           ? [canonical(resolve(cwd, args.filePath))]
           : []
-      const refusal = guard.refusal(call.tool, args, cwd, targets) ?? silverbullet.refusal(call.tool, args)
+      const refusal = guard.refusal(call.tool, args, cwd, targets) ?? (await silverbullet.refusal(call.tool, args))
       if (refusal) throw new Error(`ocmem : ${refusal}`)
       // Exposed from the call on (erring on the side of exposure: even if the tool then fails).
       if (s.exposures.length < MAX_EXPOSURES) {

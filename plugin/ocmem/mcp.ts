@@ -4,8 +4,9 @@
  * memory. OpenCode 1.18.33 names an MCP tool `<server>_<tool>`, both with every character but
  * [A-Za-z0-9_-] made `_` (`wB` in the binary). Before such a tool runs, the plugin lets through
  * only reads (a name that says read/get/list/search…) and writes whose every page lies under this
- * home's `Agents/Inbox/<home-id>/` (ocmem's own pages there excepted); any other call, and any
- * tool whose effect its name does not tell, is refused. */
+ * home's `Agents/Inbox/<home-id>/` (ocmem's own pages there excepted: which names pass for one,
+ * the gate says, by the rule space_write applies, ocmem.home.pagenames.mimicked_page); any other
+ * call, and any tool whose effect its name does not tell, is refused. */
 import type { Exposure, Settings } from "./contract.ts"
 
 const sanitize = (name: string) => name.replace(/[^a-zA-Z0-9_-]/g, "_")
@@ -78,21 +79,25 @@ export function pageArgs(args: unknown, key = ""): string[] {
   return []
 }
 
+/** For each page (as `pagePath` reads it), the reserved page it passes for, or null: the gate's
+ * `mimicked` (sync/ocmem/bridge/gate.py). Throws when ocmem cannot say. */
+export type Mimicked = (pages: string[]) => Promise<(string | null)[]>
+
 export class SilverBulletMcp {
   private named = new Set<string>() // found by ocmem in the configs it reads
   private pattern = /$^/
   private secrets: string[] = []
   private inbox = ""
-  private reserved = new Set<string>()
   private configured: Record<string, unknown> = {} // the merged `mcp` section OpenCode hands the config hook
   private known: string[] | undefined // servers(), until the settings or the configuration change
+
+  constructor(private mimicked: Mimicked) {}
 
   apply(settings: Settings): void {
     this.named = new Set(settings.silverbullet_mcp)
     this.pattern = new RegExp(settings.silverbullet_mcp_pattern, "i")
     this.secrets = settings.redact
     this.inbox = settings.silverbullet_inbox
-    this.reserved = new Set(settings.silverbullet_reserved.map((p) => p.toLowerCase()))
     this.known = undefined
   }
 
@@ -125,7 +130,7 @@ export class SilverBulletMcp {
   }
 
   /** Why the call is refused (French, for the model), or undefined. */
-  refusal(tool: string, args: unknown): string | undefined {
+  async refusal(tool: string, args: unknown): Promise<string | undefined> {
     const found = this.owner(tool)
     if (!found) return undefined
     const what = `l'outil ${tool} du serveur MCP SilverBullet « ${found.server} »`
@@ -140,13 +145,25 @@ export class SilverBulletMcp {
     if (!this.inbox) return `refusé : ${what} écrirait dans SilverBullet, et ce dossier n'a pas encore d'identifiant ocmem (ocmem init) : aucune page ne lui est ouverte. ${rule}`
     const pages = pageArgs(args)
     if (!pages.length) return `refusé : ${what} écrit, mais ocmem ne trouve pas dans ses arguments la page qu'il écrirait. ${rule}`
+    const inside: string[] = []
     for (const raw of pages) {
       const page = pagePath(raw)
       const shown = JSON.stringify(raw).slice(0, 200)
       if (page === undefined) return `refusé : ${what} vise ${shown}, qui n'est pas un nom de page lisible. ${rule}`
       if (!page.startsWith(this.inbox) || page.length === this.inbox.length)
         return `refusé : ${what} écrirait ${page} (${shown}), hors de ${this.inbox}. ${rule}`
-      if (this.reserved.has(page.toLowerCase())) return `refusé : ${what} écrirait ${page}, une page qu'ocmem pousse lui-même (ou les décisions de l'utilisateur). ${rule}`
+      inside.push(page)
+    }
+    let mimics: (string | null)[]
+    try {
+      mimics = await this.mimicked(inside)
+    } catch (e) {
+      return `refusé : ${what} : ocmem n'a pas pu vérifier que ${inside.join(", ")} n'est pas l'une de ses pages (${String(e).slice(0, 200)}). ${rule}`
+    }
+    for (const [i, page] of inside.entries()) {
+      const reserved = mimics[i]
+      if (reserved !== null) // undefined too: an answer short of a page refuses it
+        return `refusé : ${what} écrirait ${page}, qui se lit comme ${reserved ?? "une page d'ocmem"}, une page qu'ocmem pousse lui-même (ou les décisions de l'utilisateur), ou l'une de ses copies de conflit. ${rule}`
     }
     return undefined
   }

@@ -1,15 +1,21 @@
 import { expect, test } from "bun:test"
 import { coldStart } from "../ocmem/shapes.ts"
-import { SilverBulletMcp, effect, pageArgs, pagePath } from "../ocmem/mcp.ts"
+import { type Mimicked, SilverBulletMcp, effect, pageArgs, pagePath } from "../ocmem/mcp.ts"
 
 const INBOX = "Agents/Inbox/maison/"
-function contained(servers: string[] = ["silverbullet"], mcp: Record<string, unknown> = {}): SilverBulletMcp {
+// A stand-in for the gate's `mimicked` (the rule itself is Python's, tested through the real gate
+// in tests/test_mcpservers.py): what it was asked, and ocmem's own pages by their plain names.
+const asked: string[][] = []
+const gate: Mimicked = async (pages) => {
+  asked.push(pages)
+  return pages.map((p) => (/^Agents\/Inbox\/maison\/(journal|pending|decisions)$/i.test(p) ? p : null))
+}
+function contained(servers: string[] = ["silverbullet"], mcp: Record<string, unknown> = {}, mimicked = gate): SilverBulletMcp {
   const settings = coldStart("/h")
   settings.silverbullet_mcp = servers
   settings.silverbullet_inbox = INBOX
-  settings.silverbullet_reserved = [`${INBOX}journal`, `${INBOX}pending`, `${INBOX}decisions`]
   settings.redact = ["sb-token-0123456789"]
-  const sb = new SilverBulletMcp()
+  const sb = new SilverBulletMcp(mimicked)
   sb.apply(settings)
   sb.learn(mcp)
   return sb
@@ -48,7 +54,7 @@ test("the pages of a call are its path arguments, never its content", () => {
   expect(pageArgs({ pages: [{ name: "x", text: "y" }], other: "Agents/Skills/z" })).toEqual(["x", "Agents/Skills/z"])
 })
 
-test("writes outside the home's inbox, to ocmem's own pages, or of unknown effect are refused", () => {
+test("writes outside the home's inbox, to ocmem's own pages, or of unknown effect are refused", async () => {
   const sb = contained()
   const refused: [string, unknown][] = [
     ["silverbullet_write_page", { page: "Agents/Memory/MEMORY.md", content: "x" }],
@@ -66,18 +72,41 @@ test("writes outside the home's inbox, to ocmem's own pages, or of unknown effec
     ["silverbullet_frobnicate", {}],
   ]
   for (const [tool, args] of refused) {
-    const why = sb.refusal(tool, args)
+    const why = await sb.refusal(tool, args)
     expect([tool, args, why?.startsWith("refusé : ")]).toEqual([tool, args, true])
     expect(why).toContain("Agents/Inbox/maison/")
   }
-  expect(sb.refusal("silverbullet_write_page", { page: "Agents/Inbox/maison/notes/idee.md", content: "x" })).toBeUndefined()
-  expect(sb.refusal("silverbullet_read_page", { page: "Agents/Memory/MEMORY.md" })).toBeUndefined()
-  expect(sb.refusal("other_write_page", { page: "Agents/Memory/MEMORY.md" })).toBeUndefined()
+  expect(await sb.refusal("silverbullet_write_page", { page: "Agents/Inbox/maison/notes/idee.md", content: "x" })).toBeUndefined()
+  expect(await sb.refusal("silverbullet_read_page", { page: "Agents/Memory/MEMORY.md" })).toBeUndefined()
+  expect(await sb.refusal("other_write_page", { page: "Agents/Memory/MEMORY.md" })).toBeUndefined()
   expect(sb.exposure("silverbullet_read_page", { page: "x" })?.kind).toBe("untrusted_tool")
   expect(sb.exposure("bash", {})).toBeUndefined()
 })
 
-test("servers are known from ocmem's answer and from OpenCode's merged configuration", () => {
+test("which pages of the inbox are ocmem's own, the gate says; unsure, the write is refused", async () => {
+  asked.length = 0
+  const sb = contained()
+  expect(await sb.refusal("silverbullet_move_page", { from: `${INBOX}a.md`, to: "Agents%2FInbox%2Fmaison%2FPending.md" })).toContain(
+    `qui se lit comme ${INBOX}Pending`,
+  )
+  expect(asked).toEqual([[`${INBOX}a`, `${INBOX}Pending`]]) // every page, as pagePath reads it
+  for (const failing of [
+    async () => {
+      throw new Error("passerelle ocmem non démarrée")
+    },
+    async () => [],
+  ] as Mimicked[]) {
+    const why = await contained(["silverbullet"], {}, failing).refusal("silverbullet_write_page", { page: `${INBOX}notes` })
+    expect(why?.startsWith("refusé : ")).toBe(true)
+  }
+  const said = await contained(["silverbullet"], {}, async () => {
+    throw new Error("passerelle ocmem non démarrée")
+  }).refusal("silverbullet_write_page", { page: `${INBOX}notes` })
+  expect(said).toContain("n'a pas pu vérifier")
+  expect(said).toContain("passerelle ocmem non démarrée")
+})
+
+test("servers are known from ocmem's answer and from OpenCode's merged configuration", async () => {
   const sb = contained([], {
     notes: { type: "local", command: ["npx", "mcp-server-silverbullet"] },
     keyed: { type: "local", command: ["x"], environment: { K: "sb-token-0123456789" } },
@@ -86,22 +115,22 @@ test("servers are known from ocmem's answer and from OpenCode's merged configura
   })
   expect(sb.servers().sort()).toEqual(["keyed", "my.sb", "notes"])
   // OpenCode names the tool with the server's name sanitised.
-  expect(sb.refusal("my_sb_write_page", { page: "Agents/AGENTS.md" })).toContain("« my.sb »")
-  expect(sb.refusal("github_create_issue", { title: "x" })).toBeUndefined()
+  expect(await sb.refusal("my_sb_write_page", { page: "Agents/AGENTS.md" })).toContain("« my.sb »")
+  expect(await sb.refusal("github_create_issue", { title: "x" })).toBeUndefined()
 })
 
-test("a home without an id may write nowhere", () => {
+test("a home without an id may write nowhere", async () => {
   const sb = contained()
   sb.apply({ ...coldStart("/h"), silverbullet_mcp: ["silverbullet"] })
-  expect(sb.refusal("silverbullet_write_page", { page: "Agents/Inbox/maison/x" })).toContain("identifiant")
+  expect(await sb.refusal("silverbullet_write_page", { page: "Agents/Inbox/maison/x" })).toContain("identifiant")
 })
 
-test("no server is exempt by its name: an `ocmem` entry that reaches SilverBullet is contained like any other", () => {
+test("no server is exempt by its name: an `ocmem` entry that reaches SilverBullet is contained like any other", async () => {
   const settings = coldStart("/h")
   settings.silverbullet_inbox = INBOX
-  const sb = new SilverBulletMcp()
+  const sb = new SilverBulletMcp(gate)
   sb.apply(settings)
   sb.learn({ ocmem: { type: "local", command: ["/srv/silverbullet-vps/bin/ocmem", "--home", "/srv/silverbullet-vps/home", "mcp"] } })
   expect(sb.servers()).toEqual(["ocmem"])
-  expect(sb.refusal("ocmem_ecrire_page", { page: "Agents/Memory/MEMORY", contenu: "x" })).toContain("hors de")
+  expect(await sb.refusal("ocmem_ecrire_page", { page: "Agents/Memory/MEMORY", contenu: "x" })).toContain("hors de")
 })

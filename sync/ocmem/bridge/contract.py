@@ -105,12 +105,11 @@ class PluginSettings(TypedDict):
     windows_file: str
     # SilverBullet MCP servers (ocmem.bridge.mcpdiscovery): the names ocmem found in the configs
     # it reads, the pattern that tells one in the merged config OpenCode hands the plugin, the
-    # only folder their tools may write to ("" when the home has no id: nowhere) and the pages
-    # of it ocmem pushes itself (without .md).
+    # only folder their tools may write to ("" when the home has no id: nowhere). Which pages
+    # of it are ocmem's own, the plugin asks the gate (``mimicked``: one rule, in Python).
     silverbullet_mcp: list[str]
     silverbullet_mcp_pattern: str
     silverbullet_inbox: str
-    silverbullet_reserved: list[str]
     # What the session start tells the user: settings given in OpenCode's environment that the
     # gate does not see (the hardened gate, started by sudo: ocmem.home.gateenv). The plugin
     # reports the variables by name (`plugin-config`'s ``environment``, the token masked).
@@ -224,7 +223,6 @@ def cold_start_settings() -> PluginSettings:
         "silverbullet_mcp": [],
         "silverbullet_mcp_pattern": mcpdiscovery.marker_pattern(),
         "silverbullet_inbox": "",
-        "silverbullet_reserved": [],
         "environment_warnings": [],
     }
 

@@ -16,7 +16,10 @@ of the session still runs, its window then stays open), ``proposal``
 (``proposal``: an id; what OpenCode's promotion prompt shows), ``pull`` and ``push`` (``wait``,
 ``timeout`` in seconds: run as child commands so a hung server can be killed), ``skill-used``
 (``skill``, ``session``), ``space`` (``name``, ``session``, ``args``: a space tool, read or
-write the human's SilverBullet space, answered as ``contract.SpaceAnswer``) and ``ping``. Each
+write the human's SilverBullet space, answered as ``contract.SpaceAnswer``), ``mimicked``
+(``pages``: page names a SilverBullet MCP server's write call names, as ``pagePath`` reads them;
+answered with a JSON list, for each the reserved page it passes for or null:
+``ocmem.home.pagenames.mimicked_page``, the one rule) and ``ping``. Each
 answer carries the exit code and the text the same command line would have printed. Requests run
 concurrently (a push never holds up a tool call); the gate exits when its input closes.
 
@@ -70,6 +73,7 @@ OPS = (
     "push",
     "skill-used",
     "space",
+    "mimicked",
     "ping",
 )
 WORKERS = 4
@@ -226,6 +230,8 @@ class Gate:
             return self.space(
                 _string(request, "name"), _string(request, "session"), request.get("args")
             )
+        if op == "mimicked":
+            return self.mimicked(request.get("pages"))
         if op == "skill-used":
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
@@ -267,6 +273,18 @@ class Gate:
             return Outcome([json.dumps(space.answer(name, args), ensure_ascii=False)])
         finally:
             space.close()
+
+    def mimicked(self, pages: Any) -> Outcome:
+        """For each page, the reserved page (ocmem's pushed pages, the human's decisions) it
+        passes for, or None: the plugin's containment of SilverBullet MCP servers applies the
+        rule space_write applies, never one of its own."""
+        from ocmem.bridge.mcpdiscovery import reserved_pages
+        from ocmem.home.pagenames import mimicked_page
+
+        if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+            raise InputError("« pages » doit être une liste de noms", fix='"pages": ["…"]')
+        reserved = reserved_pages(self.workspace().settings)
+        return Outcome([json.dumps([mimicked_page(p, reserved) for p in pages])])
 
     def skill_used(self, skill: str, session: str) -> Outcome:
         line = json.dumps(

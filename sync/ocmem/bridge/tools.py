@@ -67,7 +67,6 @@ def plugin_config(settings: Settings, env: Mapping[str, str] | None = None) -> P
     config["silverbullet_mcp"] = [server.name for server in servers]
     config["silverbullet_mcp_pattern"] = mcpdiscovery.marker_pattern(configured_url(settings, env))
     config["silverbullet_inbox"] = mcpdiscovery.home_inbox(settings)
-    config["silverbullet_reserved"] = mcpdiscovery.reserved_pages(settings)
     if not config["hardened"]:
         config["redact"] = redactions(secret_values(settings, env))
     return absolute(config, settings.paths.home)
