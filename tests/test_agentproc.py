@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,16 +77,22 @@ def test_ancestors_stop_at_init_and_at_what_cannot_be_read(tmp_path: Path) -> No
 
 
 def test_a_registered_opencode_makes_its_descendants_the_agents(tmp_path: Path) -> None:
+    # This process plays OpenCode and a child of its own the gate: the chain the test walks is
+    # the one it made, whatever started pytest (a shell, cron, or init after its parent left).
     paths = Paths(tmp_path / "home")
-    me = read_proc(os.getpid())
-    parent = read_proc(os.getppid())
-    assert me is not None and parent is not None
-    assert agentproc.agent_reason(paths, env={}) is None
-    agentproc.register(paths, parent, me)
-    reason = agentproc.agent_reason(paths, env={})
-    assert reason is not None and f"processus {parent.pid}" in reason
-    assert agentproc.gate_of(paths, parent) == me.key
-    assert agentproc.agent_reason(paths, env={AGENT_ENV: "ses_1"}) is not None
+    child = subprocess.Popen(["sleep", "600"])
+    try:
+        opencode, gate = read_proc(os.getpid()), read_proc(child.pid)
+        assert opencode is not None and gate is not None and gate.ppid == opencode.pid
+        assert agentproc.agent_reason(paths, env={}, pid=child.pid) is None
+        agentproc.register(paths, opencode, gate)
+        reason = agentproc.agent_reason(paths, env={}, pid=child.pid)
+        assert reason is not None and f"processus {opencode.pid}" in reason
+        assert agentproc.gate_of(paths, opencode) == gate.key
+        assert agentproc.agent_reason(paths, env={AGENT_ENV: "ses_1"}, pid=child.pid) is not None
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_records_of_dead_processes_are_dropped(tmp_path: Path) -> None:
