@@ -95,6 +95,14 @@ REAL_CLOCK = "real_clock"
 OpenCode): such a test builds every date it writes or expects from that clock, never a literal
 (tests/test_calendar.py checks it); any other test that reaches the machine's clock fails."""
 
+CLOCK_COMPARE = "clock_compare"
+"""Marker of a test of a place where ocmem compares a file's timestamp with the clock
+(tests/test_clock_compare.py lists them all): it runs on the machine's clock, as real_clock."""
+
+MOVED_CLOCK_MARKS = (REAL_CLOCK, CLOCK_COMPARE)
+"""What CI runs again with the machine's clock moved (.ci/run): every other test gets its
+dates from the test's clock alone, so a moved machine clock cannot change what it does."""
+
 
 _REAL_CLOCK_FIX = (
     "give ocmem the test's `clock`, or mark the test @pytest.mark.real_clock and build its "
@@ -124,7 +132,7 @@ def runs_ocmem(args: object) -> bool:
 def no_real_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Outside tests marked real_clock, ocmem never reads the machine's clock: in this process
     (its system clock raises) or in a child process (starting one fails)."""
-    if any(request.node.get_closest_marker(m) is not None for m in (REAL_CLOCK, "e2e")):
+    if any(request.node.get_closest_marker(m) is not None for m in (*MOVED_CLOCK_MARKS, "e2e")):
         return  # OpenCode runs on the machine's clock: every e2e test does
 
     def refused(self: clock_module.Clock) -> datetime:

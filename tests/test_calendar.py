@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from conftest import REAL_CLOCK, runs_ocmem
+from conftest import MOVED_CLOCK_MARKS, runs_ocmem
 
 TESTS = Path(__file__).resolve().parent
 # 2026-11-29, 2026-11, "## 2026-" (a year that starts a date), 20261129, and (below) a
@@ -24,7 +24,7 @@ DATE_TEXT = re.compile(
     r"|(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])[0-3][0-9])(?![0-9])"
 )
 DATE_CALLS = {"datetime", "date"}
-ON_THE_MACHINES_CLOCK = {REAL_CLOCK, "e2e"}  # OpenCode, in every e2e test, runs on it
+ON_THE_MACHINES_CLOCK = {*MOVED_CLOCK_MARKS, "e2e"}  # OpenCode, in every e2e test, runs on it
 
 
 def _marks(decorators: list[ast.expr]) -> set[str]:
