@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -24,16 +25,53 @@ from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
 from ocmem.setup.opencodedir import CHECKED_OPENCODE
 
-# CI is reproducible (a red run is the same on every machine); dev runs explore new examples.
+# CI explores new examples at every run, within a fixed budget, from a seed it prints (replay a
+# red run with `--hypothesis-seed=SEED`); nightly is CI's exploration at length, and the long
+# run of the shared space (tests/test_sync_stateful.py), by hand or on a schedule; dev runs are
+# short. No example database in CI or nightly: what a run does is its seed's alone.
 settings.register_profile(
     "ci",
-    max_examples=300,
+    max_examples=200,
     deadline=None,
-    derandomize=True,
+    database=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+settings.register_profile("nightly", settings.get_profile("ci"), max_examples=1000)
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+SEEDED_PROFILES = {"ci", "nightly"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a seeded profile, a run without --hypothesis-seed draws one (said in the header and in
+    the summary): every Hypothesis test of the run derives its examples from it."""
+    if settings.get_current_profile_name() not in SEEDED_PROFILES:
+        return
+    if config.getoption("hypothesis_seed", None) is None:
+        from hypothesis import core
+
+        core.global_force_seed = secrets.randbelow(2**32)
+
+
+def _seed_line() -> str | None:
+    from hypothesis import core
+
+    if settings.get_current_profile_name() not in SEEDED_PROFILES:
+        return None
+    profile = settings.get_current_profile_name()
+    seed = core.global_force_seed
+    return f"hypothesis seed {seed} (replay: HYPOTHESIS_PROFILE={profile} pytest … --hypothesis-seed={seed})"
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return _seed_line()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    line = _seed_line()
+    if line:
+        terminalreporter.write_line(line)
 
 
 HOME_ID = "maison"

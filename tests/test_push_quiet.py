@@ -225,7 +225,7 @@ GESTURES: dict[str, Callable[[Home], None]] = {
 
 
 @settings(
-    max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 20,
+    max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE") in ("ci", "nightly") else 20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
