@@ -51,7 +51,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("hypothesis_seed", None) is None:
         from hypothesis import core
 
-        core.global_force_seed = secrets.randbelow(2**32)
+        # Hypothesis's own hook sets it the same way for --hypothesis-seed (typed None there).
+        core.global_force_seed = secrets.randbelow(2**32)  # type: ignore[assignment]
 
 
 def _seed_line() -> str | None:
