@@ -19,7 +19,6 @@ from ocmem.execution import exit_code
 from ocmem.home.paths import Paths
 from ocmem.home.runlock import run_lock
 
-
 # Holds the lock until its standard input closes: the test decides when it is released, never a
 # sleep that a loaded machine could outlast.
 HOLDER = (
@@ -110,7 +109,7 @@ def test_cli_exits_75_when_busy(home: Path, tmp_path: Path) -> None:
         said = waiting.stderr.readline()
         assert "j'attends (jusqu'à 10 s)" in said, said
         release(holder)
-        out, err = waiting.communicate(timeout=60)
+        _, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, said + err
     assert "x" in (home / "memory/SHORT_TERM.md").read_text()
 
