@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from conftest import SB_TOKEN, Clock, configure_sync, journal_fields
+from ocmem.bridge import agentproc
 from ocmem.cli import docs
 from ocmem.cli.commands import cli
 from ocmem.formats import journal, pending, shortterm
@@ -37,6 +38,7 @@ from ocmem.home.workspace import Workspace
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
+from support import writesites
 from support.faultenv import CAN_MOUNT, IS_ROOT, WHY_NOT, fill, lock_held, read_only, small_disk
 
 DOCUMENTED_CODES = {0, 1, 2, 3, 75}
@@ -138,6 +140,10 @@ SYNC_COMMANDS = {"ocmem pull", "ocmem push", "ocmem sync"}
 def test_the_matrix_covers_every_command() -> None:
     every = {path for path, _ in docs.commands(cli, "ocmem", hidden=True)}
     assert every - NOT_RUN_HERE == set(COMMANDS)
+    assert {command for command, _ in CASES} == set(COMMANDS)  # each meets a fault at least
+    assert set(WRITE_PATH_COMMANDS) <= set(COMMANDS)
+    for command in WRITE_PATH_COMMANDS:
+        assert {fault for c, fault in CASES if c == command} == set(FAULTS)
 
 
 # --- the seeded home -------------------------------------------------------------------------
@@ -396,6 +402,34 @@ FAULTS = (
     + [f"mémoire : {k}" for k in CORRUPT_MEMORY]
 )
 
+# The faults act on the ways ocmem writes (tests/support/writesites.py names them: the atomic
+# replace with its backup, an append, a removal, the state files, the log, the writes journal,
+# the lock, the search index, the history of pulls). Each of these commands reaches some, and
+# together they reach every one any command reaches (test_the_write_path_commands_reach_every_write):
+# they meet every fault.
+WRITE_PATH_COMMANDS = {
+    "ocmem retire skill": "atomic replace and backup, removals, state files, log, writes journal, lock",
+    "ocmem pending accept": "a promotion: two files changed as one",
+    "ocmem note": "the short-term notes, the command run most",
+    "ocmem journal add": "the journal's append",
+    "ocmem journal search": "the search index (SQLite)",
+    "ocmem pull": "pages installed from the space, the history of pulls (git)",
+}
+# Every other command meets the fault that stops every write, and each corrupt file is given to
+# the commands that read it (they must name it, with its fix).
+REPRESENTATIVE = "home en lecture seule"
+
+
+def _cases() -> list[tuple[str, str]]:
+    cases = {(c, f) for c in WRITE_PATH_COMMANDS for f in FAULTS}
+    cases |= {(c, REPRESENTATIVE) for c in COMMANDS}
+    for kind, corruptions in (("état", CORRUPT_STATE), ("mémoire", CORRUPT_MEMORY)):
+        cases |= {(c, f"{kind} : {k}") for k, v in corruptions.items() for c in v.named_by}
+    return sorted(cases)
+
+
+CASES = _cases()
+
 
 def torn(home: Path) -> bytes:
     """The journal as a killed `journal add` leaves it: a prefix of the appended entry."""
@@ -483,8 +517,43 @@ def _corruption(fault: str) -> Corruption | None:
     return None
 
 
-@pytest.mark.parametrize("fault", FAULTS)
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+def seed_home(
+    home: Path, template: Path, command: str, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], bytes]:
+    """``home``, a copy of the template made ready for ``command``: its arguments and stdin."""
+    monkeypatch.setenv("OCMEM_HOME", str(home))
+    shutil.copytree(template, home, symlinks=True)
+    # Made for this folder, not a copy of another home: its own id and claim (every test's
+    # home pushes to the module's one server).
+    identity = home / ".ocmem/home.json"
+    folder = home.resolve()
+    identity.write_text(
+        json.dumps(
+            {
+                **json.loads(identity.read_text()),
+                "folder": str(folder),
+                "id": home_identity.default_id(folder),
+                "pages": home_identity.OWN_FOLDER,
+            }
+        )
+    )
+    if command not in LOCAL_ONLY:
+        configure_sync(home, server.url)
+    if command == "ocmem pending annuler":  # a promotion to take back, made before the fault
+        Proposals(Workspace(load_settings(home), clock=CLOCK)).accept("P-0001")
+    if command == "ocmem gate":
+        # The gate serves the process that started it, found among its ancestors: pytest's
+        # parent may be anything (a shell, cron, init once that shell has gone). This process
+        # stands for OpenCode, whatever started it.
+        opencode = agentproc.read_proc(os.getpid())
+        assert opencode is not None
+        monkeypatch.setattr(agentproc, "ancestors", lambda pid, proc_root=None: [opencode])
+    args, stdin_text = COMMANDS[command]
+    refs = json.loads((home / ".ocmem/refs.json").read_text())
+    return list(args), stdin_text.replace('"{refs}"', json.dumps(refs)).encode()
+
+
+@pytest.mark.parametrize(("command", "fault"), CASES)
 def test_fault_matrix(
     command: str,
     fault: str,
@@ -498,7 +567,6 @@ def test_fault_matrix(
         if os.environ.get("OCMEM_FAULTS_REQUIRED"):
             pytest.fail(f"OCMEM_FAULTS_REQUIRED is set but this case {WHY_NOT}")
         pytest.skip(WHY_NOT)
-    args, stdin_text = COMMANDS[command]
     corruption = _corruption(fault)
     errno_name = ""
     with contextlib.ExitStack() as disk:
@@ -506,28 +574,7 @@ def test_fault_matrix(
             home = disk.enter_context(small_disk(tmp_path / "disk")) / "home"
         else:
             home = tmp_path / "home"
-        monkeypatch.setenv("OCMEM_HOME", str(home))
-        shutil.copytree(template, home, symlinks=True)
-        # Made for this folder, not a copy of another home: its own id and claim (every test's
-        # home pushes to the module's one server).
-        identity = home / ".ocmem/home.json"
-        folder = home.resolve()
-        identity.write_text(
-            json.dumps(
-                {
-                    **json.loads(identity.read_text()),
-                    "folder": str(folder),
-                    "id": home_identity.default_id(folder),
-                    "pages": home_identity.OWN_FOLDER,
-                }
-            )
-        )
-        if command not in LOCAL_ONLY:
-            configure_sync(home, server.url)
-        if command == "ocmem pending annuler":  # a promotion to take back, made before the fault
-            Proposals(Workspace(load_settings(home), clock=CLOCK)).accept("P-0001")
-        refs = json.loads((home / ".ocmem/refs.json").read_text())
-        stdin = stdin_text.replace('"{refs}"', json.dumps(refs)).encode()
+        args, stdin = seed_home(home, template, command, server, monkeypatch)
         if corruption:
             corrupt(home, corruption)
         if fault == "argument non UTF-8":
@@ -646,3 +693,32 @@ def test_the_retrospective_tool_writes_the_entry_and_the_session_record_together
         run(["tool", "memory_journal"], json.dumps(envelope).encode()).code == 3
     )  # one per session
     assert (home / "memory/journal.md").read_text().count("Rétrospective") == 1
+
+
+def test_the_write_path_commands_reach_every_write(
+    template: Path,
+    server: Any,
+    run: Callable[..., Result],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every way of writing any command uses is used by a command that meets every fault: a new
+    write path (or a command that starts writing differently) fails here until one does."""
+    reached: dict[str, set[str]] = {}
+    for command in sorted(COMMANDS):
+        home = tmp_path / command.replace(" ", "-")
+        args, stdin = seed_home(home, template, command, server, monkeypatch)
+        with writesites.recorded() as sites:
+            result = run(args, stdin)
+        assert result.code == 0, (command, result)
+        reached[command] = sites
+    covered = set().union(*(reached[c] for c in WRITE_PATH_COMMANDS))
+    missed = {
+        site: sorted(c for c, sites in reached.items() if site in sites)
+        for site in set().union(*reached.values()) - covered
+    }
+    assert not missed, f"add one of these commands to WRITE_PATH_COMMANDS: {missed}"
+    # the recorder sees what it claims: the journal's append, the lock, the history of pulls
+    assert "home/workspace.py::append → open_file" in reached["ocmem journal add"]
+    assert "home/runlock.py::run_lock" in reached["ocmem note"]
+    assert "silverbullet/history.py::_git" in reached["ocmem pull"]
