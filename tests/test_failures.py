@@ -1,7 +1,9 @@
-"""The fault matrix: every command, in every broken environment a new user meets.
+"""The fault matrix: the broken environments a new user meets, on every way ocmem writes.
 
-Each case runs a command through its real entry point (in-process) on a copy of one seeded
-home, broken in one way: non-UTF-8 input, a read-only home or ``memory/`` (a read-only bind
+The faults act on writes: every fault meets the commands that together reach each way ocmem
+writes (WRITE_PATH_COMMANDS, checked against what every command writes), every other command
+meets the read-only home, and each corrupt file the commands that read it. Each case runs a
+command through its real entry point (in-process) on a copy of one seeded home, broken in one way: non-UTF-8 input, a read-only home or ``memory/`` (a read-only bind
 mount as root, ``chmod a-w`` otherwise), a full disk (a tmpfs filled to its last page), the
 lock held by another run, a corrupt state file, a corrupt memory file. Every case must give:
 an exit code from the documented set; no Python traceback; a failure said in one message that
