@@ -174,7 +174,9 @@ RUNS = 200
 def test_journal_add_killed_at_random_leaves_only_whole_entries_and_every_completed_one(
     home: Path,
 ) -> None:
-    """200 `ocmem journal add`, 4 at a time, each SIGKILLed after a random delay (or not)."""
+    """200 `ocmem journal add`, 4 at a time: three SIGKILLed after a random delay (or not, when
+    they have finished first), one left to finish (on a loaded machine every delay may be too
+    short: some runs complete all the same)."""
     env = {**os.environ, "OCMEM_HOME": str(home)}
     rng = random.Random(13)
     path = home / "memory/journal.md"
@@ -199,17 +201,19 @@ def test_journal_add_killed_at_random_leaves_only_whole_entries_and_every_comple
             proc.stdin.write(json.dumps(journal_fields(titre=title)).encode())
             proc.stdin.close()
             proc.stdin = None  # communicate() must not flush it
-            procs.append((title, proc, time.monotonic() + rng.uniform(0, typical * 2)))
+            deadline = None if j == 3 else time.monotonic() + rng.uniform(0, typical * 2)
+            procs.append((title, proc, deadline))
         for title, proc, deadline in procs:
-            time.sleep(max(0.0, deadline - time.monotonic()))
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
+            if deadline is not None:
+                time.sleep(max(0.0, deadline - time.monotonic()))
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
             out, _ = proc.communicate()
             if proc.returncode == 0:
                 assert out.decode().startswith("Entrée ajoutée : ")
                 completed.add(title)
             else:
-                assert proc.returncode == -signal.SIGKILL
+                assert deadline is not None and proc.returncode == -signal.SIGKILL
                 killed += 1
         # between batches the journal holds whole entries, perhaps then one torn tail
         data = path.read_bytes()
@@ -227,7 +231,7 @@ def test_journal_add_killed_at_random_leaves_only_whole_entries_and_every_comple
     assert completed | {final} <= set(titles)
     assert len(titles) == len(set(titles))  # nothing written twice
     assert len({b.key for b in found}) == len(found)  # references unique
-    assert 0 < killed < RUNS, killed  # the random delays did kill, and did not kill everything
+    assert killed > 0  # the random delays did kill (and those left to finish completed)
 
 
 def add(title: str, env: dict[str, str]) -> str:
