@@ -67,12 +67,9 @@ def _is_promoted_line(line: str, proposal: pending.Proposal) -> bool:
     return line.startswith(head) and line.endswith(tail) and bool(_DAY.fullmatch(day))
 
 
-def reverse_fact(
-    memory_text: str, archive_text: str, proposal: pending.Proposal, today: date
-) -> Reversal:
+def reverse_fact(memory_text: str, archive_text: str, proposal: pending.Proposal) -> Reversal:
     """MEMORY.md (and ARCHIVE.md) without what promoting ``proposal`` wrote; Refused when its
-    line was changed by hand or is gone (``today``: the date the fix shows when the status does
-    not say when it was promoted)."""
+    line was changed by hand or is gone."""
     lines = memorymd.fact_lines(memory_text)
     line = next((fact for fact in lines if _is_promoted_line(fact, proposal)), None)
     key = memorymd.statement_key(proposal.content)
@@ -86,14 +83,16 @@ def reverse_fact(
             None,
         )
         if touched is not None:
+            # The line as ocmem wrote it, when the status says on which day (never another day's)
+            day = promoted_on(proposal)
+            written = f"(« {promotion.fact_line(proposal, day)} »)" if day else "(avec sa date)"
             raise Refused(
                 f"le fait promu par {proposal.id} a été modifié à la main depuis : « {touched} » "
                 "(ocmem ne retire que la ligne qu'il a écrite) ; rien n'a été modifié",
                 fix=(
                     "si ce fait doit partir : `ocmem retire fact "
                     f'"{memorymd.fact_statement(touched)}" --raison "…"` ; pour annuler la '
-                    "promotion, remets la ligne telle qu'ocmem l'avait écrite (« "
-                    f"{promotion.fact_line(proposal, promoted_on(proposal) or today)} »), "
+                    f"promotion, remets la ligne telle qu'ocmem l'avait écrite {written}, "
                     f"puis relance `ocmem pending annuler {proposal.id}`"
                 ),
             )
@@ -216,7 +215,7 @@ def undo_promotion(ws: Workspace, pid: str | None) -> Outcome:
             )
         if proposal.kind == "fait":
             target = ws.paths.memory_md
-            done = reverse_fact(ws.memory_text(), ws.archive_text(), proposal, ws.today())
+            done = reverse_fact(ws.memory_text(), ws.archive_text(), proposal)
         else:
             target = ws.paths.skills_dir / (proposal.skill_name or "") / "SKILL.md"
             folder = target.parent
