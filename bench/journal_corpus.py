@@ -15,10 +15,14 @@ The queries were written with the episodes, before the ranker was run on them.
 
 from __future__ import annotations
 
+import os
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from ocmem.home.journalmeaning import Meaning
 
 
 class Episode(NamedTuple):
@@ -860,25 +864,47 @@ def read_parts(path: Path, prefix: str, text: str) -> list[Part]:
     return found
 
 
-def evaluate(root: Path, text: str, evaluated: list[Part]) -> list[Scores]:
-    """Every part's figures, for the ranked search over ``text`` (a journal in ``root``)."""
+def evaluate(
+    root: Path, text: str, evaluated: list[Part], vectors: Path | None = None
+) -> list[Scores]:
+    """Every part's figures, for the ranked search over ``text`` (a journal in ``root``): by the
+    words and the meaning when the encoder is installed and ``vectors`` names a folder for its
+    vectors (kept there: another run over the same entries encodes nothing), else by the words."""
     from ocmem.home import journalindex
 
     path = root / "journal.md"
     path.write_text(text, encoding="utf-8")
     index = root / "journal-index.sqlite3"
+    meaning = None if vectors is None else encoder_for(vectors, index, path)
     scores = []
     for part in evaluated:
         ranks: list[int | None] = []
         nothing: list[bool] = []
         for query, ref in part.queries:
-            found = [h.ref for h in journalindex.search(index, [path], query, (), LIMIT).hits]
+            found = journalindex.search(index, [path], query, (), LIMIT, meaning=meaning)
+            refs = [h.ref for h in found.hits]
             if ref is None:
-                nothing.append(not found)
+                nothing.append(not refs)
             else:
-                ranks.append(found.index(ref) + 1 if ref in found else None)
+                ranks.append(refs.index(ref) + 1 if ref in refs else None)
         scores.append(Scores(part.name, ranks, nothing))
     return scores
+
+
+def encoder_for(vectors: Path, index: Path, journal_path: Path) -> Meaning | None:
+    """The meaning for searches over ``journal_path`` (its vectors in ``vectors``, every entry
+    encoded first, so that each search sees them all), or None when the encoder is not
+    installed or is switched off (``OCMEM_MEANING=0``)."""
+    from ocmem.home import journalindex
+    from ocmem.home.journalmeaning import Meaning
+    from ocmem.text import meaning
+
+    if not meaning.available():
+        return None
+    vectors.mkdir(parents=True, exist_ok=True)
+    found = Meaning(meaning.Encoder(os.cpu_count() or 1), vectors / "v.sqlite3", vectors / "v.f16")
+    journalindex.encode_pending(index, [journal_path], found, vectors / "lock")
+    return found
 
 
 def _rate(ranks: list[int | None], within: int = LIMIT) -> float:

@@ -109,7 +109,16 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in list(os.environ):
         if var.startswith(("OCMEM_SILVERBULLET", "OCMEM_SESSION")):
             monkeypatch.delenv(var)
+    # Searches by the words alone, unless a test asks for the meaning (``with_meaning``): the
+    # encoder's model and its background work are for the tests that are about them.
+    monkeypatch.setenv("OCMEM_MEANING", "0")
     return fake_home
+
+
+@pytest.fixture
+def with_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches use the meaning (ocmem.text.meaning) as a user's would, when it is installed."""
+    monkeypatch.delenv("OCMEM_MEANING")
 
 
 class Clock(clock_module.Clock):

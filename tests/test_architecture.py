@@ -207,6 +207,8 @@ WRITERS = {f"ocmem.home.{name}" for name in PRIMITIVES} | {"ocmem.home.workspace
 WRITES_ON_THEIR_OWN = {
     "ocmem": "one line on standard error (descriptor 2) when a Ctrl-C ends the command line",
     "ocmem.home.journalindex": "SQLite writes its own database, a cache under .ocmem",
+    "ocmem.home.journalvectors": "the sentence vectors, a cache under .ocmem: rows appended "
+    "under SQLite's write lock, then recorded in its own database",
     "ocmem.silverbullet.history": "git writes its own repository under .ocmem",
     "ocmem.setup.harden": "as root: ownership and modes of the whole home, the sudoers rule in "
     "/etc (the OS's boundary, not the home's content)",

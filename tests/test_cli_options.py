@@ -30,6 +30,7 @@ FRENCH = {
     "--tags",
     "--type",
     # French
+    "--ou",
     "--accepter-actif",
     "--afficher",
     "--annuler",

@@ -205,7 +205,7 @@ def test_search_returns_at_most_five_equally_relevant_newest_first(
     output = memory.search_journal("ports").render()
     titles = re.findall(r"· (Tâche \d+) ·", output)
     assert titles == ["Tâche 11", "Tâche 10", "Tâche 09", "Tâche 08", "Tâche 07"]
-    assert output.endswith("\n5 sur 12 entrées, les plus pertinentes d'abord")
+    assert output.endswith("\n5 sur 12 entrées, les plus pertinentes d'abord (par les mots)")
 
 
 def test_search_by_tag_and_accent_insensitive_words(memory: Memory, clock: Clock) -> None:
@@ -214,7 +214,10 @@ def test_search_by_tag_and_accent_insensitive_words(memory: Memory, clock: Clock
     assert by_tag == ["Tâche 05", "Tâche 03", "Tâche 01"]
     by_word = re.findall(r"· (Tâche \d+) ·", memory.search_journal("LECON GAMM").render())
     assert by_word[0] == "Tâche 02"  # every entry has a « Leçon », one has « gamma »
-    assert memory.search_journal("amma").lines[-1].startswith("0 entrée")  # not mid-word
+    # not mid-word: « amma » is in no entry, and no word of a dictionary
+    assert memory.search_journal("amma").lines[-1] == (
+        "rien de pertinent : aucune entrée ne mentionne « amma »"
+    )
 
 
 def test_last_n_is_capped_at_five(memory: Memory, clock: Clock) -> None:

@@ -490,8 +490,7 @@ def test_search_finds_what_the_plain_definition_finds(
     tags: list[str],
 ) -> None:
     """Matches are the entries having one of the query's stems, or a word starting with it when
-    it has 4 letters or more; the hits are among them, with perhaps entries having related terms,
-    or none: « rien de pertinent »."""
+    it has 4 letters or more; the hits are the best of them, or none: « rien de pertinent »."""
     root = tmp_path_factory.mktemp("prop")
     (root / ".ocmem").mkdir()
     path = root / "journal.md"
@@ -513,13 +512,12 @@ def test_search_finds_what_the_plain_definition_finds(
             expected.add(block.ref)
     found = search(Paths(root).journal_index, [path], " ".join(query), tags, limit=5)
     assert found.total == len(expected)
-    if found.nothing_relevant:  # entries share a word, none enough of the query
-        assert found.hits == [] and expected
-        return
-    # the entries having a stem, then maybe some having a term the journal relates to one
     refs = [h.ref for h in found.hits]
-    assert len(refs) == min(5, len(expected) + len(set(refs) - expected))
-    assert not expected or set(refs) & expected
+    if found.nothing_relevant:  # a name no entry mentions, and no entry carries half the query
+        assert refs == [] and found.missing
+        return
+    # by the words alone: the best of the entries having a stem
+    assert set(refs) <= expected and len(refs) == min(5, len(expected))
 
 
 # --- recent headers ----------------------------------------------------------------------------
@@ -579,40 +577,124 @@ def test_recent_headers_say_which_entries_are_quarantined() -> None:
     ]
 
 
-# --- related terms and « rien de pertinent » ---------------------------------------------------
+# --- names the journal never mentions, weak matches, other phrasings --------------------------
 
 
-def test_a_query_carried_by_no_entry_answers_nothing_relevant(
+def test_a_question_naming_what_the_journal_never_mentions_answers_nothing_relevant(
     memory_dir: Path, index: Path
 ) -> None:
-    """One common word shared is not a match: « rien de pertinent » rather than an invention."""
+    """« rien de pertinent » says which names no entry mentions; one common word shared is no
+    answer either."""
     path = memory_dir / "journal.md"
     write(path, [*ROUTINE[:10], EPISODE])
     found = search(index, [path], "configurer un tunnel wireguard sur nginx avec kubernetes")
     assert found.hits == [] and found.nothing_relevant and found.total == 11
-    assert not search(index, [path], "zzz").nothing_relevant  # nothing shares a word at all
+    assert found.missing == ("wireguard", "kubernetes")
+    assert search(index, [path], "xqzt").missing == ("xqzt",)
+    assert search(index, [path], "le worker Celery").missing == ("Celery",)
     assert titles(search(index, [path], "certificat expiré bizarrement"))[0] == EPISODE.title
-    # a name the journal never met weighs more than its IDF: the question is about wireguard
-    assert search(index, [path], "certificat wireguard").nothing_relevant
 
 
-def test_related_terms_learnt_from_the_journal_find_an_entry_without_the_word(
+def test_a_question_in_other_words_is_shown_weak_not_hidden(memory_dir: Path, index: Path) -> None:
+    """Words of the language the journal never uses are the question's wording, not its topic:
+    the best entries are shown, marked weak when they carry less than half of the question."""
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE, EPISODE])
+    found = search(index, [path], "le minuteur certbot échouait sans bruit")
+    assert titles(found)[:1] == [EPISODE.title] and not found.nothing_relevant
+    assert EPISODE.ref in found.weak  # « minuteur », « bruit »: half the weight, not in it
+    strong = search(index, [path], "le timer certbot échouait en silence")
+    assert titles(strong)[:1] == [EPISODE.title] and EPISODE.ref not in strong.weak
+    loose = search(index, [path], "une rustine poussée sur la machine du bureau pour nginx")
+    assert loose.hits and not loose.nothing_relevant
+    assert loose.weak == {h.ref for h in loose.hits}
+
+
+def test_an_unknown_name_with_most_of_the_question_carried_is_shown(
     memory_dir: Path, index: Path
 ) -> None:
-    """« espace » is always written with « disque » in this journal, which also has entries with
-    « disque » alone: a question about space finds the full-disk episode too, which carries all
-    of « espace saturé » (« disque », related to « espace »; « plein », a synonym of « saturé »)
-    and so goes first, before the entries holding « espace » alone."""
     path = memory_dir / "journal.md"
-    checks = [entry(i, f"Espace disque sur vps{i}", "df -h : rien d'urgent") for i in range(6)]
-    grown = [entry(10 + i, f"Agrandissement du disque de vps{i}", "growpart") for i in range(6)]
-    others = [entry(20 + i, f"Redémarrage n°{i}", "rien", ("nginx",)) for i in range(100)]
-    full = entry(150, "Disque plein sur le VPS", "docker image prune libère de la place")
-    write(path, [*checks, *grown, *others, full])
-    found = titles(search(index, [path], "espace saturé", limit=15))
-    assert found[0] == "Disque plein sur le VPS"
-    assert set(found[1:7]) == {f"Espace disque sur vps{i}" for i in range(6)}
-    assert titles(search(index, [path], "espace", limit=15))[6:] == ["Disque plein sur le VPS"]
+    write(path, [*ROUTINE, EPISODE])
+    found = search(index, [path], "certbot timer échouait en silence renouvellement letsencrypt")
+    assert titles(found)[:1] == [EPISODE.title] and found.missing == ()
+
+
+@pytest.mark.parametrize(
+    ("token", "first", "shaped"),
+    [
+        ("OpenSearch", False, True),
+        ("StoreKit", True, True),
+        ("P2028", False, True),
+        ("ts2353", False, True),
+        ("Celery", False, True),
+        ("Celery", True, False),  # the query's first word: a capital says nothing
+        ("celery", False, False),
+        ("VPN", False, False),  # an acronym: a name only when no dictionary knows it
+        ("3h", False, False),
+        ("2GB", False, False),
+        ("", False, False),
+    ],
+)
+def test_words_written_as_names(token: str, first: bool, shaped: bool) -> None:
+    from ocmem.text.searchterms import name_shaped
+
+    assert name_shaped(token, first) is shaped
+
+
+def test_the_dictionary_knows_words_not_names() -> None:
+    from ocmem.text.lexicon import dictionary_words
+
+    known = set(dictionary_words())
+    assert {"enferme", "dehors", "rustine", "mouture", "locked", "after", "celery"} <= known
+    assert not {"htpasswd", "trivy", "wireguard", "s3fs", "mdadm", "kubernetes"} & known
+
+
+def test_the_dictionary_is_read_by_the_first_search_that_meets_an_unknown_word(
+    memory_dir: Path, index: Path
+) -> None:
+    """An index is created without it (most searches never need it); the first query with a
+    word the journal never uses fills it, once."""
+    from ocmem.text.lexicon import dictionary_words
+
+    def stored() -> int:
+        with contextlib.closing(sqlite3.connect(index)) as db:
+            return int(db.execute("SELECT count(*) FROM dictionary").fetchone()[0])
+
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE, EPISODE])
+    assert titles(search(index, [path], "certificat certbot"))[:1] == [EPISODE.title]
+    assert stored() == 0
+    assert titles(search(index, [path], "certificat certbot bizarrement"))[:1] == [EPISODE.title]
+    assert stored() == len(dictionary_words()) > 200_000
+    search(index, [path], "certbot sous kubernetes")
+    assert stored() == len(dictionary_words())
+
+
+def test_other_phrasings_are_fused_into_one_ranking(memory_dir: Path, index: Path) -> None:
+    """The question and its alternatives each rank; an entry only one of them finds is shown,
+    and « rien de pertinent » needs every phrasing to say it."""
+    path = memory_dir / "journal.md"
+    other = entry(50, "Sauvegarde restic vers S3 en échec", "restic unlock après un arrêt brutal")
+    write(path, [*ROUTINE, EPISODE, other])
+    found = search(index, [path], "certificat expiré", alternatives=["restic unlock"], limit=5)
+    assert {EPISODE.title, other.title} <= set(titles(found))
+    assert titles(search(index, [path], "wireguard", alternatives=["restic"]))[:1] == [other.title]
+    assert search(index, [path], "wireguard", alternatives=["kubernetes"]).nothing_relevant
+
+
+def test_the_footer_counts_the_entries_shown(memory_dir: Path, index: Path) -> None:
+    """Issue 34: « 1 entrée(s) » under two entries (the total counted only the entries holding
+    the question's own words)."""
+    from ocmem.services.memory import _search_footer
+
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE, EPISODE])
+    found = search(index, [path], "certificat expiré", alternatives=["nginx redémarrage"])
+    assert len(found.hits) == 5 and found.total >= 5
+    assert _search_footer(found, True).startswith(f"5 sur {found.total} entrées")
+
+
+# --- the rank --------------------------------------------------------------------------------
 
 
 def test_snowball_stems_do_not_conflate_serving_and_server(memory_dir: Path, index: Path) -> None:
@@ -646,97 +728,17 @@ def test_names_the_stemmer_would_cut_down_stay_whole(memory_dir: Path, index: Pa
     assert titles(search(index, [path], "redis")) == ["Cache redis vidé"]
 
 
-# --- coverage in the rank, names the journal never met, known beginnings ---------------------
-
-
-@pytest.mark.parametrize(
-    ("word", "beginnings"),
-    [
-        ("dockerisee", ["dockeris", "docker", "dock"]),  # « docker » is stemmed « dock »
-        ("deconnectes", ["deconnec", "decon"]),
-        ("certificats", ["certific", "certif"]),
-        ("config", ["conf"]),  # « confi », the one beginning of five letters, as a stem
-        ("ssh", []),
-        ("20240131", []),  # a number is whole or nothing
-        ("s3fs", []),
-    ],
-)
-def test_known_beginnings_are_most_of_the_word(word: str, beginnings: list[str]) -> None:
-    from ocmem.text.searchterms import known_beginnings
-
-    assert known_beginnings(word) == beginnings
-
-
 def test_the_rank_prefers_an_entry_carrying_more_of_the_query() -> None:
-    from ocmem.text.searchterms import final
+    from ocmem.text.searchterms import coverage, final
 
     assert final(10.0, 0.9) > final(14.0, 0.5) > final(14.0, 0.4) > 0
-    assert final(3.0, 0.0) > 0  # matched by related terms only: still ranked by its BM25
-
-
-def test_a_name_the_journal_never_met_weighs_more_than_phrasing() -> None:
-    """Two held stems of four, in one field: relevant when the two others are only the question's
-    wording, not when they name what the question is about."""
-    from ocmem.text.searchterms import relevant
-
-    words = ["a", "b", "x", "y"]
-    frequency = {"a": 1, "b": 1, "x": 0, "y": 0}
-    entry, fields = {"a", "b", "c"}, [{"a", "b"}, {"c"}]
-    assert relevant(words, frequency, 100, {}, entry, fields, wording={"x", "y"})
-    assert not relevant(words, frequency, 100, {}, entry, fields, specific={"x", "y"})
-
-
-def test_the_evidence_adds_the_words_found_together_and_how_many() -> None:
-    from ocmem.text.searchterms import HELD_WORD, coverage, evidence
-
-    words = ["a", "b", "c", "d"]
-    frequency = dict.fromkeys(words, 1)
-    entry = {"a", "b"}
-    together = evidence(words, frequency, 100, {}, entry, [{"a", "b"}, set()])
-    scattered = evidence(words, frequency, 100, {}, entry, [{"a"}, {"b"}])
-    share = coverage(words, frequency, 100, {}, entry)
-    assert share == pytest.approx(0.5)
-    assert together == pytest.approx(share + 0.5 + 2 * HELD_WORD)
-    assert scattered == pytest.approx(share + 0.25 + 2 * HELD_WORD)
-    many = evidence(list("abcdefg"), dict.fromkeys("abcdefg", 1), 100, {}, set("abcdefg"), [])
-    assert many == pytest.approx(1.0 + 4 * HELD_WORD)  # several words count, up to four
-
-
-def test_one_rare_word_met_in_passing_is_no_answer() -> None:
-    """The share alone (0.32 until the fifth round) took an entry holding the one rare word of a
-    question (« l'imprimante du bureau » → « bureau », once in the journal); three of its
-    commoner words found together are an answer."""
-    from ocmem.text.searchterms import coverage, relevant
-
-    words = ["rare", "c1", "c2", "c3"]
-    frequency = {"rare": 1, "c1": 10, "c2": 10, "c3": 10}
-    passing = {"rare", "autre"}
-    assert coverage(words, frequency, 100, {}, passing) > 0.32
-    assert not relevant(words, frequency, 100, {}, passing, [{"rare"}, {"autre"}])
-    together = {"c1", "c2", "c3"}
-    assert relevant(words, frequency, 100, {}, together, [together])
-
-
-def test_everyday_words_are_not_technical_names() -> None:
-    from ocmem.text.lexicon import everyday_words
-
-    everyday = set(everyday_words())
-    assert {"enferme", "dehors", "deplacant", "proprement", "locked", "after"} <= everyday
-    assert not {"htpasswd", "trivy", "wireguard", "s3fs", "mdadm"} & everyday
-
-
-def test_a_question_about_a_tool_the_journal_never_met_finds_nothing(
-    memory_dir: Path, index: Path
-) -> None:
-    """The same question about the timer that failed silently: found when put in everyday
-    words, « rien de pertinent » when it is about tools the journal never mentions. (Two held
-    words of five, « bizarrement » added, are too little of the question since the fifth round.)"""
-    path = memory_dir / "journal.md"
-    write(path, [*ROUTINE, EPISODE])
-    found = search(index, [path], "le minuteur certbot échouait sans bruit")
-    assert titles(found)[:1] == [EPISODE.title]
-    other = search(index, [path], "certbot avec traefik et caddy sous kubernetes")
-    assert other.hits == [] and other.nothing_relevant
+    words, frequency = ["rare", "common"], {"rare": 1, "common": 50}
+    assert (
+        coverage(words, frequency, 100, {"rare"})
+        > 0.5
+        > coverage(words, frequency, 100, {"common"})
+    )
+    assert coverage(words, frequency, 100, {"rarest"}) == coverage(words, frequency, 100, {"rare"})
 
 
 def test_a_three_letter_stem_matches_only_itself(memory_dir: Path, index: Path) -> None:
@@ -756,33 +758,3 @@ def test_a_three_letter_stem_matches_only_itself(memory_dir: Path, index: Path) 
     assert titles(search(index, [path], "gam")) == []
     assert titles(search(index, [path], "gamm")) == ["Canal gamma du moniteur"]
     assert titles(search(index, [path], "phpmyadmin")) == ["Accès à phpmyadmin"]
-
-
-def test_the_everyday_words_are_read_by_the_first_search_that_meets_an_unknown_word(
-    memory_dir: Path, index: Path
-) -> None:
-    """An index is created without them (most searches never need them); the first query with a
-    word the journal never uses fills them, once."""
-    from ocmem.text.lexicon import everyday_words
-
-    def stored() -> int:
-        with contextlib.closing(sqlite3.connect(index)) as db:
-            return int(db.execute("SELECT count(*) FROM everyday").fetchone()[0])
-
-    path = memory_dir / "journal.md"
-    write(path, [*ROUTINE, EPISODE])
-    assert titles(search(index, [path], "certificat certbot"))[:1] == [EPISODE.title]
-    assert stored() == 0
-    assert titles(search(index, [path], "certificat certbot bizarrement"))[:1] == [EPISODE.title]
-    assert stored() == len(everyday_words()) > 50_000
-    search(index, [path], "certbot sous kubernetes")
-    assert stored() == len(everyday_words())
-
-
-def test_a_word_the_journal_never_uses_stands_for_a_word_it_begins_with(
-    memory_dir: Path, index: Path
-) -> None:
-    path = memory_dir / "journal.md"
-    write(path, [*ROUTINE, entry(50, "Conteneur docker sans réseau", "docker network connect")])
-    found = search(index, [path], "application dockerisée sans réseau")
-    assert titles(found)[:1] == ["Conteneur docker sans réseau"]

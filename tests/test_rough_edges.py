@@ -167,7 +167,9 @@ def test_numbers_in_a_search_match_whole_and_the_count_is_shown(home: Path, run_
     first = shown.split("\n## ")[0]
     assert "Serveur 100 " in first  # the exact number first
     assert "Serveur 1005" not in first
-    assert shown.rstrip().endswith("5 sur 6 entrées, les plus pertinentes d'abord")
+    assert shown.rstrip().endswith(
+        "5 sur 6 entrées, dont 4 faible(s), les plus pertinentes d'abord (par les mots)"
+    )
 
 
 def test_help_and_usage_errors_speak_french(home: Path, run_cli: Run) -> None:

@@ -264,14 +264,25 @@ export const TOOLS = {
     }
   },
   "memory_search": {
-    "description": "Cherche dans le journal des épisodes passés : 5 entrées au plus, les plus pertinentes d'abord. Avec recent: N (20 au plus), les titres seuls des N dernières entrées, pour survoler le travail récent.",
+    "description": "Cherche dans le journal des épisodes passés, par les mots et par le sens : 5 entrées au plus, les plus pertinentes d'abord ; une correspondance faible est signalée comme telle. Dis-le de plusieurs façons en un seul appel : query avec les mots de la question, alternatives avec 4 autres formulations au plus (les mots techniques qu'une entrée emploierait — produit, version, code d'erreur —, le symptôme, la même question en anglais). « rien de pertinent » veut dire qu'aucune entrée ne porte ces mots ni ce sens. Avec recent: N (20 au plus), les titres seuls des N dernières entrées, pour survoler le travail récent.",
     "args": {
       "query": {
         "type": [
           "string",
           "null"
         ],
-        "description": "Mots-clés"
+        "description": "La question, ou des mots-clés"
+      },
+      "alternatives": {
+        "type": [
+          "array",
+          "null"
+        ],
+        "items": {
+          "type": "string"
+        },
+        "maxItems": 4,
+        "description": "Autres formulations de la même recherche (4 au plus) : mots techniques, symptôme, anglais ; fusionnées en une seule liste"
       },
       "tags": {
         "type": [

@@ -77,6 +77,7 @@ OPS = (
     "ping",
 )
 WORKERS = 4
+_ENCODE_NICENESS = 10  # the background encoding yields the CPU to everything else
 
 
 def client_of(chain: list[agentproc.Proc]) -> agentproc.Proc | None:
@@ -121,6 +122,9 @@ class Gate:
         self.hardened = self.paths.hardened_file.exists()
         self.client: agentproc.Proc | None = None
         self._write_lock = threading.Lock()
+        self._encoding: threading.Thread | None = None
+        self._encode_again = False
+        self._encoding_lock = threading.Lock()
 
     def workspace(self, wait: float = 0.0) -> Workspace:
         return open_workspace(self.paths.home, wait_seconds=wait, env=self.env, clock=self.clock)
@@ -198,6 +202,7 @@ class Gate:
                 envelope,
                 origin=PLUGIN,
                 allow_accept=not self.hardened,
+                encode_later=self.encode_later,
             )
         if op == "exposure":
             from ocmem.bridge.contract import problems
@@ -235,6 +240,37 @@ class Gate:
         if op == "skill-used":
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
+
+    def encode_later(self) -> None:
+        """Encodes the journal's entries that have no sentence vector, in a background thread
+        of low priority (after an append this gate served, or a search that met some): the
+        searches use what is encoded and the words for the rest, so nothing waits for it. The
+        encoder stays loaded for the gate's life: its next searches are warm."""
+        with self._encoding_lock:
+            if self._encoding is not None and self._encoding.is_alive():
+                self._encode_again = True  # new entries may have come after its last look
+                return
+            self._encoding = threading.Thread(
+                target=self._encode_journal, name="ocmem-encode", daemon=True
+            )
+            self._encoding.start()
+
+    def _encode_journal(self) -> None:
+        from ocmem.services.memory import Memory
+
+        with contextlib.suppress(OSError, AttributeError):  # a nice value only (Linux: per thread)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _ENCODE_NICENESS)
+        while True:
+            try:
+                Memory(self.workspace()).encode_journal()
+            except Exception as exc:  # a background cache: logged, never raised
+                with contextlib.suppress(OSError):
+                    log_event(self.paths, self.clock, "encode", error=str(exc)[:200])
+            with self._encoding_lock:
+                if not self._encode_again:
+                    self._encoding = None
+                    return
+                self._encode_again = False
 
     def plugin_config(self, reported: object = None) -> Outcome:
         """The plugin's settings; ``reported``: the OCMEM_SILVERBULLET_* variables OpenCode has

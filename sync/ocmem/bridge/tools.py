@@ -10,7 +10,7 @@ quarantine of its writes (``ocmem.guards.exposure``), « retiens ça » verifica
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,9 @@ from ocmem.services.memory import Memory
 from ocmem.text import inert
 
 PLUGIN = "plugin"  # a call that came through the plugin's gate
+# how long a search through the gate may encode entries that have no sentence vector yet (the
+# newest: an entry just appended); the gate's background thread does the rest
+GATE_ENCODE_SECONDS = 0.3
 CLI = "cli"  # `ocmem tool …` started by some process: its envelope is only what it claimed
 
 
@@ -233,6 +236,7 @@ def run_tool(
     *,
     origin: str = CLI,
     allow_accept: bool = True,
+    encode_later: Callable[[], None] | None = None,
 ) -> Outcome:
     """Run one memory tool for the plugin, for a session whose exposure decides how its writes
     are kept (``ocmem.guards.exposure``).
@@ -261,7 +265,7 @@ def run_tool(
     record = record_exposure(ws, session, found)
     taint = _taint(ws, record, provenance)
     ws.log("tool", tool=name, session=session, origin=origin)
-    memory = Memory(ws, agent=True)
+    memory = Memory(ws, agent=True, encode_budget=GATE_ENCODE_SECONDS, encode_later=encode_later)
     if operation is operations.NOTE:
         return memory.add_note(args["text"], args.get("days"), taint)
     if operation is operations.FORGET:
@@ -275,7 +279,11 @@ def run_tool(
             record_exposure(ws, session, [(exposure.QUARANTINED_MEMORY, r) for r in refs])
 
         return memory.search_journal(
-            args.get("query", ""), args.get("tags", []), args.get("last"), exposed_to
+            args.get("query", ""),
+            args.get("tags", []),
+            args.get("last"),
+            exposed_to,
+            alternatives=args.get("alternatives", []),
         )
     if operation is operations.JOURNAL:
         if record["journal"]:
@@ -294,6 +302,8 @@ def run_tool(
 
         result = memory.add_journal(args, also=remember, taint=taint)
         sessions.forget_old(ws.paths, ws.clock)
+        if encode_later is not None:
+            encode_later()  # the new entry's sentence vector, in the background
         return result
     from ocmem.services.proposals import Proposals
 

@@ -70,10 +70,10 @@ def _fast_path(args: list[str], clock: Clock, progress: Progress | None) -> Outc
     )
     if reading:
         from ocmem.bridge.agentproc import agent_reason
+        from ocmem.cli.encoding import searching_memory
         from ocmem.formats.operations import RECENT_MAX
-        from ocmem.services.memory import Memory
 
-        memory = Memory(workspace, agent=agent_reason(workspace.paths) is not None)
+        memory = searching_memory(workspace, agent_reason(workspace.paths) is not None)
         if rest[1] == "recent":
             return memory.recent_journal(RECENT_MAX)
         return memory.search_journal(" ".join(rest[2:]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from datetime import date, datetime
@@ -146,6 +147,14 @@ def journal_add(obj: Context, /, **options: Any) -> Outcome:
 @click.argument("words", nargs=-1)
 @click.option("--tag", "tags", multiple=True, help="Tag exigé (répétable).")
 @option(
+    "--ou",
+    "--or",
+    "alternatives",
+    multiple=True,
+    metavar="TEXTE",
+    help=f"Autre formulation de la recherche (répétable, {operations.ALTERNATIVES_MAX} au plus).",
+)
+@option(
     "--dernieres",
     "--last",
     "last",
@@ -154,16 +163,40 @@ def journal_add(obj: Context, /, **options: Any) -> Outcome:
 )
 @pass_context
 def journal_search(
-    obj: Context, words: tuple[str, ...], tags: tuple[str, ...], last: int | None
+    obj: Context,
+    words: tuple[str, ...],
+    tags: tuple[str, ...],
+    alternatives: tuple[str, ...],
+    last: int | None,
 ) -> Outcome:
-    """Cherche dans le journal et ses archives : 5 entrées au plus, les plus pertinentes d'abord.
+    """Cherche dans le journal et ses archives, par les mots et par le sens : 5 entrées au plus,
+    les plus pertinentes d'abord.
 
     Des mots ou une question, sans guillemets : ocmem journal search certificat nginx expiré
+    --ou "let's encrypt renouvellement échoue" --ou "certificate expired"
+    """
+    from ocmem.cli.encoding import searching_memory
+
+    workspace, agent = obj.reader()
+    return searching_memory(workspace, agent).search_journal(
+        " ".join(words), tags, last, alternatives=alternatives
+    )
+
+
+@journal_group.command(name="index")
+@option("--fond", "--background", "background", is_flag=True, hidden=True)
+@pass_context
+def journal_index(obj: Context, background: bool) -> Outcome:
+    """Encode les entrées du journal pour la recherche par le sens (celles qui ne le sont pas).
+
+    Une recherche s'en charge d'elle-même, en arrière-plan : cette commande le fait tout de suite.
     """
     from ocmem.services.memory import Memory
 
     workspace, agent = obj.reader()
-    return Memory(workspace, agent=agent).search_journal(" ".join(words), tags, last)
+    if background:
+        os.nice(10)  # started by a search, detached: the machine's other work goes first
+    return Memory(workspace, agent=agent).encode_journal()
 
 
 @journal_group.command(name="recent")

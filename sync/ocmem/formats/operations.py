@@ -23,6 +23,7 @@ STRING, INTEGER, BOOLEAN, STRINGS = "string", "integer", "boolean", "strings"
 # The « recent » overview and a search answer: their sizes.
 RECENT_MAX = 20
 SEARCH_MAX = 5
+ALTERNATIVES_MAX = 4  # other phrasings of one search (each costs a query of the index)
 
 
 class Arg(NamedTuple):
@@ -50,10 +51,11 @@ class Arg(NamedTuple):
         )
         if self.choices:
             base["enum"] = list(self.choices)
+        bounds = ("minItems", "maxItems") if self.kind == STRINGS else ("minimum", "maximum")
         if self.minimum is not None:
-            base["minimum"] = self.minimum
+            base[bounds[0]] = self.minimum
         if self.maximum is not None:
-            base["maximum"] = self.maximum
+            base[bounds[1]] = self.maximum
         if not self.required:
             base["type"] = [base["type"], "null"]
         if self.description:
@@ -90,11 +92,24 @@ FORGET = Operation(
 )
 SEARCH = Operation(
     "memory_search",
-    f"Cherche dans le journal des épisodes passés : {SEARCH_MAX} entrées au plus, les plus "
-    f"pertinentes d'abord. Avec recent: N ({RECENT_MAX} au plus), les titres seuls des N "
-    "dernières entrées, pour survoler le travail récent.",
+    f"Cherche dans le journal des épisodes passés, par les mots et par le sens : {SEARCH_MAX} "
+    "entrées au plus, les plus pertinentes d'abord ; une correspondance faible est signalée comme "
+    "telle. Dis-le de plusieurs façons en un seul appel : query avec les mots de la question, "
+    f"alternatives avec {ALTERNATIVES_MAX} autres formulations au plus (les mots techniques "
+    "qu'une entrée emploierait — produit, version, code d'erreur —, le symptôme, la même question "
+    "en anglais). « rien de pertinent » veut dire qu'aucune entrée ne porte ces mots ni ce sens. "
+    f"Avec recent: N ({RECENT_MAX} au plus), les titres seuls des N dernières entrées, pour "
+    "survoler le travail récent.",
     (
-        Arg("query", STRING, "Mots-clés", required=False),
+        Arg("query", STRING, "La question, ou des mots-clés", required=False),
+        Arg(
+            "alternatives",
+            STRINGS,
+            f"Autres formulations de la même recherche ({ALTERNATIVES_MAX} au plus) : mots "
+            "techniques, symptôme, anglais ; fusionnées en une seule liste",
+            required=False,
+            maximum=ALTERNATIVES_MAX,
+        ),
         Arg("tags", STRINGS, "Tags exigés", required=False),
         Arg(
             "last",
@@ -320,10 +335,12 @@ def check_args(op: Operation, args: Mapping[str, Any]) -> dict[str, Any]:
                 fix=f"{arg.name} : {arg.description}",
             )
         low, high = arg.minimum, arg.maximum
-        if (low is not None and value < low) or (high is not None and value > high):
+        size = len(value) if arg.kind == STRINGS else value
+        if (low is not None and size < low) or (high is not None and size > high):
             bounds = f"de {low} à {high}" if high is not None else f"au moins {low}"
+            unit = " éléments" if arg.kind == STRINGS else ""
             raise InputError(
-                f"{op.tool} : « {arg.name} » va {bounds} (reçu {value})",
+                f"{op.tool} : « {arg.name} » va {bounds}{unit} (reçu {size})",
                 fix=f"{arg.name} : {arg.description}",
             )
         given[arg.name] = value

@@ -14,24 +14,15 @@ whole. Files no longer listed lose their entries. Refreshes run in one ``BEGIN I
 transaction, re-reading the recorded state inside it, so concurrent ocmem processes neither
 duplicate nor lose entries.
 
-Ranking (``ocmem.home.journalquery``): BM25 over five columns of stems (``ocmem.text.searchterms``), weighted
-title > tags > lesson = pitfall > the rest (request, what was done); query words are ORed, so
-a question in natural words ranks the entries sharing the most (and the rarest) of its words
-first, and a stem of 4 letters or more also matches as a prefix (« certif » finds
-« certificat »; « ssh » does not find « sshd »), exact matches counting more. Ties go to the
+What a search shows (``ocmem.text.relevance``): two rankings per way the question is put, fused.
+By the words (``ocmem.home.journalquery``): BM25 over five columns of stems
+(``ocmem.text.searchterms``), weighted title > tags > lesson = pitfall > the rest; query words are
+ORed, a stem of 4 letters or more also matches as a prefix (« certif » finds « certificat »), and
+the best candidates are re-ranked by the share of the question's weight (IDF) they carry. By the
+meaning (``ocmem.home.journalmeaning``, when the encoder is installed): the entries whose sentence
+vectors are nearest the question's. « Rien de pertinent » only when the question names something
+the journal never mentions and no entry carries it; a weak match is shown, marked. Ties go to the
 newest entry. Tags filter exactly.
-Synonyms from a small thesaurus of server work (``ocmem.text.thesaurus``: « saturé » → « plein »,
-"unreachable" → « injoignable ») add their BM25 at a lower weight, for an entry that lacks the
-query's own word. When the best entry lacks part of the query, terms the journal itself relates
-to the query's stems (``ocmem.text.searchterms.related``: « espace » → « disque ») add theirs,
-lower still. The rank is that BM25 times a power of the share of the query's weight an entry
-carries: the more of the question's distinct words, the sooner. When no entry shown holds
-enough of the question (``ocmem.text.searchterms.evidence``: the share of its weight, IDF, an
-entry carries, the share one of its fields carries alone, how many of its words), the answer is
-« rien de pertinent » (``Found.nothing_relevant``), not a match made of one common word, or of
-one rare word met in passing; a query word the journal never
-uses weighs more there when it is no everyday word either (``ocmem.text.lexicon``: a name such as
-« htpasswd »), less when it is one (wording such as « dehors »).
 """
 
 from __future__ import annotations
@@ -40,31 +31,46 @@ import contextlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ocmem.errors import OcmemError
+from ocmem.errors import OcmemError, Refused
 from ocmem.formats import journal
 from ocmem.home import journalquery
 from ocmem.home.atomic import open_file, status
+from ocmem.home.journalquery import MAX_RECENT as MAX_RECENT
 from ocmem.home.journalquery import Damage, Stale
 from ocmem.home.journalquery import Found as Found
 from ocmem.home.journalquery import Hit as Hit
+from ocmem.home.journalquery import Recent as Recent
+from ocmem.home.journalquery import recent_headers as recent_headers
+from ocmem.home.journalvectors import entry_digest
+from ocmem.text import relevance
 from ocmem.text.searchterms import fold, terms
-from ocmem.text.searchterms import surfaces as query_surfaces
+
+if TYPE_CHECKING:
+    from ocmem.home.journalmeaning import Meaning
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "6"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words;
-# 6: English glossary words (hour, late, last, project, two), stop-words (one, myself, out), names
-# kept whole (gitea, redis, composer)
-MAX_RECENT = 20
+INDEX_VERSION = "7"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words;
+# 6: English glossary words, stop-words, names kept whole; 7: each entry's digest and vector row
 
-_COLUMNS = {"lecon": 2, "piege": 3, "demande": 4, "fait": 4, "exposition": -1}
+# the column of each field's terms (-1: not searched): as written, then folded (a hand edit)
+_COLUMNS = {"Leçon": 2, "Piège": 3, "Demande": 4, "Fait": 4, "Résultat": -1, "Exposition": -1}
+_FOLDED_COLUMNS = {
+    "lecon": 2,
+    "piege": 3,
+    "demande": 4,
+    "fait": 4,
+    "resultat": -1,
+    "exposition": -1,
+}
 _FIELD = re.compile(r"- ([^:\n]{1,20}?) : ")
 _HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? \xc2\xb7 ")
 _BUSY_SECONDS = 2.0
+_BATCH_SECONDS = 2.0  # encoding between two records of the background encoder
 _READ_ATTEMPTS = 3
 
 _SCHEMA = """
@@ -74,27 +80,38 @@ CREATE TABLE files(
     inode INTEGER NOT NULL, stable INTEGER NOT NULL, digest TEXT NOT NULL);
 CREATE TABLE entries(
     id INTEGER PRIMARY KEY, file TEXT NOT NULL, start INTEGER NOT NULL, stop INTEGER NOT NULL,
-    at TEXT NOT NULL, tags TEXT NOT NULL);
+    at TEXT NOT NULL, tags TEXT NOT NULL, digest BLOB NOT NULL, vec INTEGER);
 CREATE INDEX entries_file ON entries(file, start);
+CREATE INDEX entries_vec ON entries(vec);
+CREATE INDEX entries_digest ON entries(digest);
+CREATE INDEX entries_unencoded ON entries(at) WHERE vec IS NULL;
 CREATE VIRTUAL TABLE terms USING fts5(title, tags, lesson, pitfall, rest, tokenize='ascii');
-CREATE TABLE everyday(word TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE dictionary(word TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
 
 def search(
-    index: Path, files: Sequence[Path], query: str, tags: Sequence[str] = (), limit: int = 5
+    index: Path,
+    files: Sequence[Path],
+    query: str,
+    tags: Sequence[str] = (),
+    limit: int = 5,
+    *,
+    alternatives: Sequence[str] = (),
+    meaning: Meaning | None = None,
 ) -> Found:
-    """The ``limit`` entries of ``files`` most relevant to ``query`` that have every tag.
+    """The ``limit`` entries of ``files`` most relevant to ``query`` (and to each of its
+    ``alternatives``: other ways of putting it, fused into one ranking) that have every tag.
 
     Without query words, the newest entries having the tags. ``index`` is the cache file, in
-    ocmem's own state folder; ``files`` the journal then its archives.
+    ocmem's own state folder; ``files`` the journal then its archives; ``meaning``: the encoder
+    and its vectors (``ocmem.home.journalmeaning``), None for the words alone.
     """
     wanted = [t for t in dict.fromkeys(fold(t.strip().lstrip("#")) for t in tags) if t]
-    surfaces = query_surfaces(query)
-    words = list(surfaces)
+    texts = [t for t in dict.fromkeys([query, *alternatives]) if t.strip()]
     for _ in range(_READ_ATTEMPTS):
         with contextlib.suppress(Stale):
-            return _search_once(index, files, words, surfaces, wanted, max(1, limit))
+            return _search_once(index, files, texts, wanted, max(1, limit), meaning)
     raise OcmemError(
         "le journal a changé pendant la recherche, plusieurs fois de suite",
         fix="relance la recherche",
@@ -104,10 +121,10 @@ def search(
 def _search_once(
     index: Path,
     files: Sequence[Path],
-    words: Sequence[str],
-    surfaces: Mapping[str, frozenset[str]],
+    texts: Sequence[str],
     tags: Sequence[str],
     limit: int,
+    meaning: Meaning | None,
 ) -> Found:
     saved = True
     for attempt in range(2):
@@ -118,7 +135,7 @@ def _search_once(
             break
         try:
             damage = _refresh(db, files)
-            return journalquery.query(db, words, surfaces, tags, limit)._replace(damage=damage)
+            return _answer(db, texts, tags, limit, meaning)._replace(damage=damage)
         except sqlite3.DatabaseError as exc:
             if _busy(exc):
                 break  # locked beyond the busy timeout: this run gets an index in memory
@@ -133,8 +150,132 @@ def _search_once(
     db = _memory_connection()
     try:
         damage = _refresh(db, files)
-        found = journalquery.query(db, words, surfaces, tags, limit)
-        return found._replace(saved=saved, damage=damage)
+        return _answer(db, texts, tags, limit, meaning)._replace(saved=saved, damage=damage)
+    finally:
+        db.close()
+
+
+def _answer(
+    db: sqlite3.Connection,
+    texts: Sequence[str],
+    tags: Sequence[str],
+    limit: int,
+    meaning: Meaning | None,
+) -> Found:
+    """The search over a refreshed index: each phrasing ranked by its words and by its meaning,
+    fused (``ocmem.text.relevance``)."""
+    sides = [(t, side) for t in texts if (side := journalquery.words_side(db, t, tags))]
+    if not sides:
+        return journalquery.newest(db, tags, limit)
+    near: list[list[int]] = [[] for _ in sides]
+    used, pending = False, 0
+    if meaning is not None:
+        from ocmem.home import journalmeaning
+
+        found = journalmeaning.meaning_side(db, [t for t, _ in sides], tags, meaning)
+        if found is not None:
+            near, pending, used = found.near, found.pending, True
+    phrasings = [
+        relevance.Phrasing(side.ranked, side.cover, side.names, n)
+        for (_, side), n in zip(sides, near, strict=True)
+    ]
+    total = max(side.total for _, side in sides)
+    if relevance.nothing_relevant(phrasings):
+        missing = tuple(relevance.missing_names(phrasings))
+        return Found(
+            [], total, nothing_relevant=True, missing=missing, meaning=used, pending=pending
+        )
+    order = relevance.fused(phrasings)[: limit * 4]
+    places = journalquery.locations(db, order)
+    located = [i for i in order if i in places]
+    hits = journalquery.hits((places[i] for i in located), limit)
+    shown = {places[i][3]: i for i in reversed(located)}  # each minute: its best entry
+    weak = frozenset(
+        h.ref
+        for h in hits
+        if relevance.weak(
+            [
+                journalquery.coverage_of(db, side, shown[h.ref.removeprefix("journal ")])
+                for _, side in sides
+            ]
+        )
+    )
+    return Found(hits, max(total, len(hits)), weak=weak, meaning=used, pending=pending)
+
+
+def encode_pending(
+    index: Path,
+    files: Sequence[Path],
+    meaning: Meaning,
+    lock: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> int | None:
+    """Encodes every entry of ``files`` that has no sentence vector yet, newest first, a batch
+    at a time (each recorded at once: stopped at any point, what was encoded stays); returns how
+    many, or None when another process holds ``lock`` (it is encoding them). Background work: the
+    gate's thread after an append, ``ocmem journal index``. ``progress(done, left)`` after each
+    batch."""
+    import fcntl
+
+    from ocmem.home import journalmeaning
+
+    try:
+        fd = open_file(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except (OSError, Refused):
+        return 0  # a read-only state folder, a link: nothing can be recorded here
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        done = 0
+        while True:
+            try:
+                db = _connect_file(index)
+            except _NoFile:
+                return done
+            try:
+                _refresh(db, files)
+                store = meaning.store(write=True)
+                if store is None:
+                    return done
+                try:
+                    journalmeaning.link(db, store)
+                    count = journalmeaning.encode(db, store, meaning.encoder, _BATCH_SECONDS)
+                    left = journalmeaning.pending(db)
+                finally:
+                    store.close()
+            finally:
+                db.close()
+            done += count
+            if progress is not None:
+                progress(done, left)
+            if count == 0 or left == 0:
+                return done
+    finally:
+        os.close(fd)
+
+
+def recorded_count(index: Path, path: Path) -> int | None:
+    """How many entries the journal file ``path`` holds, from the index, when it describes the
+    file as it is now (same size, mtime, inode); else None (the file has to be read)."""
+    if status(index) is None:
+        return None
+    try:
+        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=0.5)
+    except sqlite3.Error:
+        return None
+    try:
+        if _version(db) != INDEX_VERSION:
+            return None
+        recorded = _recorded(db).get(str(path))
+        if recorded is None or recorded[0] != _stat(path):
+            return None
+        row = db.execute("SELECT count(*) FROM entries WHERE file = ?", (str(path),)).fetchone()
+        return int(row[0])
+    except sqlite3.Error:
+        return None
     finally:
         db.close()
 
@@ -343,21 +484,28 @@ def _refresh_file(
     )
     db.execute("DELETE FROM entries WHERE file = ? AND start >= ?", (name, base))
     last = base
+    next_id = next_entry_id(db)
+    entries: list[tuple[int, str, int, int, str, str, bytes]] = []
+    columns: list[tuple[int, str, str, str, str, str]] = []
     for start, stop in _spans(data, base):
-        chunk = data[start:stop].decode("utf-8", errors="replace")
-        parsed = _parse(chunk)
+        chunk = data[start:stop]
+        parsed = _parse(chunk.decode("utf-8", errors="replace"))
         if parsed is None:
             continue
-        at, tag_text, columns = parsed
-        cursor = db.execute(
-            "INSERT INTO entries(file, start, stop, at, tags) VALUES (?, ?, ?, ?, ?)",
-            (name, start, stop, at, tag_text),
-        )
-        db.execute(
-            "INSERT INTO terms(rowid, title, tags, lesson, pitfall, rest) VALUES (?, ?, ?, ?, ?, ?)",
-            (cursor.lastrowid, *columns),
-        )
+        at, tag_text, terms_of = parsed
+        entries.append((next_id, name, start, stop, at, tag_text, entry_digest(chunk)))
+        columns.append((next_id, *terms_of))
+        next_id += 1
         last = start
+    db.executemany(
+        "INSERT INTO entries(id, file, start, stop, at, tags, digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        entries,
+    )
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('next_id', ?)", (str(next_id),))
+    db.executemany(
+        "INSERT INTO terms(rowid, title, tags, lesson, pitfall, rest) VALUES (?, ?, ?, ?, ?, ?)",
+        columns,
+    )
     if last == base:
         # No new entry: keep the previous stable point, or the start of the file.
         row = db.execute("SELECT max(start) FROM entries WHERE file = ?", (name,)).fetchone()
@@ -375,6 +523,13 @@ def _digest(data: bytes | memoryview) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def next_entry_id(db: sqlite3.Connection) -> int:
+    """The id the next indexed entry gets: never one an entry had before (a vector row's entry
+    is looked up once, by id)."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'next_id'").fetchone()
+    return int(row[0]) if row else 1
+
+
 def _spans(data: bytes, base: int) -> Iterator[tuple[int, int]]:
     """(start, stop) byte offsets of the entries from ``base`` (an entry start, or 0)."""
     # From the newline before ``base``: "^" only matches at the real start of ``data``.
@@ -388,56 +543,25 @@ def _spans(data: bytes, base: int) -> Iterator[tuple[int, int]]:
 
 def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None:
     """An entry's minute, its tags (folded, space-delimited) and its five columns of terms."""
-    found = journal.blocks(chunk)
-    if len(found) != 1:
+    found = journal.header(chunk)
+    if found is None:
         return None
-    block = found[0]
-    columns: list[list[str]] = [terms(block.title), terms(" ".join(block.tags)), [], [], []]
+    _, rank, title, tags = found
+    # title, tags, lesson, pitfall, rest: each column's lines, then their terms at once
+    columns: list[list[str]] = [[title], [" ".join(tags)], [], [], []]
     column = 4
     for line in chunk.split("\n")[1:]:
-        field = _FIELD.match(line)
-        if field:
-            key = fold(field.group(1)).strip()
-            if key == "resultat":
-                column = -1
-                continue
-            column = _COLUMNS.get(key, 4)
-            line = line[field.end() :]
+        if line.startswith("- "):
+            field = _FIELD.match(line)
+            if field:
+                label = field.group(1)
+                column = _COLUMNS.get(label, -2)
+                if column == -2:
+                    column = _FOLDED_COLUMNS.get(fold(label).strip(), 4)
+                line = line[field.end() :]
         if column >= 0:
-            columns[column] += terms(line)
-    at = block.key.stamp
-    tag_text = " " + " ".join(fold(t) for t in block.tags) + " "
-    c = [" ".join(col) for col in columns]
+            columns[column].append(line)
+    at = chunk[3:19] if rank == 1 else f"{chunk[3:19]}~{rank}"  # the header's own minute
+    tag_text = " " + " ".join(fold(t) for t in tags) + " "
+    c = [" ".join(terms("\n".join(lines))) for lines in columns]
     return at, tag_text, (c[0], c[1], c[2], c[3], c[4])
-
-
-# --- recent headers --------------------------------------------------------------------------
-
-
-class Recent(NamedTuple):
-    header: str
-    quarantined: bool  # written by an exposed session (journal.is_quarantined)
-
-
-def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[Recent]:
-    """The header lines of the last ``n`` entries (20 at most), newest first.
-
-    ``texts``: the journal, then its archives newest first; read lazily, so an archive is only
-    read when the journal holds fewer than ``n`` entries. Each text is scanned from its end,
-    header by header, without parsing the entries.
-    """
-    n = max(0, min(n, MAX_RECENT))
-    found: list[Recent] = []
-    for text in texts:
-        end = len(text)
-        while len(found) < n and end > 0:
-            cut = text.rfind("\n## ", 0, end)
-            start = cut + 1
-            stop = text.find("\n", start, end)
-            line = text[start : stop if stop >= 0 else end]
-            if journal.blocks(line + "\n"):  # a valid header, as the journal reads it
-                found.append(Recent(line, journal.is_quarantined(text[start:end])))
-            end = max(cut, 0)
-        if len(found) >= n:
-            break
-    return found

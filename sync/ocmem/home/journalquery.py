@@ -1,6 +1,7 @@
-"""The query side of the journal search (``ocmem.home.journalindex`` keeps the index and its
-refresh): the BM25 of the query's stems over the index, their synonyms and related terms, the rank
-and « rien de pertinent » (``ocmem.text.searchterms`` decides), and the hits read from the files."""
+"""The words' side of the journal search (``ocmem.home.journalindex`` keeps the index and its
+refresh, and fuses this with the meaning's side): the BM25 of the query's stems over the index,
+re-ranked by the share of the question each entry carries (``ocmem.text.searchterms``), the names
+the journal never mentions, and the hits read from the files."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ocmem.formats import journal
 from ocmem.formats.journal import Damaged
 from ocmem.home.atomic import open_file
 from ocmem.text import searchterms as ranking
 
+MAX_RECENT = 20
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
 WEIGHTS = (4.0, 3.0, 2.0, 2.0, 1.0)
 
@@ -30,13 +33,17 @@ class Hit(NamedTuple):
 
 class Found(NamedTuple):
     hits: list[Hit]
-    total: int  # entries matching, of which ``hits`` are the best
+    total: int  # entries holding a word of the question (having the tags)
     # False when the index file could not be written (read-only, disk full): this search ran
     # on an index built in memory, and the next one will rebuild it again.
     saved: bool = True
-    # True when entries share words with the query but none carries enough of it: « rien de
-    # pertinent » rather than a match invented from one common word.
+    # True when the question names something the journal never mentions and no entry carries
+    # it (``ocmem.text.relevance``): « rien de pertinent »; ``missing``: those names.
     nothing_relevant: bool = False
+    missing: tuple[str, ...] = ()
+    weak: frozenset[str] = frozenset()  # refs of the hits that are weak matches
+    meaning: bool = False  # whether the meaning took part (vectors, encoder)
+    pending: int = 0  # entries that have no vector yet (the background encodes them)
     # what hides an entry, met in the journal files the refresh read (none when none changed)
     damage: Sequence[Damage] = ()
 
@@ -54,132 +61,112 @@ class Stale(Exception):
     """A file changed between the refresh and the reading of a hit: refresh again."""
 
 
-def query(
-    db: sqlite3.Connection,
-    words: Sequence[str],
-    surfaces: Mapping[str, frozenset[str]],
-    tags: Sequence[str],
-    limit: int,
-) -> Found:
-    tag_filter = "".join(" AND instr(e.tags, ?) > 0" for _ in tags)
-    tag_args = [f" {t} " for t in tags]
-    if words:
-        return _ranked(db, words, surfaces, tag_filter, tag_args, limit)
+def newest(db: sqlite3.Connection, tags: Sequence[str], limit: int) -> Found:
+    """The newest entries having every tag (a search without words)."""
+    tag_filter, tag_args = tag_clause(tags)
     source = f"entries e WHERE 1{tag_filter}"
     total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", tag_args).fetchone()
     rows = db.execute(
         f"SELECT e.file, e.start, e.stop, e.at FROM {source} ORDER BY e.at DESC LIMIT ?",
         [*tag_args, limit * 2],  # an entry may sit in the journal and an archive after a crash
     ).fetchall()
-    return Found(_hits(rows, limit), int(total[0]))
+    return Found(hits(rows, limit), int(total[0]))
 
 
-def _hits(rows: Iterable[Sequence[object]], limit: int) -> list[Hit]:
-    hits: list[Hit] = []
+def tag_clause(tags: Sequence[str]) -> tuple[str, list[str]]:
+    """The SQL condition on ``entries e`` that keeps the entries having every tag, its values."""
+    return "".join(" AND instr(e.tags, ?) > 0" for _ in tags), [f" {t} " for t in tags]
+
+
+def hits(rows: Iterable[Sequence[object]], limit: int) -> list[Hit]:
+    """The entries at ``rows`` (file, start, stop, minute), each minute once, read from their
+    files."""
+    found: list[Hit] = []
     for name, start, stop, at in rows:
-        if any(h.ref == f"journal {at}" for h in hits):
+        if any(h.ref == f"journal {at}" for h in found):
             continue
-        hits.append(_hit(Path(str(name)), int(str(start)), int(str(stop)), str(at)))
-        if len(hits) == limit:
+        found.append(_hit(Path(str(name)), int(str(start)), int(str(stop)), str(at)))
+        if len(found) == limit:
             break
-    return hits
+    return found
 
 
-def _ranked(
-    db: sqlite3.Connection,
-    words: Sequence[str],
-    surfaces: Mapping[str, frozenset[str]],
-    tag_filter: str,
-    tag_args: list[str],
-    limit: int,
-) -> Found:
-    """BM25 of the query's stems; when the best entry lacks part of the query, plus a lower
-    weight of BM25 over their related terms; nothing when no entry shown carries enough of the
-    query (``ocmem.text.searchterms.relevant``)."""
+class Words(NamedTuple):
+    """The words' side of one phrasing: the entries ranked (ids, best first) with the share of
+    the question's weight each carries, the names the journal never mentions, and what
+    ``coverage_of`` needs for other entries."""
+
+    ranked: list[int]
+    cover: dict[int, float]
+    names: list[str]
+    total: int  # entries holding a word of the question (having the tags)
+    words: list[str]
+    frequency: dict[str, int]
+    size: int
+
+
+def words_side(db: sqlite3.Connection, text: str, tags: Sequence[str]) -> Words | None:
+    """BM25 of the stems of ``text`` over the index, the best candidates re-ranked by the share
+    of the question they carry (``ocmem.text.searchterms.final``); None when ``text`` has no
+    word."""
+    surfaces = ranking.surfaces(text)
+    words = list(surfaces)
+    if not words:
+        return None
+    tag_filter, tag_args = tag_clause(tags)
     size = int(db.execute("SELECT count(*) FROM entries").fetchone()[0])
     frequency = {w: _frequency(db, w) for w in words}
-    words, surfaces = _known_beginnings(db, words, surfaces, frequency)
     source = f"terms JOIN entries e ON e.id = terms.rowid WHERE terms MATCH ?{tag_filter}"
     expression = ranking.match_expression(words)
     total = db.execute(f"SELECT count(DISTINCT e.at) FROM {source}", [expression, *tag_args])
-    own_scores = _scored(db, source, expression, tag_args)
-    candidates = heapq.nlargest(ranking.CANDIDATES, own_scores, key=own_scores.__getitem__)
-    rows = _locations(db, candidates)
-    best = max(rows, key=lambda r: (own_scores[r], rows[r][3]), default=None)
-    best_terms = ranking.EntryTerms() if best is None else _terms_of(db, best)
-
-    def scored(group: list[str]) -> dict[int, float]:
-        return _scored(db, source, ranking.match_expression(group), tag_args)
-
-    synonyms = ranking.Synonyms(words, frequency, size, best_terms, scored)
-    if synonyms.per_word:
-        _add_best(db, rows, synonyms.summed())
-    related: dict[str, tuple[str, float]] = {}
-    own = 0.0 if best is None else ranking.coverage(words, frequency, size, {}, best_terms)
-    if own < ranking.EXPAND_BELOW:
-        related = ranking.related(words, frequency, size, lambda w: _neighbours(db, w))
-        for term in synonyms.credit:
-            related.pop(term, None)
-    expansion_scores: dict[int, float] = {}
-    if related:
-        expansion_scores = _scored(db, source, ranking.match_expression(list(related)), tag_args)
-        _add_best(db, rows, expansion_scores)
-
-    entry_terms = {r: _terms_of(db, r) for r in rows}
-
-    def score(rowid: int) -> tuple[float, str]:
-        own, expansion = own_scores.get(rowid, 0.0), expansion_scores.get(rowid, 0.0)
-        synonym = synonyms.score(rowid, entry_terms.get(rowid, set()))
-        cover = ranking.coverage(
-            words, frequency, size, related, entry_terms[rowid], synonyms.credit
-        )
-        return ranking.final(ranking.combined(own, expansion, synonym), cover), rows[rowid][3]
-
-    order = sorted(rows, key=score, reverse=True)
-    hits = _hits((rows[r] for r in order), limit)
-    refs = {h.ref for h in hits}
-    shown = [r for r in order if f"journal {rows[r][3]}" in refs]
-    unknown = [w for w in words if frequency[w] == 0 and not w.isdigit()]
-    if unknown:
-        _fill_everyday(db)
-    wording = {w for w in unknown if _everyday(db, surfaces.get(w, ()))}
-    specific = set(unknown) - wording
-    if hits and not any(
-        ranking.relevant(
-            words,
-            frequency,
-            size,
-            related,
-            entry_terms[r],
-            _fields_of(db, r),
-            synonyms.credit,
-            specific,
-            wording,
-        )
-        for r in shown
-    ):
-        return Found([], int(total.fetchone()[0]), nothing_relevant=True)
-    return Found(hits, int(total.fetchone()[0]))
-
-
-def _add_best(
-    db: sqlite3.Connection, rows: dict[int, tuple[str, int, int, str]], scores: dict[int, float]
-) -> None:
-    """Adds to ``rows`` the locations of the best-scored entries of ``scores`` not there yet."""
-    more = heapq.nlargest(ranking.CANDIDATES, scores, key=scores.__getitem__)
-    rows.update(_locations(db, [r for r in more if r not in rows]))
-
-
-def _scored(
-    db: sqlite3.Connection, source: str, expression: str, tag_args: list[str]
-) -> dict[int, float]:
-    """Every entry matching ``expression`` (and the tags), with its BM25 (higher is better)."""
-    return dict(
+    scores = dict(
         db.execute(f"SELECT e.id, -bm25(terms, {_WEIGHTS}) FROM {source}", [expression, *tag_args])
     )
+    candidates = heapq.nlargest(ranking.CANDIDATES, scores, key=scores.__getitem__)
+    cover = {r: ranking.coverage(words, frequency, size, _terms_of(db, r)) for r in candidates}
+    newest = dict(_minutes(db, candidates))
+    ranked = sorted(
+        candidates, key=lambda r: (ranking.final(scores[r], cover[r]), newest[r]), reverse=True
+    )
+    names = _names(db, text, [w for w in words if frequency[w] == 0], surfaces)
+    return Words(ranked, cover, names, int(total.fetchone()[0]), words, frequency, size)
 
 
-def _locations(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[str, int, int, str]]:
+def coverage_of(db: sqlite3.Connection, side: Words, rowid: int) -> float:
+    """The share of ``side``'s question that entry ``rowid`` carries."""
+    if rowid in side.cover:
+        return side.cover[rowid]
+    return ranking.coverage(side.words, side.frequency, side.size, _terms_of(db, rowid))
+
+
+def _names(
+    db: sqlite3.Connection,
+    text: str,
+    unknown: Sequence[str],
+    surfaces: Mapping[str, frozenset[str]],
+) -> list[str]:
+    """The words of ``unknown`` (stems no entry holds) that are names, as typed: written as a
+    name, or no dictionary word (numbers are quantities, never names)."""
+    unknown = [w for w in unknown if not w[:1].isdigit()]
+    if not unknown:
+        return []
+    typed = ranking.typed_words(text)
+    found: list[str] = []
+    for word in unknown:
+        forms = sorted(surfaces.get(word, ()))
+        shaped = [f for f in forms if f in typed and ranking.name_shaped(*typed[f])]
+        if shaped or not _in_dictionary(db, forms):
+            form = (shaped or forms or [word])[0]
+            found.append(typed[form][0] if form in typed else form)
+    return found
+
+
+def _minutes(db: sqlite3.Connection, ids: Sequence[int]) -> Iterable[tuple[int, str]]:
+    marks = ", ".join("?" for _ in ids)
+    return db.execute(f"SELECT id, at FROM entries WHERE id IN ({marks})", list(ids))
+
+
+def locations(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[str, int, int, str]]:
     """Where each entry of ``ids`` is: its file, its byte range, its minute."""
     marks = ", ".join("?" for _ in ids)
     return {
@@ -200,70 +187,27 @@ def _frequency(db: sqlite3.Connection, word: str, prefix: bool = True) -> int:
     return int(row.fetchone()[0])
 
 
-def _neighbours(db: sqlite3.Connection, word: str) -> tuple[int, dict[str, tuple[int, int]]]:
-    """The entries holding ``word`` exactly (a sample of them), and for each other term of those
-    entries: in how many of the sample, in how many entries of the journal."""
-    sample = [
-        set(" ".join(row).split())
-        for row in db.execute(
-            "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE terms MATCH ? LIMIT ?",
-            (f'"{word}"', ranking.SAMPLE),
-        )
-    ]
-    together = ranking.cooccurring(word, sample)
-    if not together:
-        return len(sample), {}
-    everywhere = {t: _frequency(db, t, prefix=False) for t in together}
-    return len(sample), {u: (c, everywhere[u]) for u, c in together.items()}
+def _in_dictionary(db: sqlite3.Connection, words: Iterable[str]) -> bool:
+    """Whether one of ``words`` is a word of French or English (``ocmem.text.lexicon``)."""
+    _fill_dictionary(db)
+    return any(
+        db.execute("SELECT 1 FROM dictionary WHERE word = ?", (w,)).fetchone() for w in words
+    )
 
 
-def _known_beginnings(
-    db: sqlite3.Connection,
-    words: Sequence[str],
-    surfaces: Mapping[str, frozenset[str]],
-    frequency: dict[str, int],
-) -> tuple[list[str], dict[str, frozenset[str]]]:
-    """The query's stems, each one the journal never uses replaced by the stem of the longest
-    beginning of its word that the journal does use (« dockerisée » → « docker »:
-    ``ocmem.text.searchterms.known_beginnings``); ``frequency`` and the surfaces follow."""
-    found: list[str] = []
-    by_stem = dict(surfaces)
-    for word in words:
-        term = word
-        if frequency[word] == 0:
-            for surface in sorted(surfaces.get(word, ())):
-                term = next(
-                    (t for t in ranking.known_beginnings(surface) if _frequency(db, t, False)),
-                    word,
-                )
-                if term != word:
-                    frequency.setdefault(term, _frequency(db, term))
-                    by_stem[term] = by_stem.get(term, frozenset()) | surfaces[word]
-                    break
-        if term not in found:
-            found.append(term)
-    return found, by_stem
-
-
-def _everyday(db: sqlite3.Connection, words: Iterable[str]) -> bool:
-    """Whether every one of ``words`` (at least one) is an everyday word (``ocmem.text.lexicon``;
-    ``_fill_everyday`` first)."""
-    found = [db.execute("SELECT 1 FROM everyday WHERE word = ?", (w,)).fetchone() for w in words]
-    return bool(found) and all(found)
-
-
-def _fill_everyday(db: sqlite3.Connection) -> None:
-    """Fills the index's table of everyday words, once: at the first search that meets a word its
-    journal never uses (0.2 s; most searches never do, and an index is often created for one)."""
-    if db.execute("SELECT 1 FROM everyday LIMIT 1").fetchone():
+def _fill_dictionary(db: sqlite3.Connection) -> None:
+    """Fills the index's table of dictionary words, once: at the first search that meets a word
+    its journal never uses (0.3 s; most searches never do, and an index is often created for
+    one)."""
+    if db.execute("SELECT 1 FROM dictionary LIMIT 1").fetchone():
         return
     from ocmem.text import lexicon
 
     db.execute("BEGIN IMMEDIATE")
     try:
-        if not db.execute("SELECT 1 FROM everyday LIMIT 1").fetchone():  # filled meanwhile?
+        if not db.execute("SELECT 1 FROM dictionary LIMIT 1").fetchone():  # filled meanwhile?
             db.executemany(
-                "INSERT INTO everyday VALUES (?)", ((w,) for w in lexicon.everyday_words())
+                "INSERT INTO dictionary VALUES (?)", ((w,) for w in lexicon.dictionary_words())
             )
         db.execute("COMMIT")
     except BaseException:
@@ -277,14 +221,6 @@ def _terms_of(db: sqlite3.Connection, rowid: int) -> ranking.EntryTerms:
         "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE rowid = ?", (rowid,)
     ).fetchone()
     return ranking.EntryTerms(" ".join(row).split() if row else ())
-
-
-def _fields_of(db: sqlite3.Connection, rowid: int) -> list[ranking.EntryTerms]:
-    """An entry's terms, per field (title, tags, lesson, pitfall, rest)."""
-    row = db.execute(
-        "SELECT title, tags, lesson, pitfall, rest FROM terms WHERE rowid = ?", (rowid,)
-    ).fetchone()
-    return [ranking.EntryTerms(field.split()) for field in row or ()]
 
 
 def _hit(path: Path, start: int, stop: int, at: str) -> Hit:
@@ -305,3 +241,32 @@ def _hit(path: Path, start: int, stop: int, at: str) -> Hit:
     if not chunk.startswith(f"## {at} · ".encode()) or after not in (b"", b"#", b"\n"):
         raise Stale
     return Hit(f"journal {at}", path, chunk.decode("utf-8", errors="replace").rstrip("\n") + "\n")
+
+
+class Recent(NamedTuple):
+    header: str
+    quarantined: bool  # written by an exposed session (journal.is_quarantined)
+
+
+def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[Recent]:
+    """The header lines of the last ``n`` entries (20 at most), newest first.
+
+    ``texts``: the journal, then its archives newest first; read lazily, so an archive is only
+    read when the journal holds fewer than ``n`` entries. Each text is scanned from its end,
+    header by header, without parsing the entries.
+    """
+    n = max(0, min(n, MAX_RECENT))
+    found: list[Recent] = []
+    for text in texts:
+        end = len(text)
+        while len(found) < n and end > 0:
+            cut = text.rfind("\n## ", 0, end)
+            start = cut + 1
+            stop = text.find("\n", start, end)
+            line = text[start : stop if stop >= 0 else end]
+            if journal.blocks(line + "\n"):  # a valid header, as the journal reads it
+                found.append(Recent(line, journal.is_quarantined(text[start:end])))
+            end = max(cut, 0)
+        if len(found) >= n:
+            break
+    return found

@@ -184,6 +184,21 @@ class Paths(NamedTuple):
         return self.state_dir / "journal-damage.json"
 
     @property
+    def journal_vectors(self) -> Path:
+        """Which entry has which sentence vector (ocmem.home.journalvectors): a cache too."""
+        return self.state_dir / "journal-vectors.sqlite3"
+
+    @property
+    def journal_vector_rows(self) -> Path:
+        """The sentence vectors themselves, one row per entry text: a cache too."""
+        return self.state_dir / "journal-vectors.f16"
+
+    @property
+    def journal_encoding_lock(self) -> Path:
+        """Held by whoever encodes the journal in the background: one encoder at a time."""
+        return self.state_dir / "journal-vectors.lock"
+
+    @property
     def agents_dir(self) -> Path:
         """The OpenCode processes a plugin gate serves (see ``ocmem.bridge.agentproc``)."""
         return self.state_dir / "agents"

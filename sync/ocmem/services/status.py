@@ -6,7 +6,7 @@ import os
 
 from ocmem.formats import journal, pending, shortterm
 from ocmem.formats.fill import Fill
-from ocmem.home.atomic import read_bytes, read_text, text_of
+from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.services import presence
@@ -38,16 +38,19 @@ def status(ws: Workspace) -> Outcome:
             f"QUARANTINE.md   {q_fill}{_warning(q_fill, warn_at)} — {len(held.apart)} note(s) "
             f"en quarantaine, jamais chargées{expired} (`ocmem note --liste`)"
         )
-    data = read_bytes(paths.journal) or b""
-    try:
-        text, damaged = text_of(data), False
-    except UnicodeDecodeError:
-        text, damaged = text_of(data, errors="replace"), True
-    blocks = journal.blocks(text)
+    # a journal of 100 000 entries is not read when the search index describes it as it is
+    # (what hides an entry was then remembered by the read that indexed it)
+    from ocmem.home.journalindex import recorded_count
+
+    data, suspect = b"", False
+    entries = recorded_count(paths.journal_index, paths.journal)
+    if entries is None:
+        data = read_bytes(paths.journal) or b""
+        entries, suspect = journal.counted(data)
     archives = len(ws.journal_files()) - 1
     archived = f" (+{archives} archive(s))" if archives else ""
-    lines.append(f"journal.md      {len(blocks)} entrée(s){archived}")
-    lines += [f"  {line}" for line in _journal_damage(ws, data, damaged or _hides(text, blocks))]
+    lines.append(f"journal.md      {entries} entrée(s){archived}")
+    lines += [f"  {line}" for line in _journal_damage(ws, data, suspect)]
     document = ws.pending_document()
     proposals = document.proposals
     count = {s: sum(p.state == s for p in proposals) for s in pending.STATES}
@@ -68,11 +71,6 @@ def status(ws: Workspace) -> Outcome:
             for problem in skill.problems
         ]
     return Outcome(lines + _sync_status(ws))
-
-
-def _hides(text: str, blocks: list[journal.Block]) -> bool:
-    """Whether a « ## » line of the journal is not an entry's header (one count, no parse)."""
-    return text.count("\n## ") + text.startswith("## ") != len(blocks)
 
 
 def _journal_damage(ws: Workspace, data: bytes, met: bool) -> list[str]:

@@ -471,6 +471,7 @@ class Doctor:
             setupchecks.scheduled_runs(self.settings, self.ws.clock.utc()),
             setupchecks.silverbullet(self.settings, self.env, self.transport, self.space),
             mcp_problems(self.settings, self.env),
+            setupchecks.search_meaning(),
         ):
             self.found += list(found)
 

