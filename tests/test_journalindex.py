@@ -758,3 +758,20 @@ def test_a_three_letter_stem_matches_only_itself(memory_dir: Path, index: Path) 
     assert titles(search(index, [path], "gam")) == []
     assert titles(search(index, [path], "gamm")) == ["Canal gamma du moniteur"]
     assert titles(search(index, [path], "phpmyadmin")) == ["Accès à phpmyadmin"]
+
+
+def test_status_counts_entries_without_reading_the_journal_whole(
+    memory_dir: Path, index: Path
+) -> None:
+    """Issue 34: `status` on a 100 000-entry journal took a second parsing it. The index knows
+    the count when it describes the file as it is; else the header lines are counted as bytes
+    (a « ## » line that is no entry's header counts then)."""
+    path = memory_dir / "journal.md"
+    write(path, [*ROUTINE[:3], EPISODE], base="# Journal\n\n## Notes à part\n")
+    assert journalindex.entry_count(index, path) == 5  # no index yet: the « ## » lines
+    search(index, [path], "certbot")
+    assert journalindex.entry_count(index, path) == 4  # from the index: the entries
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("\n" + entry(50, "Ajoutée à la main").render())
+    assert journalindex.entry_count(index, path) == 6  # stale index: the « ## » lines again
+    assert journalindex.entry_count(index, memory_dir / "absent.md") == 0

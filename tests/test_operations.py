@@ -86,3 +86,14 @@ def test_null_is_an_absent_optional_argument_and_bounds_hold() -> None:
             operations.JOURNAL,
             {**{a.name: "x" for a in operations.JOURNAL.args}, "tags": ["t"], "resultat": "bof"},
         )
+    many = ["a"] * (operations.ALTERNATIVES_MAX + 1)
+    with pytest.raises(InputError, match=f"de 0 à {operations.ALTERNATIVES_MAX} éléments"):
+        operations.check_args(operations.SEARCH, {"query": "x", "alternatives": many})
+    schema = dict(
+        zip(
+            [a.name for a in operations.SEARCH.args],
+            [a.schema() for a in operations.SEARCH.args],
+            strict=True,
+        )
+    )
+    assert schema["alternatives"]["maxItems"] == operations.ALTERNATIVES_MAX

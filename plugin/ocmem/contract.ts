@@ -281,6 +281,7 @@ export const TOOLS = {
         "items": {
           "type": "string"
         },
+        "minItems": 0,
         "maxItems": 4,
         "description": "Autres formulations de la même recherche (4 au plus) : mots techniques, symptôme, anglais ; fusionnées en une seule liste"
       },

@@ -505,7 +505,7 @@ def test_the_weekly_curation_run_only_proposes(oc: OpenCode) -> None:
             ToolCalls.one(
                 "bash", command=f"{cli} pending merge P-0001 P-0002", description="fusion"
             ),
-            ToolCalls.one("memory_search", query="ports"),
+            ToolCalls.one("memory_search", query="ports", alternatives=["port déjà pris"]),
             ToolCalls.one(
                 "bash", command=f"{cli} journal archive --older-than 90", description="archivage"
             ),

@@ -108,6 +108,7 @@ SEARCH = Operation(
             f"Autres formulations de la même recherche ({ALTERNATIVES_MAX} au plus) : mots "
             "techniques, symptôme, anglais ; fusionnées en une seule liste",
             required=False,
+            minimum=0,
             maximum=ALTERNATIVES_MAX,
         ),
         Arg("tags", STRINGS, "Tags exigés", required=False),
