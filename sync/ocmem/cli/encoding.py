@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ocmem.home.workspace import Workspace
-    from ocmem.services.memory import Memory
+    from ocmem.services.journalsearch import JournalSearch
 
 # what a command-line search spends encoding the newest entries before answering
 SEARCH_ENCODE_SECONDS = 1.0
@@ -41,13 +41,13 @@ def encode_in_background(home: Path, lock: Path) -> Callable[[], None]:
     return start
 
 
-def searching_memory(workspace: Workspace, agent: bool) -> Memory:
+def searching_memory(workspace: Workspace, agent: bool) -> JournalSearch:
     """The memory a command-line search runs on: it encodes the newest entries without a vector
     for ``SEARCH_ENCODE_SECONDS``, and leaves the rest to the background encoder."""
-    from ocmem.services.memory import Memory
+    from ocmem.services.journalsearch import JournalSearch
 
     paths = workspace.paths
-    return Memory(
+    return JournalSearch(
         workspace,
         agent=agent,
         encode_budget=SEARCH_ENCODE_SECONDS,

@@ -191,12 +191,12 @@ def journal_index(obj: Context, background: bool) -> Outcome:
 
     Une recherche s'en charge d'elle-même, en arrière-plan : cette commande le fait tout de suite.
     """
-    from ocmem.services.memory import Memory
+    from ocmem.services.journalsearch import JournalSearch
 
     workspace, agent = obj.reader()
     if background:
         os.nice(10)  # started by a search, detached: the machine's other work goes first
-    return Memory(workspace, agent=agent).encode_journal()
+    return JournalSearch(workspace, agent=agent).encode_journal()
 
 
 @journal_group.command(name="recent")
@@ -212,10 +212,10 @@ def journal_index(obj: Context, background: bool) -> Outcome:
 @pass_context
 def journal_recent(obj: Context, last: int) -> Outcome:
     """Les dernières entrées, titres seuls (date, titre, tags), les plus récentes d'abord."""
-    from ocmem.services.memory import Memory
+    from ocmem.services.journalsearch import JournalSearch
 
     workspace, agent = obj.reader()
-    return Memory(workspace, agent=agent).recent_journal(last)
+    return JournalSearch(workspace, agent=agent).recent_journal(last)
 
 
 @journal_group.command(name="archive")

@@ -40,13 +40,13 @@ def status(ws: Workspace) -> Outcome:
         )
     # a journal of 100 000 entries is not read when the search index describes it as it is
     # (what hides an entry was then remembered by the read that indexed it)
-    from ocmem.home.journalindex import recorded_count
+    from ocmem.home.journalindex import count_entries, recorded_count
 
     data, suspect = b"", False
     entries = recorded_count(paths.journal_index, paths.journal)
     if entries is None:
         data = read_bytes(paths.journal) or b""
-        entries, suspect = journal.counted(data)
+        entries, suspect = count_entries(data)
     archives = len(ws.journal_files()) - 1
     archived = f" (+{archives} archive(s))" if archives else ""
     lines.append(f"journal.md      {entries} entrée(s){archived}")
