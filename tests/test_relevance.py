@@ -58,6 +58,9 @@ def test_nothing_relevant_needs_a_missing_name_and_little_carried() -> None:
     assert not phrasing([1], [2], cover=HALF, names=("P2028",)).nothing  # half carried
     assert not phrasing([1], [1], cover=0.3, names=("dockerized",)).nothing  # both agree
     assert phrasing([], [], cover=0.0, names=("wireguard",)).nothing
+    # a rare name the journal does mention (« ECONNRESET ») is evidence, whatever else is absent
+    shared = phrasing([1], [2], cover=0.1, names=("Kubernetes",))._replace(shared=("ECONNRESET",))
+    assert not shared.nothing
 
 
 def test_one_phrasing_with_evidence_is_enough() -> None:

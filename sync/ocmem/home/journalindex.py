@@ -68,7 +68,8 @@ _FOLDED_COLUMNS = {
     "exposition": -1,
 }
 _FIELD = re.compile(r"- ([^:\n]{1,20}?) : ")
-_HEADER_START = re.compile(rb"(?:^|\n)## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? \xc2\xb7 ")
+# after its newline: a literal start lets the regex engine skip ahead (10× faster than « ^|\n »)
+_HEADER_LINE = re.compile(rb"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? \xc2\xb7 ")
 _BUSY_SECONDS = 2.0
 _BATCH_SECONDS = 2.0  # encoding between two records of the background encoder
 _READ_ATTEMPTS = 3
@@ -176,7 +177,7 @@ def _answer(
         if found is not None:
             near, pending, used = found.near, found.pending, True
     phrasings = [
-        relevance.Phrasing(side.ranked, side.cover, side.names, n)
+        relevance.Phrasing(side.ranked, side.cover, side.names, n, side.shared)
         for (_, side), n in zip(sides, near, strict=True)
     ]
     total = max(side.total for _, side in sides)
@@ -261,13 +262,8 @@ def count_entries(data: bytes) -> tuple[int, bool]:
     """How many entries a journal's bytes hold, by their header lines (no parsing: 0.1 s for
     100 000 entries), and whether something may hide one (a « ## » line that is no header, bytes
     that are not UTF-8): ``ocmem.formats.journal.damage`` then says what."""
-    headers = len(_HEADER_START.findall(data))
-    lines = data.count(b"\n## ") + data.startswith(b"## ")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return headers, True
-    return headers, lines != headers
+    headers = len(_header_starts(data, 0))
+    return headers, _suspect(data, headers)
 
 
 def recorded_count(index: Path, path: Path) -> int | None:
@@ -485,12 +481,6 @@ def _refresh_file(
         _, stable, digest = recorded
         if len(data) >= stable and _digest(memoryview(data)[:stable]) == digest:
             base = stable  # appended to: the last entry and what follows only
-    # what hides an entry, in the bytes read anew (a « ## » line that is no header is read as
-    # the end of the entry before it; bytes that are not UTF-8 are replaced)
-    found = [
-        (line, what, fix, at + base, raw)
-        for line, what, fix, at, raw in journal.damage(data[base:], data.count(b"\n", 0, base) + 1)
-    ]
     db.execute(
         "DELETE FROM terms WHERE rowid IN (SELECT id FROM entries WHERE file = ? AND start >= ?)",
         (name, base),
@@ -500,10 +490,13 @@ def _refresh_file(
     next_id = next_entry_id(db)
     entries: list[tuple[int, str, int, int, str, str, bytes]] = []
     columns: list[tuple[int, str, str, str, str, str]] = []
-    for start, stop in _spans(data, base):
+    spans = list(_spans(data, base))
+    unparsed = False
+    for start, stop in spans:
         chunk = data[start:stop]
         parsed = _parse(chunk.decode("utf-8", errors="replace"))
         if parsed is None:
+            unparsed = True
             continue
         at, tag_text, terms_of = parsed
         entries.append((next_id, name, start, stop, at, tag_text, entry_digest(chunk)))
@@ -527,7 +520,30 @@ def _refresh_file(
         "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
         (name, *stat, last, _digest(memoryview(data)[:last])),
     )
+    # what hides an entry, in the bytes read anew (a « ## » line that is no header is read as
+    # the end of the entry before it; bytes that are not UTF-8 are replaced): looked for line by
+    # line only when the headers found or their count say something is off (2 s at 100 000)
+    fresh = memoryview(data)[base:]
+    found = []
+    if unparsed or _suspect(bytes(fresh), len(spans)):
+        first_line = data.count(b"\n", 0, base) + 1
+        found = [
+            (line, what, fix, at + base, raw)
+            for line, what, fix, at, raw in journal.damage(bytes(fresh), first_line)
+        ]
     return Damage(path, found, whole=base == 0)
+
+
+def _suspect(data: bytes, headers: int) -> bool:
+    """Whether ``data``, holding ``headers`` entry headers, has a « ## » line that is none, or
+    bytes that are not UTF-8."""
+    if data.count(b"\n## ") + data.startswith(b"## ") != headers:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _digest(data: bytes | memoryview) -> str:
@@ -545,13 +561,17 @@ def next_entry_id(db: sqlite3.Connection) -> int:
 
 def _spans(data: bytes, base: int) -> Iterator[tuple[int, int]]:
     """(start, stop) byte offsets of the entries from ``base`` (an entry start, or 0)."""
-    # From the newline before ``base``: "^" only matches at the real start of ``data``.
-    starts = [
-        m.start() + 1 if data[m.start()] == 0x0A else m.start()
-        for m in _HEADER_START.finditer(data, max(0, base - 1))
-    ]
+    starts = _header_starts(data, base)
     if starts:
         yield from zip(starts, [*starts[1:], len(data)], strict=True)
+
+
+def _header_starts(data: bytes, base: int) -> list[int]:
+    """Where each entry's header begins, from ``base`` (an entry start, after a newline, or 0)."""
+    starts = [m.start() + 1 for m in _HEADER_LINE.finditer(data, max(0, base - 1))]
+    if base == 0 and _HEADER_LINE.match(b"\n" + data[:64]):
+        starts.insert(0, 0)
+    return starts
 
 
 def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None:

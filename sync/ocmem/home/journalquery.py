@@ -19,6 +19,9 @@ from ocmem.home.atomic import open_file
 from ocmem.text import searchterms as ranking
 
 MAX_RECENT = 20
+# a name of the question that at most this many entries mention is evidence (a product, a
+# version's name, an error code): those entries are shown, never « rien de pertinent »
+SHARED_MOST = 5  # every entry that mentions it fits in one answer
 # title, tags, lesson (Leçon), pitfall (Piège), rest (Demande, Fait)
 WEIGHTS = (4.0, 3.0, 2.0, 2.0, 1.0)
 
@@ -99,6 +102,7 @@ class Words(NamedTuple):
     ranked: list[int]
     cover: dict[int, float]
     names: list[str]
+    shared: list[str]  # names in the question that some entry does mention (when ``names``)
     total: int  # entries holding a word of the question (having the tags)
     words: list[str]
     frequency: dict[str, int]
@@ -129,7 +133,13 @@ def words_side(db: sqlite3.Connection, text: str, tags: Sequence[str]) -> Words 
         candidates, key=lambda r: (ranking.final(scores[r], cover[r]), newest[r]), reverse=True
     )
     names = _names(db, text, [w for w in words if frequency[w] == 0], surfaces)
-    return Words(ranked, cover, names, int(total.fetchone()[0]), words, frequency, size)
+    # a name the journal does mention is evidence enough to show its entries (looked for only
+    # when the question also names something absent: else nothing says « rien » anyway)
+    shared: list[str] = []
+    if names:
+        rare = [w for w in words if frequency[w] and _frequency(db, w, False) <= SHARED_MOST]
+        shared = _names(db, text, rare, surfaces) if rare else []
+    return Words(ranked, cover, names, shared, int(total.fetchone()[0]), words, frequency, size)
 
 
 def coverage_of(db: sqlite3.Connection, side: Words, rowid: int) -> float:
@@ -145,8 +155,8 @@ def _names(
     unknown: Sequence[str],
     surfaces: Mapping[str, frozenset[str]],
 ) -> list[str]:
-    """The words of ``unknown`` (stems no entry holds) that are names, as typed: written as a
-    name, or no dictionary word (numbers are quantities, never names)."""
+    """The words of ``unknown`` that are names, as typed: written as a name, or no dictionary
+    word (numbers are quantities, never names)."""
     unknown = [w for w in unknown if not w[:1].isdigit()]
     if not unknown:
         return []

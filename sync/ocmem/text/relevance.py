@@ -37,6 +37,7 @@ class Phrasing(NamedTuple):
     cover: Mapping[int, float]  # share of the question's weight each of them carries
     names: Sequence[str]  # names in the question that the journal never mentions
     meaning: Sequence[int]  # entry ids nearest in meaning, best first (none without vectors)
+    shared: Sequence[str] = ()  # names in the question that some entry mentions
 
     @property
     def best_cover(self) -> float:
@@ -50,7 +51,7 @@ class Phrasing(NamedTuple):
     @property
     def nothing(self) -> bool:
         """Whether this phrasing alone says « rien de pertinent »."""
-        return bool(self.names) and self.best_cover < HALF and not self.agree
+        return bool(self.names) and not self.shared and self.best_cover < HALF and not self.agree
 
 
 def words_weight(phrasing: Phrasing) -> float:
