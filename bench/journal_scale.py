@@ -16,9 +16,9 @@ machine's speed does not change much).
   (docs/benchmarks.md « Le sens »), so these vectors are random unit vectors keyed by the real
   entries: the search's cost does not depend on their values.
 
-Paired with the code before issue 34 when ``OCMEM_BENCH_BASELINE`` names its ``sync`` folder
-(``git archive e285f00 sync | tar -x -C /tmp/before``): the same commands on a copy of the home,
-run in turn with this code's.
+Paired with another version's code when ``OCMEM_BENCH_BASELINE`` names its ``sync`` folder
+(main's: ``git archive main sync | tar -x -C /tmp/before``): the same commands on a copy of the
+home, run in turn with this code's.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def run(quick: bool = False) -> BenchResult:
             if baseline:
                 result.add(
                     Row(
-                        f"{label}: the code before issue 34",
+                        f"{label}: the baseline's code",
                         old_text,
                         ms(anchor),
                         target="reported",
