@@ -36,6 +36,15 @@ def clean_texts() -> list[tuple[str, str]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith(("#", "[")):
                 texts.append(("query", line.split(" => ")[0]))
+    # The search's sets written blind: a sysadmin's journal each, and their queries.
+    for folder in sorted((ROOT / "tests/data").glob("search_*")):
+        texts += [
+            ("blind journal", block.text)
+            for block in journal.blocks((folder / "journal.md").read_text(encoding="utf-8"))
+        ]
+        for line in (folder / "queries.txt").read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith(("#", "[")):
+                texts.append(("query", line.split(" => ")[0]))
     for path in sorted((ROOT / "tests/data").glob("sensitive_*.txt")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("clean"):
@@ -49,6 +58,7 @@ def test_no_clean_text_of_the_corpora_is_refused() -> None:
     texts = clean_texts()
     total = Counter(source for source, _ in texts)
     assert total["journal"] == 2_000 and total["query"] > 900 and total["clean line"] > 300
+    assert total["blind journal"] == 1_000
     refused = [
         (source, text[:200], findings)
         for source, text in texts
