@@ -79,10 +79,10 @@ def split(text: str, pattern: re.Pattern[str]) -> list[Segment]:
 
 
 def _ranked(starts: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Journal blocks under their references (``ocmem.formats.journal.Ranks``): a header holds
+    """Journal blocks under their references (``ocmem.formats.journalrefs``): a header holds
     the minute alone, the rank is the block's order within it on the page, as in the journal.
     A conflict copy (``…~agent-<hash>``) keeps its own id and takes no rank."""
-    from ocmem.formats.journal import Ranks, Ref
+    from ocmem.formats.journalrefs import Ranks, Ref
 
     ranks = Ranks()
     found = []
