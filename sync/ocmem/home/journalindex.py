@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "7"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words;
-# 6: English glossary words, stop-words, names kept whole; 7: each entry's digest and vector row
+INDEX_VERSION = "8"  # 3: Snowball stems; 4: more search stop-words; 5: everyday words; 6: English
+# glossary words, names kept whole; 7: digest and vector row; 8: ranks within a minute (issue 36)
 
 # the column of each field's terms (-1: not searched): as written, then folded (a hand edit)
 _COLUMNS = {"Leçon": 2, "Piège": 3, "Demande": 4, "Fait": 4, "Résultat": -1, "Exposition": -1}
