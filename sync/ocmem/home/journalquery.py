@@ -1,7 +1,9 @@
 """The words' side of the journal search (``ocmem.home.journalindex`` keeps the index and its
 refresh, and fuses this with the meaning's side): the BM25 of the query's stems over the index,
 re-ranked by the share of the question each entry carries (``ocmem.text.searchterms``), the names
-the journal never mentions, and the hits read from the files."""
+the journal never mentions, and the hits read from the files; for the refresh, the ranks an index
+already gives within a minute (``ranks_before``, issue 36) and whether new bytes need a damage
+scan (``suspect``)."""
 
 from __future__ import annotations
 
