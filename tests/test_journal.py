@@ -150,7 +150,14 @@ def test_references_stay_unique_within_a_minute_and_never_in_the_future(
         )[journal.Ref(datetime(2026, 11, 29, 10, 0), 2)].title
         == "t1"
     )
-    assert "## 2026-11-29 10:00~3 · t2" in JournalSearch(memory.ws).search_journal("t2").render()
+    # the headers are the spec's; a search says the reference the header does not
+    text = (home / "memory/journal.md").read_text()
+    assert text.count("## 2026-11-29 10:00 · ") == 3 and "~" not in text
+    shown = JournalSearch(memory.ws).search_journal("t2").render()
+    assert (
+        "## 2026-11-29 10:00 · t2 · #docker #vps (référence : journal 2026-11-29 10:00~3)\n"
+        in shown
+    )
 
 
 def test_dollar_brace_in_an_entry_displays_literally(memory: Memory, home: Path) -> None:

@@ -257,9 +257,10 @@ def test_entries_of_one_minute_are_pushed_as_distinct_blocks(
         memory.add_journal(journal_fields(titre=title))
     sync.push(Workspace(load_settings(synced), clock=Clock()))
     page = sb.read(f"Agents/Inbox/{HOME_ID}/journal.md")  # type: ignore[attr-defined]
-    assert "## 2026-11-29 10:00 · Première" in page
-    assert (
-        "## 2026-11-29 10:00~2 · Deuxième" in page and "## 2026-11-29 10:00~3 · Troisième" in page
+    for title in ("Première", "Deuxième", "Troisième"):  # the spec's headers, in their order
+        assert f"## 2026-11-29 10:00 · {title} · " in page
+    assert "~" not in page and page.index("Première") < page.index("Deuxième") < page.index(
+        "Troisième"
     )
     sync.push(Workspace(load_settings(synced), clock=Clock()))  # again: nothing duplicated
     assert sb.read(f"Agents/Inbox/{HOME_ID}/journal.md").count("## 2026-11-29 10:00") == 3  # type: ignore[attr-defined]

@@ -239,7 +239,11 @@ def test_escaped_text_is_found_by_its_words(memory_dir: Path, index: Path) -> No
     assert search(index, [path], "lt").hits == []
 
 
-def test_archives_are_searched_and_duplicates_shown_once(memory_dir: Path, index: Path) -> None:
+def test_archives_are_searched_and_references_count_the_archive_first(
+    memory_dir: Path, index: Path
+) -> None:
+    """An entry of a minute the month's archive already holds (the clock went back) comes after
+    it: the references stay unique across the files, as ``journal.journal_blocks`` reads them."""
     path, archive = memory_dir / "journal.md", memory_dir / "journal-2026-01.md"
     write(path, [EPISODE])
     write(archive, [entry(1, "Ancien certificat", "certificat renouvelé à la main"), EPISODE])
@@ -247,8 +251,12 @@ def test_archives_are_searched_and_duplicates_shown_once(memory_dir: Path, index
     assert sorted(titles(found)) == [
         "Ancien certificat",
         "Certificat expiré, renouvellement en échec",
+        "Certificat expiré, renouvellement en échec",
     ]
-    assert found.total == 2
+    texts = [path.read_text(), archive.read_text()]
+    expected = {(str(b.key), b.text) for b in journal.journal_blocks(texts)}
+    assert {(h.ref, h.text) for h in found.hits} == expected
+    assert len({h.ref for h in found.hits}) == 3 == found.total
 
 
 # --- the cache and its refresh -----------------------------------------------------------------

@@ -154,6 +154,52 @@ def test_an_archived_or_reindexed_entry_keeps_its_vector(state: Path) -> None:
     assert again.hits[0].file == archive and again.pending == 0
 
 
+def test_the_entries_of_one_minute_have_their_own_vectors_and_references(state: Path) -> None:
+    """Three entries of one minute, the first archived (issue 36): their headers are alike, their
+    texts are not, so each has its own vector row, and the meaning's hits carry the references
+    the index gives them (the archive's entry first, then the journal's, in order)."""
+    import sqlite3
+    from datetime import datetime
+
+    paths = Paths(state)
+    when = datetime(2026, 1, 5, 9, 0)
+    minute = [
+        journal.entry_from_fields(journal_fields(titre=t, lecon=lecon, tags=["vps"]), when, 10)
+        for t, lecon in (
+            ("Disque plein", "surveiller l'espace libre"),
+            ("Certificat expiré", "renouveler avant l'échéance"),
+            ("Base injoignable", "vérifier pg_hba"),
+        )
+    ]
+    archive = state / "memory" / "journal-2026-01.md"
+    write(archive, minute[:1])
+    write(paths.journal, minute[1:])
+    encoder = WordsEncoder()
+    found = journalindex.search(
+        paths.journal_index,
+        [paths.journal, archive],
+        "base injoignable",
+        meaning=meaning_of(state, encoder),
+    )
+    assert found.meaning and found.pending == 0 and len(encoder.encoded) == 3
+    assert found.hits[0].ref == "journal 2026-01-05 09:00~3"
+    assert found.hits[0].text.startswith("## 2026-01-05 09:00 · Base injoignable · ")
+    with sqlite3.connect(paths.journal_index) as db:
+        rows = db.execute("SELECT at, vec FROM entries ORDER BY at").fetchall()
+    assert [at for at, _ in rows] == [
+        "2026-01-05 09:00",
+        "2026-01-05 09:00~2",
+        "2026-01-05 09:00~3",
+    ]
+    assert len({vec for _, vec in rows}) == 3 and None not in {vec for _, vec in rows}
+    # every entry of the minute is found (by the meaning, the words name one) under its own
+    # reference, with its own text
+    refs = ["journal 2026-01-05 09:00", "journal 2026-01-05 09:00~2", "journal 2026-01-05 09:00~3"]
+    by_ref = {h.ref: h.text.split("\n", 1)[0] for h in found.hits}
+    assert sorted(by_ref) == refs
+    assert [by_ref[r] for r in refs] == [e.render().split("\n", 1)[0] for e in minute]
+
+
 def test_a_search_encodes_within_its_budget_and_says_what_is_left(state: Path) -> None:
     paths = Paths(state)
     encoder = WordsEncoder()

@@ -269,9 +269,13 @@ def test_a_deletion_by_a_human_who_saw_the_block_is_respected(
     text = sb.read(JOURNAL)
     start = text.index(f"## {minute_id}")
     sb.write(JOURNAL, text[:start])  # the receipt line stays: the human saw our last write
-    entry(memory, "Autre")
+    entry(memory, "Autre")  # the same minute: « …~2 », under the same header
     report = push(synced)
-    assert f"## {minute_id} ·" not in sb.read(JOURNAL) and "respecté" in report.render()
+    page = sb.read(JOURNAL)
+    assert "À supprimer" not in page and "respecté" in report.render()
+    assert page.count("· Autre ·") == 1
+    again = push(synced)  # the page's only block of that minute is « Autre »: nothing comes back
+    assert sb.read(JOURNAL) == page, again.render()
 
 
 def _older_version_saved_over(sb: Any, snapshot: str) -> None:

@@ -27,7 +27,8 @@ from e2e.harness import OpenCode, assistant_text
 pytestmark = pytest.mark.e2e
 
 REMINDER = "charge le skill `retrospective`"
-HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · .+ · #\S+", re.MULTILINE)
+# the spec's header, exactly (no rank: issue 36)
+HEADER = re.compile(r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} · .+ · #\S+", re.MULTILINE)
 
 
 def ocmem(oc: OpenCode, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

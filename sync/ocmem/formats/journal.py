@@ -19,9 +19,11 @@ A quarantined entry is searched and shown, marked, but never counts as one of th
 proposal needs (``ocmem.services.proposals``). A value may continue on following lines indented by two
 spaces; every line counts towards the
 limit, and each value and the whole entry have a size cap (``Limits``). The header carries the
-minute the entry was written, never a later one; when entries share a minute, the second is
-``## AAAA-MM-JJ HH:MM~2 · …``, the third ``~3``… So ``journal AAAA-MM-JJ HH:MM`` (plus its
-``~N`` if any) is a stable reference to one entry, unique across the journal and its archives.
+minute the entry was written, never a later one, and is always the spec's, even when entries
+share a minute.
+
+References: ``journal AAAA-MM-JJ HH:MM``, ``~N`` for the Nth entry of a minute, never written in
+the header (``ocmem.formats.journalrefs``); an older ocmem's ``## … 10:00~2 · …`` still reads.
 
 Appends are O(1) and crash-safe (``ocmem.services.memory``): one ``write`` of ``"\n"`` + the entry, then
 fsync. A run killed half-way can only leave a prefix of that at the end of the file, which
@@ -42,6 +44,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ocmem.errors import InputError
 from ocmem.formats import marks
+from ocmem.formats.journalrefs import Ranks as Ranks
+from ocmem.formats.journalrefs import Ref as Ref
+from ocmem.formats.journalrefs import parse_ref as parse_ref
+from ocmem.formats.journalrefs import ref_of as ref_of
 from ocmem.text import inert
 from ocmem.text.similarity import fold
 
@@ -73,53 +79,7 @@ _HEADER = re.compile(
 # Compiled at first use (re caches them): a journal add needs none of them.
 _HEADER_START = r"## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · "
 _HEADER_AFTER_NEWLINE = r"\n## \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)? · "
-_REF = r"^(?:journal\s+)?(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})(?:~(\d+))?$"
-_RANK_AFTER = rb"~([1-9][0-9]{0,5}) \xc2\xb7 "
 _ARCHIVE = r"^journal-(\d{4})-(\d{2})\.md$"
-
-
-class Ref(NamedTuple):
-    """Which entry: the minute it was written and, when entries share that minute, its rank."""
-
-    when: datetime
-    rank: int = 1
-
-    @property
-    def stamp(self) -> str:
-        """``AAAA-MM-JJ HH:MM``, or ``AAAA-MM-JJ HH:MM~N`` for the Nth entry of a minute."""
-        minute = f"{self.when:%Y-%m-%d %H:%M}"
-        return minute if self.rank == 1 else f"{minute}~{self.rank}"
-
-    def __str__(self) -> str:
-        return f"journal {self.stamp}"
-
-
-def ref_of(ref: Ref | datetime) -> str:
-    return str(ref if isinstance(ref, Ref) else Ref(ref))
-
-
-def parse_ref(text: str) -> Ref:
-    """``journal 2026-11-29 14:32`` (or just the date and time, or ``…14:32~2``) → that entry."""
-    match = re.compile(_REF).match(text.strip())
-    if not match:
-        raise InputError(
-            f"référence de journal invalide : {text!r}",
-            fix="écris-la « journal AAAA-MM-JJ HH:MM » (avec son ~N s'il y en a un), "
-            "comme l'en-tête de l'entrée citée",
-        )
-    day, hour, minute, rank = match.groups()
-    try:
-        when = datetime.fromisoformat(f"{day} {hour}:{minute}")
-    except ValueError as exc:
-        raise InputError(
-            f"date invalide dans la référence {text!r}", fix="vérifie la date"
-        ) from exc
-    if rank is not None and int(rank) < 2:
-        raise InputError(
-            f"rang invalide dans la référence {text!r}",
-            fix="la première entrée d'une minute n'a pas de ~N ; les suivantes ont ~2, ~3…",
-        )
-    return Ref(when, int(rank or 1))
 
 
 class Entry(NamedTuple):
@@ -131,7 +91,7 @@ class Entry(NamedTuple):
     piege: str
     lecon: str
     resultat: str
-    rank: int = 1
+    rank: int = 1  # its order within the minute: in its reference, never in its header
     exposure: str = ""  # an exposed session's mark (ocmem.guards.exposure), "" for a clean one
 
     @property
@@ -143,7 +103,7 @@ class Entry(NamedTuple):
         return str(self.key)
 
     def render(self) -> str:
-        header = f"## {self.key.stamp} · {inert.inline(self.title)} · " + " ".join(
+        header = f"## {self.when:%Y-%m-%d %H:%M} · {inert.inline(self.title)} · " + " ".join(
             f"#{t}" for t in self.tags
         )
         lines = [header]
@@ -288,7 +248,8 @@ def _tags(value: Any) -> tuple[str, ...]:
 
 
 class Block(NamedTuple):
-    """One entry as stored: its header fields and its exact text (header included)."""
+    """One entry as stored: its header fields and its exact text (header included); ``rank`` is
+    its order within the minute (``Ranks``), 0 until ranked when read alone (``_block_at``)."""
 
     when: datetime
     title: str
@@ -305,14 +266,24 @@ class Block(NamedTuple):
         return str(self.key)
 
 
-def blocks(text: str) -> list[Block]:
-    """Every entry of a journal text, in file order. Text before the first entry is skipped."""
+def blocks(text: str, ranks: Ranks | None = None) -> list[Block]:
+    """Every entry of a journal text, in file order, ranked (``ranks``: those taken by the files
+    read before, ``journal_blocks``). Text before the first entry is skipped."""
+    ranks = Ranks() if ranks is None else ranks
     found = []
     for start, end in _spans(text):
         block = _block_at(text[start:end])
         if block is not None:
-            found.append(block)
+            found.append(block._replace(rank=ranks.take(block.when, block.rank)))
     return found
+
+
+def journal_blocks(texts: Sequence[str]) -> list[Block]:
+    """Every entry of the journal and its archives, ranked as references name them: ``texts``
+    are the journal, then its archives newest first (``Workspace.journal_texts``); they are
+    read oldest first, the journal last, as the entries were written."""
+    ranks = Ranks()
+    return [b for text in reversed(texts) for b in blocks(text, ranks)]
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
@@ -333,7 +304,8 @@ def _block_at(chunk: str) -> Block | None:
 
 
 def header(line: str) -> tuple[datetime, int, str, tuple[str, ...]] | None:
-    """An entry's header at the start of ``line`` (minute, rank, title as stored, tags), or None."""
+    """An entry's header at the start of ``line`` (minute, the rank it writes, 0 if none (an
+    older ocmem's ``~N``: ``Ranks.take``), title as stored, tags), or None."""
     if (match := _HEADER.match(line)) is None:
         return None
     day, hour, minute, rank, title, tags = match.groups()
@@ -343,7 +315,7 @@ def header(line: str) -> tuple[datetime, int, str, tuple[str, ...]] | None:
         return None
     if rank is not None and int(rank) < 2:
         return None
-    return when, int(rank or 1), title, tuple(t.lstrip("#") for t in tags.split())
+    return when, int(rank or 0), title, tuple(t.lstrip("#") for t in tags.split())
 
 
 _FIELD_LINE = re.compile(r"^- (Demande|Fait|Piège|Leçon|Résultat) : ?(.*)$")
@@ -390,10 +362,17 @@ def parse_entry(block: Block) -> Entry | None:
 
 def rerender(text: str) -> str | None:
     """One entry's block as ocmem writes it today (None if it is not an entry): entries written
-    by an older ocmem, or edited by hand, are rendered again before they leave the machine."""
+    by an older ocmem, or edited by hand, are rendered again before they leave the machine. A
+    rank its header carries (an older ocmem's ``~N``) stays: the page reads it as here."""
     block = _block_at(text)
     entry = parse_entry(block) if block else None
-    return entry.render() if entry else None
+    if entry is None:
+        return None
+    rendered = entry.render()
+    if block is not None and block.rank:
+        minute = f"## {entry.when:%Y-%m-%d %H:%M}"
+        rendered = rendered.replace(minute, f"{minute}~{block.rank}", 1)
+    return rendered
 
 
 def readable(text: str) -> str:
@@ -401,36 +380,44 @@ def readable(text: str) -> str:
     return "\n".join(inert.unescape(line) for line in text.split("\n"))
 
 
-def taken_ranks(data: "bytes | mmap", when: datetime) -> set[int]:
-    """The ranks the entries of a journal's bytes already use at minute ``when``.
+def rank_at(text: str, start: int, when: datetime) -> int:
+    """The rank of the entry whose header, at ``when``, starts at ``start`` in ``text``, from
+    the entries of its minute up to it in ``text`` alone (``minute_headers``, over a text)."""
+    prefix = f"## {when:%Y-%m-%d %H:%M}"
+    ranks = Ranks()
+    rank = 0
+    stop = start + len(prefix)  # the entry's own header is the last one found
+    at = text.find(prefix, 0, stop)
+    while at >= 0:
+        if at == 0 or text[at - 1] == "\n":
+            end = text.find("\n", at)
+            block = _block_at(text[at : end if end >= 0 else len(text)] + "\n")
+            if block is not None:
+                rank = ranks.take(when, block.rank)
+        at = text.find(prefix, at + 1, stop)
+    return rank
 
-    A byte search for that minute's header prefix (no decoding, no parsing): the C-speed scan
-    keeps the cost of an append flat whatever the journal's size.
+
+def minute_headers(data: "bytes | mmap", when: datetime) -> list[int]:
+    """The entries of a journal's bytes written at minute ``when``, in order: each one's written
+    rank (0 when its header has none), for ``Ranks.take``.
+
+    A byte search for that minute's header prefix (no decoding of the rest): the C-speed scan
+    keeps the cost of an append flat whatever the journal's size. A line counts when ``blocks``
+    reads it as a header.
     """
     prefix = f"## {when:%Y-%m-%d %H:%M}".encode()
-    found: set[int] = set()
+    found: list[int] = []
     at = data.find(prefix)
     while at >= 0:
         if at == 0 or data[at - 1 : at] == b"\n":
-            after = bytes(data[at + len(prefix) : at + len(prefix) + 12])
-            if after.startswith(_SEPARATOR):
-                found.add(1)
-            elif rank := re.compile(_RANK_AFTER).match(after):
-                found.add(int(rank.group(1)))
+            end = data.find(b"\n", at)
+            line = bytes(data[at : end if end >= 0 else len(data)])
+            block = _block_at(line.decode("utf-8", errors="replace") + "\n")
+            if block is not None:
+                found.append(block.rank)
         at = data.find(prefix, at + 1)
     return found
-
-
-_SEPARATOR = " · ".encode()
-
-
-def free_rank(*taken: set[int]) -> int:
-    """The first rank no entry uses (1: the minute alone, as the spec writes it)."""
-    used = set().union(*taken)
-    rank = 1
-    while rank in used:
-        rank += 1
-    return rank
 
 
 HEADER_FIX = (
@@ -560,8 +547,11 @@ def split_for_archive(text: str, before: datetime) -> tuple[str, dict[str, list[
     spans = _spans(text)
     kept = [text[: spans[0][0]] if spans else text]
     moved: dict[str, list[Block]] = {}
+    ranks = Ranks()
     for start, end in spans:
         block = _block_at(text[start:end])
+        if block is not None:
+            block = block._replace(rank=ranks.take(block.when, block.rank))
         if block is not None and block.when < before:
             moved.setdefault(archive_name(block.when), []).append(block)
         else:
@@ -571,16 +561,15 @@ def split_for_archive(text: str, before: datetime) -> tuple[str, dict[str, list[
 
 
 def merge_archive(existing: str, incoming: list[Block], month: str) -> str:
-    """An archive holding its current entries and ``incoming``, once each, in time order."""
+    """An archive holding its current entries then ``incoming`` (moved from the journal, in its
+    order), in time order; within a minute, in the order they were read: each keeps its rank."""
     preamble = existing[: _spans(existing)[0][0]] if _spans(existing) else existing
     if not preamble.strip():
         preamble = (
             f"# Journal — archive {month}\n\nEntrées archivées par `ocmem journal archive`.\n"
         )
-    entries = {b.key: b for b in blocks(existing)}
-    for block in incoming:
-        entries.setdefault(block.key, block)
-    body = "\n".join(entries[w].text.rstrip("\n") + "\n" for w in sorted(entries))
+    entries = sorted([*blocks(existing), *incoming], key=lambda b: b.when)  # stable
+    body = "\n".join(b.text.rstrip("\n") + "\n" for b in entries)
     return preamble.rstrip("\n") + "\n\n" + body
 
 
@@ -591,10 +580,6 @@ def archive_files(memory_dir: Path) -> list[Path]:
 
 
 def find_entries(texts: Sequence[str], refs: Sequence[Ref]) -> dict[Ref, Block]:
+    """``texts``: the journal, then its archives newest first (``journal_blocks``)."""
     wanted = set(refs)
-    found: dict[Ref, Block] = {}
-    for text in texts:
-        for block in blocks(text):
-            if block.key in wanted and block.key not in found:
-                found[block.key] = block
-    return found
+    return {block.key: block for block in journal_blocks(texts) if block.key in wanted}

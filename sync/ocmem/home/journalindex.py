@@ -32,6 +32,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -54,8 +55,8 @@ if TYPE_CHECKING:
 
 # Bump when the schema, the terms (stop-words, stemmer) or the columns change: an index of
 # another version is rebuilt.
-INDEX_VERSION = "7"  # 3: Snowball stems (PyStemmer); 4: more search stop-words; 5: everyday words;
-# 6: English glossary words, stop-words, names kept whole; 7: each entry's digest and vector row
+INDEX_VERSION = "8"  # 3: Snowball stems; 4: more search stop-words; 5: everyday words; 6: English
+# glossary words, names kept whole; 7: digest and vector row; 8: ranks within a minute (issue 36)
 
 # the column of each field's terms (-1: not searched): as written, then folded (a hand edit)
 _COLUMNS = {"Leçon": 2, "Piège": 3, "Demande": 4, "Fait": 4, "Résultat": -1, "Exposition": -1}
@@ -263,7 +264,7 @@ def count_entries(data: bytes) -> tuple[int, bool]:
     100 000 entries), and whether something may hide one (a « ## » line that is no header, bytes
     that are not UTF-8): ``ocmem.formats.journal.damage`` then says what."""
     headers = len(_header_starts(data, 0))
-    return headers, _suspect(data, headers)
+    return headers, journalquery.suspect(data, headers)
 
 
 def recorded_count(index: Path, path: Path) -> int | None:
@@ -443,10 +444,16 @@ def _refresh(db: sqlite3.Connection, files: Sequence[Path]) -> list[Damage]:
             )
             db.execute("DELETE FROM entries WHERE file = ?", (name,))
             db.execute("DELETE FROM files WHERE name = ?", (name,))
-        for name, path in names.items():
-            found = _refresh_file(db, name, path, recorded.get(name))
+        # Read as references rank entries (journal.journal_blocks): the archives oldest first,
+        # the journal last; a file read after one that changed is read whole (its ranks may
+        # follow that one's).
+        earlier: list[str] = []
+        for name, path in reversed(names.items()):
+            known = recorded.get(name) if len(damage) == 0 else None
+            found = _refresh_file(db, name, path, known, earlier)
             if found is not None:
                 damage.append(found)
+            earlier.append(name)
         db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
@@ -471,7 +478,11 @@ def _read(path: Path) -> tuple[bytes, _Stat]:
 
 
 def _refresh_file(
-    db: sqlite3.Connection, name: str, path: Path, recorded: tuple[_Stat, int, str] | None
+    db: sqlite3.Connection,
+    name: str,
+    path: Path,
+    recorded: tuple[_Stat, int, str] | None,
+    earlier: Sequence[str] = (),
 ) -> Damage | None:
     if recorded is not None and _stat(path) == recorded[0]:
         return None
@@ -491,15 +502,16 @@ def _refresh_file(
     entries: list[tuple[int, str, int, int, str, str, bytes]] = []
     columns: list[tuple[int, str, str, str, str, str]] = []
     spans = list(_spans(data, base))
-    unparsed = False
-    for start, stop in spans:
-        chunk = data[start:stop]
-        parsed = _parse(chunk.decode("utf-8", errors="replace"))
-        if parsed is None:
-            unparsed = True
-            continue
-        at, tag_text, terms_of = parsed
-        entries.append((next_id, name, start, stop, at, tag_text, entry_digest(chunk)))
+    parsed = [
+        (start, stop, _parse(data[start:stop].decode("utf-8", errors="replace")))
+        for start, stop in spans
+    ]
+    new = [(start, stop, found) for start, stop, found in parsed if found is not None]
+    unparsed = len(new) < len(spans)
+    ranks = journalquery.ranks_before(db, name, base, earlier, [found[0] for _, _, found in new])
+    for start, stop, (when, written, tag_text, terms_of) in new:
+        at = journal.Ref(when, ranks.take(when, written)).stamp
+        entries.append((next_id, name, start, stop, at, tag_text, entry_digest(data[start:stop])))
         columns.append((next_id, *terms_of))
         next_id += 1
         last = start
@@ -525,25 +537,13 @@ def _refresh_file(
     # line only when the headers found or their count say something is off (2 s at 100 000)
     fresh = memoryview(data)[base:]
     found = []
-    if unparsed or _suspect(bytes(fresh), len(spans)):
+    if unparsed or journalquery.suspect(bytes(fresh), len(spans)):
         first_line = data.count(b"\n", 0, base) + 1
         found = [
             (line, what, fix, at + base, raw)
             for line, what, fix, at, raw in journal.damage(bytes(fresh), first_line)
         ]
     return Damage(path, found, whole=base == 0)
-
-
-def _suspect(data: bytes, headers: int) -> bool:
-    """Whether ``data``, holding ``headers`` entry headers, has a « ## » line that is none, or
-    bytes that are not UTF-8."""
-    if data.count(b"\n## ") + data.startswith(b"## ") != headers:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
 
 
 def _digest(data: bytes | memoryview) -> str:
@@ -574,12 +574,13 @@ def _header_starts(data: bytes, base: int) -> list[int]:
     return starts
 
 
-def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None:
-    """An entry's minute, its tags (folded, space-delimited) and its five columns of terms."""
+def _parse(chunk: str) -> tuple[datetime, int, str, tuple[str, str, str, str, str]] | None:
+    """An entry's minute, the rank its header carries (0: none, ``journal.Ranks``), its tags
+    (folded, space-delimited) and its five columns of terms."""
     found = journal.header(chunk)
     if found is None:
         return None
-    _, rank, title, tags = found
+    when, written, title, tags = found
     # title, tags, lesson, pitfall, rest: each column's lines, then their terms at once
     columns: list[list[str]] = [[title], [" ".join(tags)], [], [], []]
     column = 4
@@ -594,7 +595,6 @@ def _parse(chunk: str) -> tuple[str, str, tuple[str, str, str, str, str]] | None
                 line = line[field.end() :]
         if column >= 0:
             columns[column].append(line)
-    at = chunk[3:19] if rank == 1 else f"{chunk[3:19]}~{rank}"  # the header's own minute
     tag_text = " " + " ".join(fold(t) for t in tags) + " "
     c = [" ".join(terms("\n".join(lines))) for lines in columns]
-    return at, tag_text, (c[0], c[1], c[2], c[3], c[4])
+    return when, written, tag_text, (c[0], c[1], c[2], c[3], c[4])

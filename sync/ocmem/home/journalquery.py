@@ -1,7 +1,9 @@
 """The words' side of the journal search (``ocmem.home.journalindex`` keeps the index and its
 refresh, and fuses this with the meaning's side): the BM25 of the query's stems over the index,
 re-ranked by the share of the question each entry carries (``ocmem.text.searchterms``), the names
-the journal never mentions, and the hits read from the files."""
+the journal never mentions, and the hits read from the files; for the refresh, the ranks an index
+already gives within a minute (``ranks_before``, issue 36) and whether new bytes need a damage
+scan (``suspect``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import heapq
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -248,14 +251,56 @@ def _hit(path: Path, start: int, stop: int, at: str) -> Hit:
         data = handle.read(stop - start + 1)
     chunk, after = data[: stop - start], data[stop - start :]
     # ``stop`` was the next header ("#"), or the end of the file, since appended to ("\n")
-    if not chunk.startswith(f"## {at} · ".encode()) or after not in (b"", b"#", b"\n"):
+    # the header holds the entry's minute (and, written by an older ocmem, a rank)
+    minute = f"## {at[:16]}".encode()
+    header = chunk.startswith(minute) and chunk[len(minute) : len(minute) + 1] in (b" ", b"~")
+    if not header or after not in (b"", b"#", b"\n"):
         raise Stale
     return Hit(f"journal {at}", path, chunk.decode("utf-8", errors="replace").rstrip("\n") + "\n")
+
+
+def suspect(data: bytes, headers: int) -> bool:
+    """Whether ``data``, holding ``headers`` entry headers, has a « ## » line that is none, or
+    bytes that are not UTF-8."""
+    if data.count(b"\n## ") + data.startswith(b"## ") != headers:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def ranks_before(
+    db: sqlite3.Connection, name: str, base: int, earlier: Sequence[str], minutes: list[datetime]
+) -> journal.Ranks:
+    """The ranks the index holds at the ``minutes`` of the entries about to be indexed (by
+    ``journalindex``'s refresh): in the files read before ``name`` (``earlier``) and in ``name``
+    before ``base``. One query over their span: an append asks for one minute."""
+    ranks = journal.Ranks()
+    if not minutes:
+        return ranks
+    marks = ",".join("?" * len(earlier))
+    rows = db.execute(
+        f"SELECT at FROM entries WHERE at >= ? AND at < ? "
+        f"AND (file IN ({marks}) OR (file = ? AND start < ?))",
+        (
+            f"{min(minutes):%Y-%m-%d %H:%M}",
+            f"{max(minutes):%Y-%m-%d %H:%M}~~",
+            *earlier,
+            name,
+            base,
+        ),
+    )
+    for (at,) in rows:
+        ranks.take(datetime.fromisoformat(at[:16]), int(at[17:] or 1))
+    return ranks
 
 
 class Recent(NamedTuple):
     header: str
     quarantined: bool  # written by an exposed session (journal.is_quarantined)
+    ref: journal.Ref  # what cites it (its rank counted in its own file)
 
 
 def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[Recent]:
@@ -274,8 +319,11 @@ def recent_headers(texts: Iterable[str], n: int = MAX_RECENT) -> list[Recent]:
             start = cut + 1
             stop = text.find("\n", start, end)
             line = text[start : stop if stop >= 0 else end]
-            if journal.blocks(line + "\n"):  # a valid header, as the journal reads it
-                found.append(Recent(line, journal.is_quarantined(text[start:end])))
+            header = journal.blocks(line + "\n")  # a valid header, as the journal reads it
+            if header:
+                when = header[0].when
+                ref = journal.Ref(when, journal.rank_at(text, start, when))
+                found.append(Recent(line, journal.is_quarantined(text[start:end]), ref))
             end = max(cut, 0)
         if len(found) >= n:
             break

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ocmem.errors import InputError
-from ocmem.formats import journal
+from ocmem.formats import journal, journalrefs
 from ocmem.home.atomic import read_bytes, text_of
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
@@ -128,6 +128,7 @@ class JournalSearch(Memory):
         lines = []
         for hit in found.hits:
             text = _capped(journal.readable(hit.text), self.limits.journal_entry_chars)
+            text = journalrefs.with_reference(text, journal.parse_ref(hit.ref))
             if hit.ref in found.weak:
                 lines.append(WEAK_MATCH)
             if hit.ref not in held:
@@ -195,9 +196,13 @@ class JournalSearch(Memory):
 
         headers = [
             (
-                f"{r.header.split(' · ')[0]} · {MASKED_ENTRY}"
-                if r.quarantined and self.agent
-                else journal.readable(r.header) + (" ⚠ quarantaine" if r.quarantined else "")
+                journalrefs.with_reference(
+                    f"{r.header.split(' · ')[0]} · {MASKED_ENTRY}"
+                    if r.quarantined and self.agent
+                    else journal.readable(r.header),
+                    r.ref,
+                )
+                + (" ⚠ quarantaine" if r.quarantined and not self.agent else "")
             )
             for r in journalindex.recent_headers(texts(), last)
         ]

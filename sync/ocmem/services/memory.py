@@ -352,11 +352,14 @@ class Memory:
                     f"{self.paths.rel(kept)}"
                 )
                 tail, ranks = _journal_scan(path, entry.when)
-            # References are unique across the journal and its archives (an archive may hold
-            # this month's older entries).
+            # Its reference: its order within the minute, after the month's archive (which may
+            # hold this minute's entries, if the clock went back) and the journal.
             archive = self.paths.memory_dir / journal.archive_name(entry.when)
             _, archived = _journal_scan(archive, entry.when)
-            entry = entry._replace(rank=journal.free_rank(ranks, archived))
+            taken = journal.Ranks()
+            for written in (*archived, *ranks):
+                taken.take(entry.when, written)
+            entry = entry._replace(rank=taken.take(entry.when))
             damaged = journal.damage(tail)  # the end read anyway: what hides an entry there
             if also is None:  # one append: atomic by itself, and the cost stays O(1)
                 run.append(path, journal.separator(tail) + entry.render())
@@ -460,22 +463,22 @@ class Memory:
 ARCHIVE_EXAMPLE_DAYS = 90  # the example of --plus-vieux-que a refusal gives
 
 
-def _journal_scan(path: Path, when: datetime) -> tuple[bytes, set[int]]:
+def _journal_scan(path: Path, when: datetime) -> tuple[bytes, list[int]]:
     """A journal file's last block (from the newline before its last header; the whole file
-    when it has none) and the ranks already used at minute ``when``; (b"", set()) when the file
-    is missing or empty. Through mmap: only the pages searched are read."""
+    when it has none) and its entries at minute ``when`` (``journal.minute_headers``); (b"", [])
+    when the file is missing or empty. Through mmap: only the pages searched are read."""
     import mmap
 
     try:
         handle = os.fdopen(open_file(path, os.O_RDONLY), "rb")
     except FileNotFoundError:
-        return b"", set()
+        return b"", []
     with handle:
         if os.fstat(handle.fileno()).st_size == 0:
-            return b"", set()
+            return b"", []
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             start = max(data.rfind(b"\n## "), 0)
-            return data[start:], journal.taken_ranks(data, when)
+            return data[start:], journal.minute_headers(data, when)
 
 
 def _masked(note: shortterm.Note) -> str:

@@ -237,7 +237,7 @@ def _freshness(
     """Facts newer entries contradict, facts no entry spoke of since their validation, and
     proposals the human has left waiting: suggestions, never changes."""
     found: list[Suggestion] = []
-    entries = [b for text in texts for b in journal.blocks(text)]
+    entries = journal.journal_blocks(texts)
     said = [(b, relations.statement(line)) for b in entries for line in _lessons(b)]
     for fact in facts:
         since = _validated(fact)

@@ -193,13 +193,6 @@ class Doctor:
         journaldamage.remember(self.paths, self.paths.journal, damaged)
         for line, what, fix, *_ in damaged:
             self.problem(WARNING, f"journal.md ligne {line} : {what}", fix)
-        keys = [b.key for b in parsed]
-        if len(keys) != len(set(keys)):
-            self.problem(
-                WARNING,
-                "journal.md : deux entrées ont le même en-tête (références ambiguës)",
-                "laisse tel quel ; les nouvelles entrées ont toujours une référence libre",
-            )
         for block in parsed:
             lines = block.text.rstrip("\n").splitlines()
             labels = [line.split(" : ")[0] for line in lines[1:] if line.startswith("- ")]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ocmem.home.digest import sha256
 
@@ -47,6 +48,8 @@ def split(text: str, pattern: re.Pattern[str]) -> list[Segment]:
     """
     if pattern is not PENDING_BLOCK:
         starts = [(m.start(), m.group(1)) for m in pattern.finditer(text)]
+        if pattern is JOURNAL_BLOCK:
+            starts = _ranked(starts)
         segments = [Segment(None, text[: starts[0][0]] if starts else text)]
         for i, (start, block_id) in enumerate(starts):
             end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
@@ -73,6 +76,28 @@ def split(text: str, pattern: re.Pattern[str]) -> list[Segment]:
     found.append(Segment(None, "".join(free)))
     # The first segment is always the (possibly empty) text before any block.
     return [found[0], *(s for s in found[1:] if s.id is not None or s.text)]
+
+
+def _ranked(starts: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Journal blocks under their references (``ocmem.formats.journalrefs``): a header holds
+    the minute alone, the rank is the block's order within it on the page, as in the journal.
+    A conflict copy (``…~agent-<hash>``) keeps its own id and takes no rank."""
+    from ocmem.formats.journalrefs import Ranks, Ref
+
+    ranks = Ranks()
+    found = []
+    for start, header in starts:
+        minute, _, suffix = header.partition("~")
+        if suffix and not suffix.isdigit():
+            found.append((start, header))
+            continue
+        try:
+            when = datetime.strptime(minute, "%Y-%m-%d %H:%M")
+        except ValueError:  # no date: not an entry of ocmem's, its header is its id
+            found.append((start, header))
+            continue
+        found.append((start, Ref(when, ranks.take(when, int(suffix or 0))).stamp))
+    return found
 
 
 def blocks_of(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
@@ -105,9 +130,10 @@ class MergeResult:
 
 def agent_copy(block_id: str, text: str) -> tuple[str, str]:
     """The agent's version of a block both sides changed, under its own stable id."""
-    copy_id = f"{block_id}~agent-{digest(text)[:8]}"
+    # on the minute (or the proposal's id) alone: a header reads one ``~`` suffix
+    copy_id = f"{block_id.partition('~')[0]}~agent-{digest(text)[:8]}"
     header, _, rest = normalise(text).partition("\n")
-    header = header.replace(f"## {block_id} · ", f"## {copy_id} · ", 1)
+    header = f"## {copy_id} · {header.partition(' · ')[2]}"
     return copy_id, f"{header}\n{CONFLICT_NOTE.format(id=block_id)}\n{rest}"
 
 
