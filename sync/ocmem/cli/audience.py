@@ -50,6 +50,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("cron remove", ""),
             ("curate", ""),
             ("context-size", ""),
+            ("journal index", ""),
             ("pull", ""),
             ("push", ""),
             ("desinstaller", ""),
