@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ocmem.bridge.contract import RETROSPECTIVE_REMINDER
 from ocmem.formats import shortterm
 from ocmem.text import inert
+from ocmem.trial import loopback
 from ocmem.trial.opencodeserve import Serve
 from ocmem.trial.scriptedmodel import Call, Reply, Request, Say, ScriptedModel
 from ocmem.trial.spectests import (
@@ -468,16 +468,11 @@ def web_page() -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    ).start()
+    server = loopback.serve(Handler)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/doc"
+        yield loopback.url(server) + "/doc"
     finally:
-        server.shutdown()
-        server.server_close()
+        loopback.stop(server)
 
 
 __all__ = ["AGENT_TESTS", "Agent", "Failed", "Stage", "space_tools_refuse_skills", "web_page"]

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ocmem.trial import loopback
+
 MODEL_ID = "fake-model"
 TITLE_MARKER = "title generator"
 
@@ -251,23 +253,17 @@ class ScriptedModel:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        self._server = loopback.serve(Handler)
         return self
 
     @property
     def base_url(self) -> str:
         assert self._server is not None, "ScriptedModel.start() d'abord"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return loopback.url(self._server) + "/v1"
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            loopback.stop(self._server)
             self._server = None
 
 

@@ -31,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
+from ocmem.trial import loopback
+
 NOT_FOUND = b"404 page not found\n"
 SERVER_VERSION = "2.10.0"
 OUTSIDE = b"Path not in space"
@@ -266,23 +268,17 @@ class Standin:
 
             do_GET = do_HEAD = do_PUT = do_DELETE = do_POST = _handle
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        self._server = loopback.serve(Handler)
         return self
 
     @property
     def url(self) -> str:
         assert self._server is not None, "Standin.start() d'abord"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return loopback.url(self._server)
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            loopback.stop(self._server)
             self._server = None
 
     def __enter__(self) -> Standin:
