@@ -21,7 +21,6 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -68,15 +67,14 @@ class Scene:
     outside: Path
 
     def ref(self, title: str) -> str:
-        """The reference of the journal entry titled ``title`` (written by an earlier session)."""
+        """The reference of the journal entry titled ``title`` (written by an earlier session), as
+        ocmem reads it: a second entry of a minute is « ~2 » by its order, not by its header."""
+        from ocmem.formats import journal
+
         text = (self.home / "memory/journal.md").read_text()
-        found = re.search(
-            rf"^## (\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}(?:~\d+)?) · {re.escape(title)} · ",
-            text,
-            re.M,
-        )
+        found = [b.ref for b in journal.blocks(text) if b.title == title]
         assert found, f"no entry titled {title!r}"
-        return f"journal {found.group(1)}"
+        return found[0]
 
 
 Step = Call | Callable[[Scene], Call]
