@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,3 +228,21 @@ def test_doctor_names_every_link_below_the_home(run_cli: Run, home: Path) -> Non
     result = run_cli("doctor")
     assert "memory/MEMORY.md est un lien symbolique" in result.out
     assert result.code == 1
+
+
+def test_a_linked_skill_does_not_stop_the_push(
+    run_cli: Run, home: Path, tmp_path: Path, sb: Any
+) -> None:
+    """The review page's gestures are planned from the skills the door reads: a linked one is
+    left out (doctor names it), the pending page is pushed all the same."""
+    propose_fact(run_cli)
+    outside = tmp_path / "skill-ailleurs"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: ailleurs\ndescription: x. y.\n---\n\n" + TOKEN)
+    (home / "skills/ailleurs").symlink_to(outside)
+    configure_sync(home, sb.url)
+    pushed = run_cli("push")
+    assert pushed.code == 0, pushed.err
+    assert "pending.md : 1 ajouté(s)" in pushed.out, pushed.out
+    page = next(m.name for m in sb.listing() if m.name.endswith("/pending.md"))
+    assert "P-0001" in sb.read(page) and TOKEN not in sb.read(page)

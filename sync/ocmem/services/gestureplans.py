@@ -29,7 +29,7 @@ from ocmem.home.digest import sha256
 from ocmem.home.settings import Limits
 from ocmem.home.space import SyncConfig
 from ocmem.home.workspace import Workspace
-from ocmem.services import promotion, unpromotion
+from ocmem.services import promotion, supersession, unpromotion
 from ocmem.text import inert
 
 _DAY = date(2000, 1, 1)  # promotions are checked once on a fixed day: the day only fills a slot
@@ -122,7 +122,8 @@ class Decorator:
             space.archive,
             repr((space.limits, space.memory_page, space.archive_page, space.skills_folder)),
             repr((space.decisions_page, space.home)),
-            *(f"{s.path}\0{read_text(s.path)}" for s in space.installed),
+            # a skill the door refuses (a link, bytes not UTF-8) states nothing, as in the review
+            *(f"{name}\0{text}" for name, text in supersession.skill_texts(space.installed)),
             *sorted(str(p) for p in space.skills_dir.glob("*/*")),  # what an undo would leave
         ]
         return sha256("\0".join(parts).encode("utf-8"))
