@@ -79,7 +79,8 @@ class Vectors:
             model, ident = self._meta("model"), self._meta("ident")  # another writer, meanwhile?
             if model != meaning.MODEL or not ident:
                 self.db.execute("DELETE FROM rows")
-                self.rows_path.write_bytes(b"")
+                # emptied through the home's door: never what a link in its place points to
+                os.close(open_file(self.rows_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
                 ident = os.urandom(8).hex()
                 self.db.executemany(
                     "INSERT OR REPLACE INTO meta VALUES (?, ?)",
