@@ -202,7 +202,11 @@ class Essai:
                 f"Réseau : {len(attempts)} tentative(s) de sortie refusée(s) : {', '.join(attempts[:5])}"
             )
         else:
-            notes.append("Réseau : aucune tentative de sortie (tout est resté sur 127.0.0.1).")
+            # Only what goes through the sandbox's proxy is seen: a raw socket would not be.
+            notes.append(
+                "Réseau : aucune tentative de sortie par le proxy du bac à sable "
+                "(tout ce qui l'a utilisé est resté sur 127.0.0.1)."
+            )
         writes = [call for call in asked if call != "crontab -l"]
         notes.append(
             f"Crontab et systemd : {len(writes)} écriture(s) tentée(s) et refusée(s) ({', '.join(writes)})."
@@ -256,7 +260,8 @@ class Essai:
         lines = [
             "Essai des 13 tests de la spécification, dans un bac à sable "
             f"({sandbox.root}, {where}) : rien de ton dossier personnel, de ta configuration "
-            "d'OpenCode, de ta crontab ni du réseau n'est touché.",
+            "d'OpenCode ni de ta crontab n'est touché"
+            + (" ; ton espace SilverBullet est seulement lu." if self.space else "."),
         ]
         if self.space is None:
             lines.append(

@@ -254,6 +254,11 @@ def script_refuses_skills(scene: Scene) -> str:
     sent = scene.standin.writes()[writes:]
     expect(not sent, f"{len(sent)} écriture(s) envoyée(s) à SilverBullet : {sent}")
     reason = re.sub(r"^ocmem : ", "", said[0] if said else "")
+    # refused for the rule it breaks, not for any other failure (a bad YAML, a missing token)
+    expect(
+        "n'écrit que des pages" in reason and "Agents/Skills" in reason,
+        f"`ocmem push` a échoué pour une autre raison : {said}",
+    )
     return f"script (`ocmem push`, règle vers Agents/Skills/essai/SKILL.md) refusé, code {done.returncode} : « {reason} » ; 0 écriture envoyée"
 
 
