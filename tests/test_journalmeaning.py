@@ -20,7 +20,7 @@ from conftest import journal_fields
 from ocmem.formats import journal
 from ocmem.home import journalindex, journalmeaning
 from ocmem.home.journalmeaning import Meaning
-from ocmem.home.journalvectors import encoder_running, entry_digest, open_vectors
+from ocmem.home.journalvectors import Unusable, encoder_running, entry_digest, open_vectors
 from ocmem.home.paths import Paths
 from ocmem.services.journalsearch import JournalSearch
 from ocmem.services.memory import Memory
@@ -103,6 +103,32 @@ def test_the_store_appends_rows_keyed_by_digest(state: Path) -> None:
         handle.write(b"\x00" * 100)
     assert store.add([b"d"], vectors[:1]) == {b"d": 3}
     assert paths.journal_vector_rows.stat().st_size == 4 * meaning.DIMENSIONS * 2
+    store.close()
+
+
+def test_a_vectors_file_shorter_than_its_database_loses_no_row_and_crashes_no_search(
+    state: Path,
+) -> None:
+    """The real world tears more than a row: whole rows written but never committed (a writer
+    killed before COMMIT), or a file cut by hand as « a cache »."""
+    paths = Paths(state)
+    store = open_vectors(paths.journal_vectors, paths.journal_vector_rows, write=True)
+    assert store is not None
+    vectors = np.eye(4, meaning.DIMENSIONS, dtype=np.float16)
+    assert store.add([b"a", b"b", b"c"], vectors[:3]) == {b"a": 0, b"b": 1, b"c": 2}
+    row = meaning.DIMENSIONS * 2
+    # two whole rows no database names: cut, not counted as taken
+    with paths.journal_vector_rows.open("ab") as handle:
+        handle.write(b"\x00" * (2 * row))
+    assert store.add([b"d"], vectors[3:]) == {b"d": 3}
+    assert paths.journal_vector_rows.stat().st_size == 4 * row
+    # the file cut to one row: a search by rows says the store cannot serve, no IndexError
+    os.truncate(paths.journal_vector_rows, row)
+    with pytest.raises(Unusable):
+        store.scores(np.eye(1, meaning.DIMENSIONS, dtype=np.float32), [0, 3])
+    # the next append forgets the lost rows (they are encoded again) and reuses no taken row
+    assert store.add([b"b", b"e"], vectors[1:3]) == {b"b": 1, b"e": 2}
+    assert store.rows_of([b"a", b"c", b"d"]) == {b"a": 0}
     store.close()
 
 

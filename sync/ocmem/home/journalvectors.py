@@ -130,14 +130,23 @@ class Vectors:
         try:
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                known = self.rows_of(digests)
-                new = [i for i, d in enumerate(digests) if d not in known]
                 with os.fdopen(open_file(self.rows_path, os.O_RDWR), "r+b") as handle:
-                    size = os.fstat(handle.fileno()).st_size
-                    first = size // _ROW_BYTES
-                    handle.truncate(first * _ROW_BYTES)  # a torn row, from a writer killed
+                    # The database says which rows are whole. Rows it records past the file's
+                    # end (a file cut by hand, or lost with the power) are forgotten, and so
+                    # encoded again; bytes past its last row (a writer killed before COMMIT)
+                    # are cut off.
+                    whole = os.fstat(handle.fileno()).st_size // _ROW_BYTES
+                    self.db.execute("DELETE FROM rows WHERE row >= ?", (whole,))
+                    first = int(
+                        self.db.execute("SELECT coalesce(max(row) + 1, 0) FROM rows").fetchone()[0]
+                    )
+                    known = self.rows_of(digests)
+                    new = [i for i, d in enumerate(digests) if d not in known]
+                    handle.truncate(first * _ROW_BYTES)
                     handle.seek(first * _ROW_BYTES)
                     handle.write(vectors[new].astype("<f2").tobytes())
+                    handle.flush()
+                    os.fsync(handle.fileno())  # the rows on disk before the database names them
                 rows = {digests[i]: first + n for n, i in enumerate(new)}
                 self.db.executemany(
                     "INSERT INTO rows VALUES (?, ?)", [(r, d) for d, r in rows.items()]
@@ -160,6 +169,8 @@ class Vectors:
 
         with os.fdopen(open_file(self.rows_path, os.O_RDONLY), "rb") as handle:
             count = os.fstat(handle.fileno()).st_size // _ROW_BYTES
+            if rows and max(rows) >= count:  # the file was cut since the database named them
+                raise Unusable("vectors file shorter than its database")
             if count == 0:
                 return np.zeros((0, len(queries)), dtype=np.float32)
             shape = (count, meaning.DIMENSIONS)
