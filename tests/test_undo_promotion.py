@@ -316,3 +316,15 @@ def test_undone_in_the_space_the_pull_sets_the_proposal_waiting_again(
     # Promoted again later: the newest line wins.
     sb.write(decisions, sb.read(decisions) + "- P-0001 : promu (2026-12-02)\n")
     assert "P-0001 : promu (2026-12-02)" in pull()
+
+
+def test_a_fact_that_names_a_date_is_taken_back_too(
+    home: Path, memory: Memory, proposals: Proposals, clock: Clock, workspace: Workspace
+) -> None:
+    dated = "Vérifier les ports libres : la règle du pare-feu date du 2000-01-01."
+    propose_fact(proposals, episodes(memory, clock, "vérifier les ports libres"), dated)
+    before = memory_files(home)
+    proposals.accept("P-0001")
+    said = undo_promotion(workspace, "P-0001").render()
+    assert "Promotion de P-0001 annulée" in said, said
+    assert memory_files(home) == before

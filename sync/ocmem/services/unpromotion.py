@@ -62,9 +62,16 @@ def promoted_on(proposal: pending.Proposal) -> date | None:
 
 def _is_promoted_line(line: str, proposal: pending.Proposal) -> bool:
     """Whether ``line`` is the very line a promotion of ``proposal`` wrote, on any day."""
-    head, _, tail = promotion.fact_line(proposal, date(2000, 1, 1)).partition("2000-01-01")
-    day = line[len(head) : len(line) - len(tail)]
-    return line.startswith(head) and line.endswith(tail) and bool(_DAY.fullmatch(day))
+    # Rendered again on each day the line holds: a fact that itself names a date (even
+    # 2000-01-01) cannot shift where the promotion's day is looked for.
+    for found in _DAY.finditer(line):
+        try:
+            day = date.fromisoformat(found.group(0))
+        except ValueError:
+            continue
+        if line == promotion.fact_line(proposal, day):
+            return True
+    return False
 
 
 def reverse_fact(memory_text: str, archive_text: str, proposal: pending.Proposal) -> Reversal:
