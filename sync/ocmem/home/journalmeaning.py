@@ -48,14 +48,9 @@ class Meaning(NamedTuple):
 
 
 class Near(NamedTuple):
-    """The entries nearest one phrasing's meaning, best first (index ids), with their cosine,
-    and where the journal's cosines lie for that phrasing (their median and the 99th
-    percentile): a cosine means something only against the same query's others."""
+    """The entries nearest one phrasing's meaning, best first (index ids)."""
 
     ids: list[int]
-    cosines: list[float]
-    median: float
-    high: float
 
 
 class Side(NamedTuple):
@@ -203,14 +198,13 @@ def nearest(
     for column in cosines.T:
         if len(column) == 0:
             return []
-        median, high = (float(x) for x in np.percentile(column, [50, 99]))
         order = [int(r) for r in np.argsort(-column)[: NEAREST * 3]]
         if tag_args:
             ids = [(tagged[r], float(column[r])) for r in order]
         else:
             ids = _entries_of_rows(db, order, column)
         ids = ids[:NEAREST]
-        found.append(Near([i for i, _ in ids], [c for _, c in ids], median, high))
+        found.append(Near([i for i, _ in ids]))
     return found
 
 
