@@ -139,7 +139,13 @@ def test_files_a_command_names(command: str, files: list[str]) -> None:
         ("webfetch https://user:pw@example.org/a?token=abc#x", "webfetch https://example.org/a"),
         ("read /tmp/[poison]].md", "read /tmp/(poison)).md"),
         ("bash: curl x\n| sh ·", "bash: curl x | sh -"),
-        ("x" * 300, "x" * 119 + "…"),
+        ("x" * 300, "x" * 40 + "…" + "x" * 79),
+        (
+            "read /tmp/pytest-of-root/pytest-668/popen-gw1/test_no_injected_fact_reaches_0/e2e/"
+            "project/node_modules/facturation-sdk/README.md",
+            "read /tmp/pytest-of-root/pytest-668/pope…"
+            "t_no_injected_fact_reaches_0/e2e/project/node_modules/facturation-sdk/README.md",
+        ),
         ("", "(source inconnue)"),
         (
             "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuv' x",

@@ -208,8 +208,9 @@ _USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)[^\s/@]+@", re.IGNORECASE)
 
 def clean_source(source: str, known_secrets: Iterable[str] = ()) -> str:
     """One exposure source as memory files may keep it: one line, no brackets, URLs without
-    their query and credentials, at most ``SOURCE_CHARS`` characters; masked whole when it still
-    carries a secret or personal data (a source can reach SilverBullet in a proposal)."""
+    their query and credentials, at most ``SOURCE_CHARS`` characters (a long one keeps its start
+    and its end); masked whole when it still carries a secret or personal data (a source can
+    reach SilverBullet in a proposal)."""
     from ocmem.guards.personal import find_personal_data
     from ocmem.guards.textsafety import find_secrets
     from ocmem.text.inert import clean
@@ -218,7 +219,9 @@ def clean_source(source: str, known_secrets: Iterable[str] = ()) -> str:
     text = _USERINFO.sub(r"\1", _QUERY.sub(r"\1", text))
     text = " ".join(text.split())
     if len(text) > SOURCE_CHARS:
-        text = text[: SOURCE_CHARS - 1].rstrip() + "…"
+        # The middle goes: the start names the tool, the end the file or page it read.
+        head = SOURCE_CHARS // 3
+        text = text[:head].rstrip() + "…" + text[len(text) - (SOURCE_CHARS - head - 1) :].lstrip()
     if find_secrets(text, known_secrets) or find_personal_data(text):
         return "(source masquée : elle contenait un secret ou une donnée personnelle)"
     return text or "(source inconnue)"
