@@ -89,7 +89,7 @@ def run(quick: bool = False) -> BenchResult:
             "reported",
         )
     )
-    entries = 600 if quick else 2_000
+    entries = 150 if quick else 2_000
     text, _ = build(entries)
     from ocmem.formats import journal
     from ocmem.home import journalindex, journalmeaning

@@ -48,11 +48,24 @@ def pytest_configure(config: pytest.Config) -> None:
     the summary): every Hypothesis test of the run derives its examples from it."""
     if settings.get_current_profile_name() not in SEEDED_PROFILES:
         return
-    if config.getoption("hypothesis_seed", None) is None:
-        from hypothesis import core
+    from hypothesis import core
 
+    # A pytest-xdist worker takes the controller's seed: one seed for the whole run.
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    if "hypothesis_seed" in workerinput:
+        core.global_force_seed = workerinput["hypothesis_seed"]
+    elif config.getoption("hypothesis_seed", None) is None:
         # Hypothesis's own hook sets it the same way for --hypothesis-seed (typed None there).
         core.global_force_seed = secrets.randbelow(2**32)  # type: ignore[assignment]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, in the controller, for each worker it starts: the run's seed goes along."""
+    from hypothesis import core
+
+    if settings.get_current_profile_name() in SEEDED_PROFILES:
+        node.workerinput["hypothesis_seed"] = core.global_force_seed
 
 
 def _seed_line() -> str | None:

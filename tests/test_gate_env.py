@@ -20,6 +20,9 @@ from ocmem.errors import Refused
 from ocmem.home import gateenv
 from ocmem.home.paths import Paths
 from ocmem.setup import harden
+from support.sharedusers import SHARED_USERS
+
+pytestmark = SHARED_USERS
 
 Run = Callable[..., CliResult]
 URL = "https://notes.example.org"

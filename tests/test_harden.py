@@ -15,6 +15,9 @@ import pytest
 from conftest import CliResult, Clock
 from ocmem.setup import harden
 from ocmem.setup.harden import replaceable, sudoers_rule, writable_by
+from support.sharedusers import SHARED_USERS
+
+pytestmark = SHARED_USERS
 
 OWNER = os.environ.get("OCMEM_E2E_OWNER", "ocmem-e2e")
 AGENT = os.environ.get("OCMEM_E2E_AGENT", "ocmem-e2e-agent")

@@ -26,6 +26,9 @@ from ocmem.bridge import agentproc
 from ocmem.home.paths import Paths
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
+from support.sharedusers import SHARED_USERS
+
+pytestmark = SHARED_USERS
 
 Run = Callable[..., CliResult]
 USER_CRON = "0 3 * * * /usr/bin/backup # à l'utilisateur\n"

@@ -3,7 +3,7 @@ scripted model and a refusing network proxy."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,28 +36,32 @@ def netguard() -> Iterator[NetGuard]:
 
 @pytest.fixture
 def oc(
-    request: pytest.FixtureRequest,
     opencode_install: OpenCodeInstall,
     fake_llm: FakeLLM,
     netguard: NetGuard,
     tmp_path: Path,
 ) -> Iterator[OpenCode]:
-    """A hermetic OpenCode environment; at teardown asserts the netguard saw nothing and, if
-    the test failed, prints the debug report (fake LLM exchange, netguard, log tail)."""
+    """A hermetic OpenCode environment; at teardown asserts the netguard saw nothing. A failed
+    test's report carries the debug report (fake LLM exchange, netguard, log tail)."""
     env = OpenCode(install=opencode_install, root=tmp_path / "e2e", llm=fake_llm, netguard=netguard)
-    failed_before = request.session.testsfailed
     try:
         yield env
     finally:
         for server in list(env.servers):
             if server.process.poll() is None:
                 server.stop(dispose=False)
-        if request.session.testsfailed > failed_before:
-            reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                reporter.write_line("")
-                reporter.write_line(f"===== e2e debug report for {request.node.nodeid} =====")
-                for line in env.debug_report().splitlines():
-                    reporter.write_line(line)
     if not env.allow_outbound:
         netguard.assert_no_attempts()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """The debug report goes into the failed test's own report: it is shown with the failure,
+    from a pytest-xdist worker too."""
+    report: pytest.TestReport = yield
+    env = getattr(item, "funcargs", {}).get("oc")
+    if report.failed and report.when == "call" and isinstance(env, OpenCode):
+        report.sections.append(("e2e debug report", env.debug_report()))
+    return report

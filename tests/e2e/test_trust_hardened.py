@@ -26,8 +26,9 @@ from e2e.fake_llm import FakeLLM, ToolCalls
 from e2e.harness import OpenCode, OpenCodeInstall, require_e2e
 from e2e.netguard import NetGuard
 from e2e.trust import TOKEN, Outcome, differences, play_corpus, report, seed_home, snapshot
+from support.sharedusers import SHARED_USERS
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, SHARED_USERS]
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH = 13
