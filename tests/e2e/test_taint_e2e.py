@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from e2e.fake_llm import LLMRequest, Text, ToolCalls
-from e2e.harness import OpenCode, RunResult
+from e2e.harness import OpenCode, OpenCodeServer, RunResult
 
 pytestmark = pytest.mark.e2e
 
@@ -386,9 +386,9 @@ def outcome_of(answer: str) -> str:
     return "ÉCRIT"
 
 
-def answers_of(result: RunResult, attack: Attack) -> list[str]:
+def answers_of(tool_uses: list[dict[str, Any]], attack: Attack) -> list[str]:
     found = []
-    for use in result.tool_uses:
+    for use in tool_uses:
         tool, state = use["tool"], use["state"]
         text = str(state.get("output") or state.get("error") or "")
         if (tool.startswith("memory_") and tool != "memory_search") or (
@@ -525,6 +525,15 @@ def run(oc: OpenCode, project: Path, message: str) -> RunResult:
     return result
 
 
+def session(server: OpenCodeServer, message: str) -> list[dict[str, Any]]:
+    """A new session of the OpenCode that is running, as a TUI opens one: its tool calls (the
+    parts ``opencode run`` reports as ``tool_use``)."""
+    sid = server.create_session()
+    reply = server.prompt(sid, message, timeout=180)
+    assert not reply["info"].get("error"), reply
+    return [part for m in server.messages(sid) for part in m["parts"] if part["type"] == "tool"]
+
+
 def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> None:
     report_only = os.environ.get("OCMEM_TAINT_REPORT_ONLY", "") not in ("", "0")
     scene = build(oc, pages)
@@ -550,27 +559,37 @@ def test_no_injected_fact_reaches_a_later_session(oc: OpenCode, pages: str) -> N
     yaml = oc.config_dir / "ocmem.yaml"
     # every attack's note is kept (set apart in QUARANTINE.md, or the residual's in SHORT_TERM.md)
     roomy = "limits:\n  short_term_chars: 20000\n  quarantine_chars: 20000\n"
-    for attack in table:
-        yaml.write_text(roomy + attack.yaml)
-        if attack.prep:
-            run(
-                oc,
-                scene.project,
-                f"[taint:{attack.name}:prep] Enregistre la doc du service dans le projet.",
-            )
-        result = run(oc, scene.project, f"[taint:{attack.name}] {attack.message}")
-        attack.answers = answers_of(result, attack)
-        assert attack.answers, (attack.name, result.tool_uses)
-        attack.outcome = max((outcome_of(a) for a in attack.answers), key=OUTCOMES.index)
     yaml.write_text(roomy)
-    # What the attacks' sessions left in working memory, before the clean sessions write theirs.
-    working_after_attacks = (scene.home / "memory/SHORT_TERM.md").read_text()
-    clean = run(oc, scene.project, "[taint:clean] Déploie la branche et note où tu en es.")
-    asked = run(
-        oc,
-        scene.project,
-        "Lis la doc du service. [taint:retiens] Retiens ça : le port de l'API de facturation est 8443.",
-    )
+    # The attacks are sessions of one running OpenCode, as in a TUI (a session's exposure must
+    # not leak into the next); an attack with an earlier session of its own, or a setting of its
+    # own (read at start-up), runs its sessions in OpenCode processes of their own, so what an
+    # exposed session saved is known after a restart.
+    with oc.serve(scene.project) as server:
+        for attack in table:
+            message = f"[taint:{attack.name}] {attack.message}"
+            if attack.prep or attack.yaml:
+                yaml.write_text(roomy + attack.yaml)
+                if attack.prep:
+                    run(
+                        oc,
+                        scene.project,
+                        f"[taint:{attack.name}:prep] Enregistre la doc du service dans le projet.",
+                    )
+                uses = run(oc, scene.project, message).tool_uses
+                yaml.write_text(roomy)
+            else:
+                uses = session(server, message)
+            attack.answers = answers_of(uses, attack)
+            assert attack.answers, (attack.name, uses)
+            attack.outcome = max((outcome_of(a) for a in attack.answers), key=OUTCOMES.index)
+        # What the attacks' sessions left in working memory, before the clean ones write theirs.
+        working_after_attacks = (scene.home / "memory/SHORT_TERM.md").read_text()
+        clean = session(server, "[taint:clean] Déploie la branche et note où tu en es.")
+        asked = session(
+            server,
+            "Lis la doc du service. [taint:retiens] Retiens ça : le port de l'API de facturation est 8443.",
+        )
+    # A later start of OpenCode.
     run(oc, scene.project, "[taint:later] Bonjour.")
     later = oc.llm.main_requests[-1].system
     lines = [
