@@ -39,6 +39,7 @@ BENCHMARKS: tuple[str, ...] = (
     "session_start",
     "offline_start",
     "hostile_pull",
+    "coherence",
 )
 
 

@@ -3,8 +3,9 @@ sentence says the opposite of a sentence of an installed skill, of MEMORY.md or 
 proposal says so in « Contradiction », the contradicted sentence quoted, whatever the agent
 declared; in `propose`'s answer and in `pending show`.
 
-The rule (ocmem.text.coherence) on tests/data/coherence.yaml, written before it: `dev` was read
-while it was built, `heldout` only measured. Development figures, floors at what they reached."""
+The rule (ocmem.text.coherence) is measured on tests/data/coherence.yaml by a benchmark
+(bench/coherence.py: contradictions missed and false flags, against the floors it reached); here,
+what the corpus must be and what the rule must always do."""
 
 from __future__ import annotations
 
@@ -28,19 +29,6 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS: dict[str, list[dict[str, str]]] = yaml.safe_load(
     (REPO / "tests/data/coherence.yaml").read_text(encoding="utf-8")
 )
-# Floors at what the rule reached (docs/benchmarks.md): (missed, false flags) at most.
-FLOORS = {"dev": (2, 0), "heldout": (1, 0)}
-
-
-def errors(part: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    missed, false_flags = [], []
-    for case in CORPUS[part]:
-        found = coherence.between(case["new"], case["held"])
-        if case["label"] == "contradiction" and found is None:
-            missed.append(case)
-        if case["label"] == "compatible" and found is not None:
-            false_flags.append(case)
-    return missed, false_flags
 
 
 def test_the_corpus_is_what_the_issue_asks() -> None:
@@ -56,23 +44,6 @@ def test_the_corpus_is_what_the_issue_asks() -> None:
     assert (
         sum(any(t in c["new"] for t in tricky) for c in cases if c["label"] == "compatible") >= 10
     )
-
-
-@pytest.mark.parametrize("part", sorted(FLOORS))
-def test_missed_contradictions_and_false_flags_stay_at_their_floor(part: str) -> None:
-    missed, false_flags = errors(part)
-    most_missed, most_false = FLOORS[part]
-    shown = [f"{c['new']} | {c['held']}" for c in missed + false_flags]
-    assert len(missed) <= most_missed and len(false_flags) <= most_false, shown
-    table = FIGURES.search((REPO / "docs/benchmarks.md").read_text(encoding="utf-8"))
-    assert table is not None
-    contradictions = sum(c["label"] == "contradiction" for c in CORPUS[part])
-    compatible = len(CORPUS[part]) - contradictions
-    row = f"| {part} | {len(missed)}/{contradictions} | {len(false_flags)}/{compatible} |"
-    assert row in table.group(1), f"docs/benchmarks.md is stale: {row}"
-
-
-FIGURES = re.compile(r"<!-- ocmem:coherence -->\n(.*?)<!-- /ocmem:coherence -->", re.DOTALL)
 
 
 @given(st.text(max_size=160))
