@@ -13,14 +13,18 @@ from pathlib import Path
 import pytest
 
 from conftest import CliResult, Clock
+from ocmem.errors import Refused
+from ocmem.home import gateenv
+from ocmem.home.paths import Paths
 from ocmem.setup import harden
-from ocmem.setup.harden import replaceable, sudoers_rule, writable_by
+from ocmem.setup.harden import carried_config, replaceable, sudoers_rule, writable_by
 from support.sharedusers import SHARED_USERS
 
 pytestmark = SHARED_USERS
 
 OWNER = os.environ.get("OCMEM_E2E_OWNER", "ocmem-e2e")
 AGENT = os.environ.get("OCMEM_E2E_AGENT", "ocmem-e2e-agent")
+URL = "https://notes.example.org"
 
 
 def info(uid: int, gid: int, mode: int) -> os.stat_result:
@@ -63,6 +67,27 @@ def test_the_sudoers_rule_allows_only_the_gate() -> None:
     assert lines == [
         "agent ALL=(ocmem) NOPASSWD: /opt/ocmem/bin/ocmem --home /home/agent/.config/opencode gate"
     ]
+
+
+def test_the_carried_settings_are_written_in_one_text_or_refused() -> None:
+    """Decided before anything changes (``check``): every carried setting, or a refusal."""
+    paths = Paths(Path("/home/agent/.config/opencode"))
+    env = {
+        "OCMEM_SILVERBULLET_URL": URL,
+        "OCMEM_SILVERBULLET_TOKEN_FILE": str(paths.state_dir / "sb.token"),
+    }
+    carried = gateenv.decide(env, {}, paths)
+    assert [d.action for d in carried] == [gateenv.CARRY, gateenv.CARRY]
+    text = "# mes réglages\nsilverbullet:\n  inbox: Boite/\n"
+    assert carried_config(text, carried, paths.config_file) == (
+        f'# mes réglages\nsilverbullet:\n  token_file: ".ocmem/sb.token"\n  url: "{URL}"\n'
+        "  inbox: Boite/\n"
+    )
+    assert carried_config(text, [], paths.config_file) == text
+    with pytest.raises(Refused) as refused:
+        carried_config("silverbullet: {inbox: Boite/}\n", carried, paths.config_file)
+    said = refused.value.render()
+    assert "rien n'a été modifié" in said and f"`url: {URL}`" in said
 
 
 def test_not_root_is_refused_with_the_command(
@@ -133,3 +158,96 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert not (home / ".ocmem/hardened.json").exists()
     finally:
         rule.unlink(missing_ok=True)
+
+
+def _agent_home(tmp_path: Path, agent: pwd.struct_passwd, clock: Clock) -> tuple[Path, Path]:
+    """An installed home under a home folder of the agent's, all the agent's."""
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+    from ocmem.setup.install import Installer
+
+    top = tmp_path / "agent-home"
+    home = top / ".config" / "opencode"
+    home.mkdir(parents=True)
+    tmp_path.chmod(0o755)
+    Installer(Workspace(load_settings(home), clock=clock), home_id="durci").run()
+    for path in [top, *top.rglob("*")]:
+        os.chown(path, agent.pw_uid, agent.pw_gid, follow_symlinks=False)
+    return top, home
+
+
+def _owners_modes_bytes(top: Path) -> dict[str, tuple[int, int, int, bytes | None]]:
+    return {
+        path.relative_to(top.parent).as_posix(): (
+            path.lstat().st_uid,
+            path.lstat().st_gid,
+            path.lstat().st_mode,
+            path.read_bytes() if path.is_file() and not path.is_symlink() else None,
+        )
+        for path in [top, *top.rglob("*")]
+    }
+
+
+def test_a_setting_it_cannot_carry_is_refused_before_any_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> None:
+    """Refused after the parents were given to root and the home installed, it said « rien n'a
+    été modifié »: now decided by ``check``, before the first change."""
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    (home / "ocmem.yaml").write_text("silverbullet: {inbox: Boite/}\n")  # flow style
+    os.chown(home / "ocmem.yaml", agent.pw_uid, agent.pw_gid)
+    before = _owners_modes_bytes(top)
+    try:
+        with pytest.raises(Refused) as refused:
+            harden.harden(
+                home, agent.pw_name, owner.pw_name, clock, env={"OCMEM_SILVERBULLET_URL": URL}
+            )
+    finally:
+        harden.sudoers_file(agent.pw_name).unlink(missing_ok=True)  # had it gone through
+    said = refused.value.render()
+    assert "ne sait pas y ajouter `url`" in said and "rien n'a été modifié" in said
+    assert _owners_modes_bytes(top) == before
+
+
+def test_a_crash_while_hardening_leaves_the_home_before_or_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> None:
+    """The carried setting, the record and the plugin's command land as a whole: a run killed
+    between them leaves an intent record the next ocmem run completes."""
+    from ocmem.home.atomic import atomic_write
+    from ocmem.home.settings import load_settings
+    from ocmem.home.workspace import Workspace
+
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    paths = Paths(home)
+
+    def killed_at_the_gate_command(path: Path, data: bytes, *, mode: int | None = None) -> None:
+        if path == paths.plugin_command and b'"sudo"' in data:
+            raise SystemExit("killed")  # neither an error nor Ctrl-C: nothing is undone
+        atomic_write(path, data, mode=mode)
+
+    monkeypatch.setattr("ocmem.home.workspace.atomic_write", killed_at_the_gate_command)
+    rule = harden.sudoers_file(agent.pw_name)
+    try:
+        with pytest.raises(SystemExit):
+            harden.harden(
+                home, agent.pw_name, owner.pw_name, clock, env={"OCMEM_SILVERBULLET_URL": URL}
+            )
+        monkeypatch.setattr("ocmem.home.workspace.atomic_write", atomic_write)
+        assert paths.intent_file.exists() and paths.hardened_file.exists()
+        assert b'"sudo"' not in paths.plugin_command.read_bytes()
+        ws = Workspace(load_settings(home), clock=clock)
+        with ws.transaction("reprise"):
+            pass
+        assert not paths.intent_file.exists()
+        assert '"sudo", "-n", "-u", "' + owner.pw_name in paths.plugin_command.read_text()
+        assert f'url: "{URL}"' in paths.config_file.read_text()
+    finally:
+        if paths.hardened_file.exists():
+            harden.harden(home, None, "ocmem", clock, undo=True)
+        rule.unlink(missing_ok=True)
+    assert top.lstat().st_uid == agent.pw_uid  # the undo found the record it needs

@@ -13,6 +13,7 @@ import json
 import os
 import pwd
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -221,6 +222,113 @@ def test_uninstall_shows_its_plan_and_asks(
     shown = capsys.readouterr().out
     assert exit_info.value.code == 3 and "[o/N]" in shown and "memory/" in shown
     assert tree(home) == before and crontab.read_text() == table
+
+
+def confirmed(
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    meanwhile: Callable[[], None],
+) -> CliResult:
+    """`ocmem desinstaller` in a terminal, the human answering « o » after ``meanwhile``
+    happened while they read the plan."""
+    import click
+
+    from ocmem.cli.entry import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def prompt(*args: object, **kwargs: object) -> str:
+        meanwhile()
+        return "o"
+
+    monkeypatch.setattr(sys, "stdin", Terminal(""))
+    monkeypatch.setattr(click, "prompt", prompt)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["desinstaller"], clock)
+    said = capsys.readouterr()
+    code = exit_info.value.code
+    return CliResult(code if isinstance(code, int) else 1, said.out, said.err)
+
+
+def archive_named(said: str) -> list[Path]:
+    return [
+        Path(line.split(" : ", 1)[1]) for line in said.splitlines() if "dossier d'archive" in line
+    ]
+
+
+def test_the_archive_folder_shown_is_the_one_used(
+    installed: Path,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = confirmed(clock, monkeypatch, capsys, lambda: clock.advance(seconds=30))
+    assert done.code == 0, done.err
+    shown, used = archive_named(done.out)  # in the plan, then in what was done
+    assert shown == used and sorted(installed.parent.glob("ocmem-archive-*")) == [used]
+
+
+def test_a_home_changed_while_the_plan_is_read_is_refused_and_left_as_it_is(
+    installed: Path,
+    crontab: Path,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The plan shown would remove the shipped retrospective skill: edited by hand while the
+    human reads, it is no longer ocmem's to remove, and nothing runs."""
+    skill = installed / "skills/retrospective/SKILL.md"
+    table = crontab.read_text()
+    seen: dict[str, bytes] = {}
+
+    def edited() -> None:
+        skill.write_text(skill.read_text() + "\nMa règle à moi.\n")
+        seen.update(tree(installed))
+
+    refused = confirmed(clock, monkeypatch, capsys, edited)
+    assert refused.code == 3 and "skills/retrospective/" in refused.out
+    assert "a changé depuis que le plan t'a été montré" in refused.err
+    assert "rien n'a été modifié" in refused.err and "relance `ocmem desinstaller`" in refused.err
+    assert tree(installed) == seen and crontab.read_text() == table
+    assert not list(installed.parent.glob("ocmem-archive-*"))
+
+
+def test_an_archive_folder_taken_while_the_plan_is_read_is_refused(
+    installed: Path,
+    crontab: Path,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    before, table = tree(installed), crontab.read_text()
+    taken: list[Path] = []
+
+    def taken_meanwhile() -> None:
+        taken.extend(archive_named(capsys.readouterr().out))
+        taken[0].mkdir()
+
+    refused = confirmed(clock, monkeypatch, capsys, taken_meanwhile)
+    assert refused.code == 3 and f"dossier d'archive {taken[0]} a été créé" in refused.err
+    assert "rien n'a été modifié" in refused.err
+    assert tree(installed) == before and crontab.read_text() == table
+    assert sorted(installed.parent.glob("ocmem-archive-*")) == taken
+    assert not list(taken[0].iterdir())
+
+
+def test_a_home_without_its_state_folder_is_uninstalled_too(
+    home: Path, crontab: Path, run_cli: Run
+) -> None:
+    """The run lock makes .ocmem/ again: not a change since the plan was shown."""
+    assert run_cli("cron", "install", "--tache", "review").code == 0
+    shutil.rmtree(home / ".ocmem")
+    done = run_cli("desinstaller", "--oui")
+    assert done.code == 0, done.err
+    assert "# ocmem:review" not in crontab.read_text() and not (home / "plugin/ocmem.ts").exists()
+    assert not (home / ".ocmem").exists()
 
 
 def test_uninstall_is_refused_to_the_agent_and_while_opencode_runs(

@@ -287,7 +287,8 @@ def uninstall(obj: Context, yes: bool) -> Outcome:
         return Outcome(
             [f"Rien à désinstaller pour {workspace.paths.home} : ocmem n'y a plus rien installé."]
         )
-    shown = "\n".join(found.render(run.archive_folder(workspace), done=False))
+    archive = run.archive_folder(workspace)  # the one shown is the one used
+    shown = "\n".join(found.render(archive, done=False))
     if not yes:
         if not sys.stdin.isatty():
             raise Refused(
@@ -299,7 +300,7 @@ def uninstall(obj: Context, yes: bool) -> Outcome:
         answer = click.prompt("Désinstaller ? [o/N]", default="n", show_default=False)
         if answer.strip().lower() not in ("o", "oui", "y", "yes"):
             raise Refused("désinstallation annulée", fix="rien n'a été modifié")
-    return run.uninstall(workspace, found)
+    return run.uninstall(workspace, found, archive)  # refused if the home changed meanwhile
 
 
 # Its English name: accepted, not shown.

@@ -35,9 +35,9 @@ import stat
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError, Refused
@@ -47,9 +47,6 @@ from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state
 from ocmem.outcome import Outcome
-
-if TYPE_CHECKING:
-    from ocmem.home.workspace import Transaction
 
 DEFAULT_OWNER = "ocmem"
 SUDOERS_DIR = Path("/etc/sudoers.d")
@@ -132,6 +129,23 @@ def _walk(root: Path) -> Iterator[Path]:
             yield base / name
 
 
+def carried_config(text: str, carried: Sequence[gateenv.Decision], config: Path) -> str:
+    """ocmem.yaml's ``text`` with every carried setting in it (``gateenv.with_setting``);
+    refused when one cannot be added without touching the rest: ``check`` calls it, before
+    ``harden`` changes anything."""
+    for decision in carried:
+        new = gateenv.with_setting(text, decision.key, decision.value)
+        if new is None:
+            raise Refused(
+                f"{config} : ocmem ne sait pas y ajouter `{decision.key}` sans toucher au "
+                "reste ; rien n'a été modifié",
+                fix=f"ajoute-y à la main, sous `silverbullet:`, la ligne "
+                f"`{decision.key}: {decision.value}`, puis relance `ocmem harden`",
+            )
+        text = new
+    return text
+
+
 class Hardener:
     def __init__(
         self,
@@ -144,6 +158,7 @@ class Hardener:
         self.clock = clock
         self.env = os.environ if env is None else env
         self.carried: list[gateenv.Decision] = []
+        self.config_text = ""  # ocmem.yaml with the carried settings in it (``check``)
         if os.geteuid() != 0:
             raise Refused(
                 "ocmem harden change des propriétaires et une règle sudo : il faut être root",
@@ -191,6 +206,8 @@ class Hardener:
                 fix="installe sudo (apt-get install sudo), qui le crée",
             )
         self.carried = self._check_environment()
+        config = self.paths.config_file
+        self.config_text = carried_config(read_text(config), self.carried, config)
         self._check_program()
         self._check_owner_runs_it()
         to_lock: list[Path] = []
@@ -329,8 +346,12 @@ class Hardener:
         workspace = open_workspace(home, creating=True, clock=self.clock)
         Installer(workspace).run()  # the layout, the plugin, the AGENTS.md section
         command = gate_command(self.owner.pw_name, self.script, home)
-        with workspace.transaction("harden") as txn:
-            lines += self._carry(txn)
+        # As a whole: a plugin that starts the gate without the settings carried for it (it
+        # syncs nothing, silently), or a record without the plugin command (`ocmem init` then
+        # keeps the old one), is a half-hardened home.
+        with workspace.transaction("harden") as txn, txn.together():
+            if self.carried:
+                txn.write(self.paths.config_file, self.config_text)
             txn.write(
                 self.paths.hardened_file,
                 json.dumps(record, indent=1) + "\n",
@@ -343,6 +364,12 @@ class Hardener:
                 mode=0o644,
                 backup=False,
             )
+        lines += [
+            f"  {d.variable} de ton environnement écrit dans {self.paths.config_file} "
+            f"(`silverbullet.{d.key}: {d.value}`) : la passerelle, lancée par sudo, ne voit pas "
+            "l'environnement d'OpenCode"
+            for d in self.carried
+        ]
         self._give_home()
         self._install_rule()
         log_event(
@@ -365,28 +392,6 @@ class Hardener:
             f"  {self.script} --home {home} harden --annuler",
         ]
         return Outcome(lines)
-
-    def _carry(self, txn: Transaction) -> list[str]:
-        """Write into ocmem.yaml what the gate would not see otherwise (``_check_environment``)."""
-        said = []
-        config = self.paths.config_file
-        for decision in self.carried:
-            text = read_text(config) if config.exists() else ""
-            new = gateenv.with_setting(text, decision.key, decision.value)
-            if new is None:
-                raise Refused(
-                    f"{config} : ocmem ne sait pas y ajouter `{decision.key}` sans toucher au "
-                    "reste ; rien n'a été modifié",
-                    fix=f"ajoute-y à la main, sous `silverbullet:`, la ligne "
-                    f"`{decision.key}: {decision.value}`, puis relance `ocmem harden`",
-                )
-            txn.write(config, new)
-            said.append(
-                f"  {decision.variable} de ton environnement écrit dans {config} "
-                f"(`silverbullet.{decision.key}: {decision.value}`) : la passerelle, lancée par "
-                "sudo, ne voit pas l'environnement d'OpenCode"
-            )
-        return said
 
     def _record(self) -> dict[str, Any] | None:
         raw = read_bytes(self.paths.hardened_file)

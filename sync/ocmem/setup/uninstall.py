@@ -19,8 +19,9 @@ What it keeps: the memory — ``memory/`` (MEMORY.md, the journal and its archiv
 SHORT_TERM.md, ARCHIVE.md), the skills, AGENTS.md, ocmem.yaml — where it is (``ocmem init``
 finds it again), and copied first into the archive folder, next to the home:
 ``<parent>/ocmem-archive-<date>/``, which the command names. Nothing is ever deleted in
-SilverBullet. The plan is computed before anything changes (and shown, to be confirmed);
-a second run finds nothing to do and writes nothing (no state folder grows back).
+SilverBullet. The plan is computed before anything changes (and shown, to be confirmed), then
+again under the run lock: what runs is what was shown, archive folder included, or nothing
+runs; a second run finds nothing to do and writes nothing (no state folder grows back).
 """
 
 from __future__ import annotations
@@ -239,35 +240,55 @@ def _seed(home: Path) -> tuple[list[Path], str | None]:
     return [note, lock], None
 
 
-def uninstall(ws: Workspace, found: Plan) -> Outcome:
-    """Carry ``found`` out: the memory's copy, the home's files (one Transaction: a failure
-    changes nothing), then the OS's side (the hardened mode, cron, systemd), .ocmem/ last."""
+def uninstall(ws: Workspace, found: Plan, archive: Path) -> Outcome:
+    """Carry ``found`` out, the plan shown with ``archive``: planned again under the run lock
+    and refused, nothing changed, if the home changed since. The memory's copy, the home's
+    files (one Transaction: a failure changes nothing), then the OS's side (the hardened mode,
+    cron, systemd), .ocmem/ last."""
     paths = ws.paths
-    archive = archive_folder(ws)
-    archive.mkdir(parents=True)
-    try:
-        for name in KEPT_MEMORY:  # the copy first: nothing is lost whatever happens next
-            source = paths.home / name
-            if source.is_dir() and not source.is_symlink():
-                shutil.copytree(source, archive / name, symlinks=True)
-            elif source.is_file() and not source.is_symlink():
-                shutil.copy2(source, archive / name)
-        with ws.transaction("desinstaller") as run, run.together():
-            for path in found.plugin:
-                run.remove(path, up_to=paths.home)
-            if found.retrospective:
-                run.remove(found.retrospective, up_to=paths.skills_dir)
-            if found.section == "":
-                run.remove(paths.agents_md)
-            elif found.section is not None:
-                run.write(paths.agents_md, found.section)
-            for path in found.seed:
-                run.remove(path, up_to=paths.home)
-            if found.former_mcp:
-                formermcp.remove(run, paths)
-    except BaseException:
-        shutil.rmtree(archive, ignore_errors=True)
-        raise
+    had_state = os.path.lexists(paths.state_dir)
+    with ws.transaction("desinstaller") as run:
+        now = plan(ws)
+        now.state = now.state and had_state  # else the lock just taken made .ocmem/
+        if now != found:
+            raise Refused(
+                f"{paths.home} a changé depuis que le plan t'a été montré (une autre exécution "
+                "d'ocmem, ou toi ?) : rien n'a été modifié",
+                details="Serait retiré maintenant :\n"
+                + "\n".join(f"  - {line}" for line in now.removals()),
+                fix="relance `ocmem desinstaller` et relis le plan qu'il montre",
+            )
+        try:
+            archive.mkdir(parents=True)
+        except FileExistsError:
+            raise Refused(
+                f"le dossier d'archive {archive} a été créé depuis que le plan t'a été montré : "
+                "rien n'a été modifié",
+                fix="relance `ocmem desinstaller` : il en choisira un autre",
+            ) from None
+        try:
+            for name in KEPT_MEMORY:  # the copy first: nothing is lost whatever happens next
+                source = paths.home / name
+                if source.is_dir() and not source.is_symlink():
+                    shutil.copytree(source, archive / name, symlinks=True)
+                elif source.is_file() and not source.is_symlink():
+                    shutil.copy2(source, archive / name)
+            with run.together():
+                for path in found.plugin:
+                    run.remove(path, up_to=paths.home)
+                if found.retrospective:
+                    run.remove(found.retrospective, up_to=paths.skills_dir)
+                if found.section == "":
+                    run.remove(paths.agents_md)
+                elif found.section is not None:
+                    run.write(paths.agents_md, found.section)
+                for path in found.seed:
+                    run.remove(path, up_to=paths.home)
+                if found.former_mcp:
+                    formermcp.remove(run, paths)
+        except BaseException:
+            shutil.rmtree(archive, ignore_errors=True)
+            raise
     ws.log("desinstaller", archive=str(archive), removed=found.removals())
     said: list[str] = []
     if found.hardened:
