@@ -81,14 +81,7 @@ def reverse_fact(memory_text: str, archive_text: str, proposal: pending.Proposal
     line = next((fact for fact in lines if _is_promoted_line(fact, proposal)), None)
     key = memorymd.statement_key(proposal.content)
     if line is None:
-        touched = next(
-            (
-                fact
-                for fact in lines
-                if memorymd.proposal_of(fact) == proposal.id or memorymd.statement_key(fact) == key
-            ),
-            None,
-        )
+        touched = memorymd.line_of_proposal(memory_text, proposal.id, proposal.content)
         if touched is not None:
             # The line as ocmem wrote it, when the status says on which day (never another day's)
             day = promoted_on(proposal)
@@ -350,15 +343,9 @@ def _in_the_space(ws: Workspace, pid: str | None) -> Refused:
         )
     if proposal.kind == "fait":
         home_id = home.id if home is not None else None
-        key = memorymd.statement_key(proposal.content)
-        line = next(
-            (
-                fact
-                for fact in memorymd.fact_lines(ws.memory_text())
-                if memorymd.proposal_of(fact, home_id) == proposal.id
-                or memorymd.statement_key(fact) == key
-            ),
-            f"{inert.inline(proposal.content)} (…)",
+        line = (
+            memorymd.line_of_proposal(ws.memory_text(), proposal.id, proposal.content, home_id)
+            or f"{inert.inline(proposal.content)} (…)"
         )
         step = f"retire de {memory_page} la ligne « {line} »"
         old = supersession.replaced_fact(proposal.replaces)
