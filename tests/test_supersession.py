@@ -251,3 +251,16 @@ def test_words_found_in_several_facts_name_none_of_them(
         assert len(named) == 2 and all(f"« {i.line} »" in refused.value.message for i in named)
     else:
         assert supersession.declarations(draft, items) == declared
+
+
+def test_on_the_command_line_an_ambiguous_replacement_changes_nothing(
+    home: Path, memory: Memory, clock: Clock, run_cli: Any
+) -> None:
+    promoted_memory(home, OLD_PORT, PROXY)
+    first, second = episodes(memory, clock, "le port SSH du VPS n'accepte que les clés")
+    before = (home / "memory/pending.md").read_text()
+    args = ["propose", "--type", "fait", "--titre", "Clés seules", "--source", first]
+    args += ["--source", second, "--contenu", "Le port SSH du VPS n'accepte que les clés."]
+    result = run_cli(*args, "--contradiction", "aucune", "--remplace", "port")
+    assert result.code == 3 and f"« {OLD_PORT} » ; « {PROXY} »" in result.err
+    assert "--remplace" in result.err and (home / "memory/pending.md").read_text() == before
