@@ -4,6 +4,8 @@ skill; what leaves memory goes to memory/ARCHIVE.md with its dates and the reaso
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,8 @@ from conftest import Clock, journal_fields
 from ocmem.errors import InputError, Refused
 from ocmem.formats import archive, memorymd, pending
 from ocmem.home.workspace import Workspace
+from ocmem.services import supersession
+from ocmem.services.drafts import Draft
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.services.retirement import retire_fact, retire_skill
@@ -195,3 +199,68 @@ def test_retiring_words_found_in_two_facts_names_both_and_retires_neither(
     assert (home / "memory/MEMORY.md").read_text() == before
     assert run_cli("retire", "fact", "port SSH", "--raison", "périmé").code == 0
     assert "8080" in (home / "memory/MEMORY.md").read_text()
+
+
+def test_a_replacement_found_in_two_facts_names_both_and_writes_nothing(
+    home: Path, memory: Memory, clock: Clock, proposals: Proposals
+) -> None:
+    proxy = "Le port HTTP du reverse proxy est 8080."
+    promoted_memory(home, OLD_PORT, proxy)
+    refs = episodes(memory, clock, "le port SSH du VPS n'accepte que les clés")
+    before = (home / "memory/pending.md").read_text()
+    with pytest.raises(Refused, match="« remplace » « port » se trouve dans 2 faits") as refused:
+        proposals.propose(fact(refs, "Le port SSH du VPS n'accepte que les clés.", remplace="port"))
+    said = str(refused.value)
+    assert f"« {OLD_PORT} »" in said and f"« {proxy} »" in said
+    assert "cite assez de la ligne voulue" in said and "--remplace" in said
+    assert (home / "memory/pending.md").read_text() == before
+    proposals.propose(fact(refs, "Le port SSH du VPS n'accepte que les clés.", remplace="port SSH"))
+    assert stored(home)[0].replaces.startswith(f"MEMORY.md « {OLD_PORT} »")
+
+
+PROXY = "Le port HTTP du reverse proxy est 8080."
+TWO_PORTS = memorymd.MEMORY_HEADER + (
+    f"\n- {OLD_PORT} (2026-11-20, Source : P-0001)\n- {PROXY}\n- {OLD_PORT} (2026-11-21, Source : P-0002)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "declared"),
+    [
+        ({"replaces": "port"}, "« remplace » « port » se trouve dans 2 faits"),
+        ({"replaces": "PORT http"}, {f"MEMORY.md « {PROXY} »": supersession.REPLACES}),
+        # written twice by hand: one fact (« Remplace » names its statement, not a line)
+        ({"replaces": OLD_PORT}, {f"MEMORY.md « {OLD_PORT} »": supersession.REPLACES}),
+        ({"replaces": "MEMORY.md « Le port » — x"}, "« Le port » — x » se trouve dans 2 faits"),
+        ({"independent": ("port",)}, "« independant » « port » se trouve dans 2 faits"),
+        ({"contradiction": "port"}, {}),  # the agent's words stay in « Contradiction », unmatched
+    ],
+)
+def test_words_found_in_several_facts_name_none_of_them(
+    fields: dict[str, Any], declared: dict[str, str] | str
+) -> None:
+    draft = Draft(
+        "fait", "t", "Le port SSH n'accepte que les clés.", (), None, None, False, False, None, None
+    )
+    items = supersession.held_items(TWO_PORTS, [], [], "")
+    draft = dataclasses.replace(draft, **fields)
+    if isinstance(declared, str):
+        with pytest.raises(Refused, match=re.escape(declared)) as refused:
+            supersession.declarations(draft, items)
+        named = supersession.named_facts(draft.replaces or draft.independent[0], items)
+        assert len(named) == 2 and all(f"« {i.line} »" in refused.value.message for i in named)
+    else:
+        assert supersession.declarations(draft, items) == declared
+
+
+def test_on_the_command_line_an_ambiguous_replacement_changes_nothing(
+    home: Path, memory: Memory, clock: Clock, run_cli: Any
+) -> None:
+    promoted_memory(home, OLD_PORT, PROXY)
+    first, second = episodes(memory, clock, "le port SSH du VPS n'accepte que les clés")
+    before = (home / "memory/pending.md").read_text()
+    args = ["propose", "--type", "fait", "--titre", "Clés seules", "--source", first]
+    args += ["--source", second, "--contenu", "Le port SSH du VPS n'accepte que les clés."]
+    result = run_cli(*args, "--contradiction", "aucune", "--remplace", "port")
+    assert result.code == 3 and f"« {OLD_PORT} » ; « {PROXY} »" in result.err
+    assert "--remplace" in result.err and (home / "memory/pending.md").read_text() == before

@@ -16,6 +16,7 @@ from ocmem.outcome import Outcome
 from ocmem.services import sync
 from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
+from ocmem.silverbullet.receipt import RECEIPT
 from ocmem.text import inert
 from support.faults import AfterEachResponse, Crash
 
@@ -450,3 +451,26 @@ def test_a_block_that_is_not_an_entry_stays_local(synced: Path, sb: Any) -> None
     assert report.needs_human
     assert "2026-11-20 10:00 n'est pas envoyé" in report.render()
     assert "<script>" not in (sb.read(JOURNAL) if sb.exists(JOURNAL) else "")
+
+
+def test_entries_only_in_a_conflict_copy_are_named_in_their_order(
+    synced: Path, sb: Any, memory: Memory, clock: Clock
+) -> None:
+    sb.write(JOURNAL, "# Journal\n")
+    clock.advance(minutes=1)
+    refs = [
+        memory.add_journal(journal_fields(titre=f"Tâche {n}")).lines[0].split("journal ")[-1]
+        for n in range(11)
+    ]  # one minute: ~2 … ~11
+    push(synced)
+    sb.clock.advance(1000)
+    # The human's browser saw them (the receipt stays), and its version dropped them: a
+    # deletion the push respects, but the server's version, moved to a copy, still holds them.
+    seen = sb.read(JOURNAL)
+    stamp = RECEIPT.search(seen)
+    assert stamp is not None
+    copy = sb.fork_conflict(JOURNAL, f"{seen[: seen.index('## ')]}\n{stamp.group(0)}\n")
+    assert copy is not None
+    entry(memory, clock, "Après")
+    said = push(synced).render()
+    assert f"{', '.join(refs)} ne sont plus que dans la copie" in said, said

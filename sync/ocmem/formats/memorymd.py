@@ -26,6 +26,16 @@ def fact_statement(line: str) -> str:
     return _PROVENANCE.sub("", line)
 
 
+def line_stating(text: str, statement: str) -> str | None:
+    """The fact line of MEMORY.md ``text`` that says ``statement`` (spaces folded), as
+    « Remplace : MEMORY.md « … » » names it; the first when a hand edit wrote it twice."""
+    wanted = " ".join(statement.split())
+    return next(
+        (line for line in fact_lines(text) if " ".join(fact_statement(line).split()) == wanted),
+        None,
+    )
+
+
 def with_fact(text: str, line: str) -> str:
     base = text if text.strip() else MEMORY_HEADER
     body = base.rstrip("\n")
@@ -37,21 +47,22 @@ def replaced_fact(text: str, old_line: str, new_line: str) -> str:
     """MEMORY.md with the fact line ``old_line`` (as ``fact_lines`` gives it) now ``new_line``,
     in its place; every other byte as it was."""
     lines = text.split("\n")
-    index = next(
-        i for i, line in enumerate(lines) if line.startswith("- ") and line[2:].strip() == old_line
-    )
-    lines[index] = f"- {new_line}"
+    lines[_index(lines, old_line)] = f"- {new_line}"
     return "\n".join(lines)
 
 
 def without_fact(text: str, old_line: str) -> str:
     """MEMORY.md without the fact line ``old_line``; every other byte as it was."""
     lines = text.split("\n")
-    index = next(
-        i for i, line in enumerate(lines) if line.startswith("- ") and line[2:].strip() == old_line
-    )
-    del lines[index]
+    del lines[_index(lines, old_line)]
     return "\n".join(lines)
+
+
+def _index(lines: list[str], fact_line: str) -> int:
+    """Where the fact line ``fact_line`` (as ``fact_lines`` gives it) is among ``lines``."""
+    return next(
+        i for i, line in enumerate(lines) if line.startswith("- ") and line[2:].strip() == fact_line
+    )
 
 
 def statement_key(text: str) -> str:
@@ -70,10 +81,21 @@ def proposal_of(line: str, home_id: str | None = None) -> str | None:
 
 
 def holds(text: str, proposal_id: str, content: str, home_id: str | None = None) -> bool:
-    """Whether MEMORY.md ``text`` holds the fact of proposal ``proposal_id``: a line naming it,
-    or a line saying its ``content``."""
+    """Whether MEMORY.md ``text`` holds the fact of proposal ``proposal_id``."""
+    return line_of_proposal(text, proposal_id, content, home_id) is not None
+
+
+def line_of_proposal(
+    text: str, proposal_id: str, content: str, home_id: str | None = None
+) -> str | None:
+    """The first fact line of MEMORY.md ``text`` that holds the fact of proposal
+    ``proposal_id``: a line naming it (``proposal_of``), or a line saying its ``content``."""
     key = statement_key(content)
-    return any(
-        proposal_of(line, home_id) == proposal_id or statement_key(line) == key
-        for line in fact_lines(text)
+    return next(
+        (
+            line
+            for line in fact_lines(text)
+            if proposal_of(line, home_id) == proposal_id or statement_key(line) == key
+        ),
+        None,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -63,6 +63,22 @@ class PullRule(NamedTuple):
                 return self.local + remote_name[len(self.remote) :]
             return None
         return self.local if remote_name == self.remote else None
+
+    def remote_for(self, local: str) -> str | None:
+        """Where the local file (or folder, ending with /) ``local`` comes from under this rule."""
+        if self.is_folder:
+            return self.remote + local[len(self.local) :] if local.startswith(self.local) else None
+        return self.remote if local == self.local else None
+
+
+DEFAULT_PULL_RULES = tuple(PullRule(remote, local) for remote, local in DEFAULT_PULL)
+
+
+def pulled_from(rules: Iterable[PullRule], local: str) -> str | None:
+    """The SilverBullet page (or folder) the local ``local`` is pulled from: the first rule's
+    that maps it; None when none does."""
+    found = (rule.remote_for(local) for rule in rules)
+    return next((remote for remote in found if remote is not None), None)
 
 
 class PushRule(NamedTuple):

@@ -27,7 +27,7 @@ from ocmem.formats import archive, decisionspage, gestures, memorymd, pending, s
 from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.digest import sha256
 from ocmem.home.settings import Limits
-from ocmem.home.space import SyncConfig
+from ocmem.home.space import SyncConfig, pulled_from
 from ocmem.home.workspace import Workspace
 from ocmem.services import promotion, supersession, unpromotion
 from ocmem.text import inert
@@ -57,15 +57,6 @@ class Space:
     home: str | None  # None: the spec's shared page, whose ids carry no home
 
 
-def _remote(config: SyncConfig, local: str) -> str | None:
-    for rule in config.pull:
-        if rule.is_folder and local.startswith(rule.local):
-            return rule.remote + local[len(rule.local) :]
-        if rule.local == local:
-            return rule.remote
-    return None
-
-
 def _page(name: str | None) -> str | None:
     return name.removesuffix(".md") if name is not None else None
 
@@ -78,9 +69,9 @@ def space_for(ws: Workspace, config: SyncConfig, page: str, home: str | None) ->
         installed=ws.skills(),
         skills_dir=paths.skills_dir,
         limits=ws.limits,
-        memory_page=_page(_remote(config, paths.rel(paths.memory_md))),
-        archive_page=_page(_remote(config, paths.rel(paths.archive_md))),
-        skills_folder=_remote(config, paths.rel(paths.skills_dir) + "/"),
+        memory_page=_page(pulled_from(config.pull, paths.rel(paths.memory_md))),
+        archive_page=_page(pulled_from(config.pull, paths.rel(paths.archive_md))),
+        skills_folder=pulled_from(config.pull, paths.rel(paths.skills_dir) + "/"),
         decisions_page=decisionspage.page_beside(page).removesuffix(".md"),
         home=home,
     )

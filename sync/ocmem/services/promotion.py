@@ -68,15 +68,8 @@ def fact(memory_text: str, proposal: pending.Proposal, today: date, limits: Limi
         return Promotion(memory_text, None, ["(fait déjà présent dans MEMORY.md)"])
     line = fact_line(proposal, today)
     old_statement = supersession.replaced_fact(proposal.replaces)
-    old_line = next(
-        (
-            fact_line
-            for fact_line in memorymd.fact_lines(memory_text)
-            if old_statement is not None
-            and " ".join(memorymd.fact_statement(fact_line).split())
-            == " ".join(old_statement.split())
-        ),
-        None,
+    old_line = (
+        memorymd.line_stating(memory_text, old_statement) if old_statement is not None else None
     )
     if old_line is not None:
         new_text = memorymd.replaced_fact(memory_text, old_line, line)

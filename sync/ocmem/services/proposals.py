@@ -359,15 +359,7 @@ class Proposals:
         statement = supersession.replaced_fact(proposal.replaces)
         if proposal.kind != "fait" or statement is None:
             return None
-        wanted = " ".join(statement.split())
-        return next(
-            (
-                line
-                for line in memorymd.fact_lines(self.ws.memory_text())
-                if " ".join(memorymd.fact_statement(line).split()) == wanted
-            ),
-            None,
-        )
+        return memorymd.line_stating(self.ws.memory_text(), statement)
 
     def summary(self, pid: str) -> dict[str, str]:
         """What OpenCode's promotion prompt shows (``contract.ProposalSummary``)."""

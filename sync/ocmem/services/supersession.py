@@ -124,16 +124,15 @@ def resolve(text: str, items: Sequence[Item]) -> Item | None:
         return next(
             (i for i in items if i.proposal is not None and i.proposal.id == pid.group()), None
         )
-    quoted = _quoted(text)
-    folded = fold(quoted)
     for item in items:
         if item.kind == SKILL and fold(text.strip()) in (fold(item.ref), fold(item.ref[6:])):
             return item
+    named = named_facts(text, items)
+    if named:  # several: the words name none of them (``declarations`` says which)
+        return named[0] if len(named) == 1 else None
+    said = _quoted(text)
     facts = [i for i in items if i.kind == FACT]
-    for item in facts:
-        if folded and (folded == fold(item.statement) or folded in fold(item.line)):
-            return item
-    same = [i for i in facts if relations.relate(quoted, i.statement).kind == relations.SAME]
+    same = [i for i in facts if relations.relate(said, i.statement).kind == relations.SAME]
     return same[0] if len(same) == 1 else None
 
 
@@ -150,6 +149,15 @@ def quoted_facts(text: str, items: Sequence[Item]) -> list[Item]:
     facts = [i for i in items if i.kind == FACT]
     whole = [i for i in facts if folded == fold(i.statement)]
     return whole or [i for i in facts if folded and folded in fold(i.line)]
+
+
+def named_facts(text: str, items: Sequence[Item]) -> list[Item]:
+    """``quoted_facts``, one per statement: a fact MEMORY.md holds twice (written by hand) is
+    one fact, named by its first line, as « Remplace » names it and the promotion finds it."""
+    found: dict[str, Item] = {}
+    for item in quoted_facts(text, items):
+        found.setdefault(item.statement, item)
+    return list(found.values())
 
 
 def touches(statement: str, items: Sequence[Item]) -> list[Touch]:
@@ -436,6 +444,7 @@ def declarations(draft: Draft, items: Sequence[Item]) -> dict[str, str]:
         if item is not None:
             declared[item.ref] = word
         elif word == REPLACES:
+            _refuse_ambiguous(REPLACES, text, items)
             raise Refused(
                 f"« remplace » ne désigne aucun fait de MEMORY.md ni proposition : « {text} »",
                 fix="cite le fait remplacé tel qu'il est dans MEMORY.md (ou P-XXXX pour une "
@@ -444,9 +453,25 @@ def declarations(draft: Draft, items: Sequence[Item]) -> dict[str, str]:
     for text in draft.independent:
         item = resolve(text, items)
         if item is None:
+            _refuse_ambiguous(INDEPENDENT, text, items)
             raise Refused(
                 f"« independant » ne désigne aucun élément connu : « {text} »",
                 fix="cite l'élément tel qu'ocmem l'a nommé dans son refus",
             )
         declared[item.ref] = INDEPENDENT
     return declared
+
+
+def _refuse_ambiguous(word: str, text: str, items: Sequence[Item]) -> None:
+    """Refused when ``text``, the agent's « remplace » or « independant », is found in several
+    facts of MEMORY.md: taking the first would let the promotion replace a fact the human did
+    not mean. Every fact it names is quoted, its line whole."""
+    several = named_facts(text, items)
+    if len(several) < 2:
+        return
+    raise Refused(
+        f"« {word} » « {text} » se trouve dans {len(several)} faits de MEMORY.md : "
+        + " ; ".join(f"« {i.line} »" for i in several),
+        fix=f"cite assez de la ligne voulue pour la distinguer des autres dans « {word} » "
+        f"(--{word} en ligne de commande), par ex. « {several[0].statement} » ; rien n'a été écrit",
+    )

@@ -81,14 +81,7 @@ def reverse_fact(memory_text: str, archive_text: str, proposal: pending.Proposal
     line = next((fact for fact in lines if _is_promoted_line(fact, proposal)), None)
     key = memorymd.statement_key(proposal.content)
     if line is None:
-        touched = next(
-            (
-                fact
-                for fact in lines
-                if memorymd.proposal_of(fact) == proposal.id or memorymd.statement_key(fact) == key
-            ),
-            None,
-        )
+        touched = memorymd.line_of_proposal(memory_text, proposal.id, proposal.content)
         if touched is not None:
             # The line as ocmem wrote it, when the status says on which day (never another day's)
             day = promoted_on(proposal)
@@ -312,14 +305,14 @@ def _last_promotion(ws: Workspace, doc: pending.Document) -> tuple[str, str | No
 def _in_the_space(ws: Workspace, pid: str | None) -> Refused:
     """The refusal with SilverBullet: where the gesture is made, spelled out for ``pid``."""
     from ocmem.home import identity
-    from ocmem.home.space import DEFAULT_PULL, load_sync_config
+    from ocmem.home.space import DEFAULT_PULL_RULES, load_sync_config, pulled_from
 
-    pulled = dict((local, remote) for remote, local in DEFAULT_PULL)
+    rules = DEFAULT_PULL_RULES  # the configured ones first, when they load
     pending_page = None
     home = identity.read(ws.paths)
     try:
         config = load_sync_config(ws.settings)
-        pulled |= {rule.local: rule.remote for rule in config.pull}
+        rules = (*config.pull, *DEFAULT_PULL_RULES)
         rule = next((r for r in config.push if r.local == "memory/pending.md"), None)
         if home is not None and rule is not None:
             pending_page = rule.page(home.id, shared=home.shared_pages)
@@ -330,8 +323,8 @@ def _in_the_space(ws: Workspace, pid: str | None) -> Refused:
         if pending_page
         else f"la page {decisionspage.PAGE_NAME} de ce dossier (à côté de sa page pending.md)"
     )
-    memory_page = pulled.get("memory/MEMORY.md", "Agents/Memory/MEMORY.md")
-    archive_page = pulled.get("memory/ARCHIVE.md", "Agents/Memory/ARCHIVE.md")
+    memory_page = pulled_from(rules, "memory/MEMORY.md")
+    archive_page = pulled_from(rules, "memory/ARCHIVE.md")
     message = (
         "avec SilverBullet, une promotion s'annule dans SilverBullet : MEMORY.md et skills/ y "
         "sont tirés, une annulation locale serait défaite au prochain pull ; rien n'a été modifié. "
@@ -350,22 +343,16 @@ def _in_the_space(ws: Workspace, pid: str | None) -> Refused:
         )
     if proposal.kind == "fait":
         home_id = home.id if home is not None else None
-        key = memorymd.statement_key(proposal.content)
-        line = next(
-            (
-                fact
-                for fact in memorymd.fact_lines(ws.memory_text())
-                if memorymd.proposal_of(fact, home_id) == proposal.id
-                or memorymd.statement_key(fact) == key
-            ),
-            f"{inert.inline(proposal.content)} (…)",
+        line = (
+            memorymd.line_of_proposal(ws.memory_text(), proposal.id, proposal.content, home_id)
+            or f"{inert.inline(proposal.content)} (…)"
         )
         step = f"retire de {memory_page} la ligne « {line} »"
         old = supersession.replaced_fact(proposal.replaces)
         if old is not None:
             step += f", et remets à sa place l'ancien fait « {old} … », gardé dans {archive_page}"
     else:
-        folder = pulled.get("skills/", "Agents/Skills/")
+        folder = pulled_from(rules, "skills/")
         step = (
             f"supprime {folder}{proposal.skill_name}/SKILL.md (ou remets l'ancienne version, "
             f"gardée dans {archive_page})"

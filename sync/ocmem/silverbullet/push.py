@@ -559,7 +559,7 @@ class Pusher:
             )
         if result.duplicates:
             report.lines.append(
-                f"  ⚠ bloc(s) en double dans la page : {', '.join(sorted(set(result.duplicates)))}"
+                f"  ⚠ bloc(s) en double dans la page : {', '.join(dict.fromkeys(result.duplicates))}"
             )
         if sent.restored:
             report.lines.append(
@@ -568,7 +568,9 @@ class Pusher:
             )
         for copy in copies:
             report.ask_human()
-            ids = ", ".join(sorted(i for i, c in conflicts.items() if c == copy))
+            # in the journal's order (as the entries were found missing): sorted as text,
+            # « ~10 » would come before « ~2 »
+            ids = ", ".join(i for i, c in conflicts.items() if c == copy)
             gone = f" ; {ids} ne sont plus que dans la copie" if ids else ""
             report.lines.append(
                 f"  ⚠ conflit d'édition : SilverBullet a mis une autre version de {name} dans {copy}{gone}. "
