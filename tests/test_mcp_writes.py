@@ -6,15 +6,18 @@ nor a name that passes for one."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from conftest import HOME_ID
+from ocmem.bridge import contract
 from ocmem.bridge.spacetools import mcp_write_refusal
 from ocmem.clock import Clock
 from ocmem.home.settings import load_settings
 from ocmem.home.workspace import Workspace
+from test_gate import GateProcess
 
 INBOX = f"Agents/Inbox/{HOME_ID}/"
 OUTSIDE = "est hors de"
@@ -90,3 +93,22 @@ def test_a_home_without_an_id_may_write_nowhere(tmp_path: Path, clock: Clock) ->
     ws = Workspace(load_settings(tmp_path / "fresh"), clock=clock)
     said = mcp_write_refusal(ws, "notes", "notes_write_page", [f"{INBOX}notes/idee"])
     assert said.startswith("refusé : ") and "identifiant" in said and "ocmem init" in said
+
+
+@pytest.mark.real_clock  # a child process
+def test_the_gate_answers_one_verdict_per_call(home: Path) -> None:
+    gate = GateProcess(home)
+    try:
+        gate.hello()
+        call = {"op": "mcp-write", "server": "notes", "tool": "notes_write_page"}
+        refused = gate.ask(**call, pages=["Agents/Memory/MEMORY.md"])
+        allowed = gate.ask(**call, pages=[f"{INBOX}notes/idee.md"])
+        malformed = gate.ask(**call, pages="Agents/Memory/MEMORY.md")
+    finally:
+        gate.close()
+    assert refused["code"] == 0 and allowed["code"] == 0, (refused, allowed)
+    for answer in (refused, allowed):
+        assert contract.problems(json.loads(answer["out"]), "McpWriteVerdict") == []
+    assert OUTSIDE in json.loads(refused["out"])["refusal"]
+    assert json.loads(allowed["out"]) == {"refusal": ""}
+    assert malformed["code"] == 2 and "« pages »" in malformed["err"]

@@ -30,8 +30,8 @@ function answer(request: any): { code: number; out: string; err?: string } {
       const exposures = validated || request.name === "space_write" ? [] : [{ kind: "space_content", source: `${request.name} ${page}`.trim() }]
       return { code: 0, out: JSON.stringify({ text: `ok ${request.name} ${page}`.trim(), exposures }) }
     }
-    case "mimicked": // none of the pages passes for one of ocmem's (the rule is Python's)
-      return { code: 0, out: JSON.stringify((request.pages ?? []).map(() => null)) }
+    case "mcp-write": // every write call may run (the rule is Python's: tests/test_mcp_writes.py)
+      return { code: 0, out: JSON.stringify({ refusal: "" }) }
     case "proposal":
       return { code: 0, out: JSON.stringify({ id: request.proposal, kind: "fait", title: "T", exposure: "", replaces: "" }) }
     default:
