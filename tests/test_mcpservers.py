@@ -294,12 +294,13 @@ def test_a_fifo_in_place_of_a_config_is_not_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.real_clock  # the plugin's Bun and the gate are child processes
-def test_the_plugin_asks_the_gate_which_inbox_pages_pass_for_ocmems_own(
+def test_the_plugin_asks_the_gate_whether_an_inbox_write_passes_for_ocmems_own(
     home: Path, tmp_path: Path
 ) -> None:
     """A SilverBullet MCP server's write into the home's inbox, under a name that passes for one
-    of ocmem's pages: the plugin refuses it by Python's rule (``mimicked_page``, asked of the
-    real gate), not a rule of its own; other names in the inbox go through."""
+    of ocmem's pages: the plugin refuses it by the real gate's verdict (``mcp-write``, the rule
+    space_write applies: tests/test_mcp_writes.py), not a rule of its own; other names in the
+    inbox go through."""
     from support.plugin_runtime import drive
 
     sync_home(home)
@@ -321,7 +322,7 @@ def test_the_plugin_asks_the_gate_which_inbox_pages_pass_for_ocmems_own(
     answers = drive(home, project, steps, tmp_path)
     assert len(answers) == len(forged), answers  # the last write went through
     for page, said in zip(forged, answers, strict=True):
-        assert "refusé" in said and "qui se lit comme" in said and "ocmem pousse" in said, (
+        assert "refusé" in said and "se lit comme" in said and "page d'ocmem" in said, (
             page,
             said,
         )

@@ -67,6 +67,9 @@ export type SpaceAnswer = {
   text: string
   exposures: Exposure[]
 }
+export type McpWriteVerdict = {
+  refusal: string
+}
 export const SHAPES = {
   "Exposure": {
     "kind": "string",
@@ -134,6 +137,9 @@ export const SHAPES = {
   "SpaceAnswer": {
     "text": "string",
     "exposures": "Exposure[]"
+  },
+  "McpWriteVerdict": {
+    "refusal": "string"
   }
 } as const
 export const PATH_FIELDS = ["protected_files", "protected_dirs", "secret_files", "skill_usage_file", "state_dir", "plugin_command_file", "writes_journal", "quarantine_dir", "windows_file"] as const

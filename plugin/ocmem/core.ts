@@ -20,7 +20,7 @@
  *   erases the SilverBullet token from every tool output. */
 import { resolve } from "node:path"
 import { homedir } from "node:os"
-import { AGENT_ENV, MASKED_ENV_VALUE, MAX_EXPOSURES, RETROSPECTIVE_REMINDER, SHAPES, SPACE_ENV, TOKEN_ENV, type Exposure, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
+import { AGENT_ENV, MASKED_ENV_VALUE, MAX_EXPOSURES, RETROSPECTIVE_REMINDER, SHAPES, SPACE_ENV, TOKEN_ENV, type Exposure, type McpWriteVerdict, type PromptContext, type ProposalSummary, type Settings, type SpaceAnswer, type ToolEnvelope } from "./contract.ts"
 import { gateCommand, lockProcess, startGate, type Gate, type Run } from "./gate.ts"
 import { Guard, WRITE_TOOLS, writeTargets } from "./guards.ts"
 import type { Core, Host, LogLevel, ToastVariant, ToolSpec } from "./host.ts"
@@ -76,11 +76,13 @@ export async function startCore(host: Host, pluginHome: string): Promise<Core> {
   const projects = [...new Set([directory, ...(worktree && worktree !== "/" ? [worktree] : [])].map(canonical))]
   const taint = new Taint(projects, sessions.states, homedir())
   const guard = new Guard()
-  // SilverBullet MCP servers: their writes contained; ocmem's own pages are told by the gate
-  const silverbullet = new SilverBulletMcp(async (pages) => {
-    const r = await ocmem({ op: "mimicked", pages }, 15_000)
+  // SilverBullet MCP servers: their writes contained, each judged by the gate (fails closed)
+  const silverbullet = new SilverBulletMcp(async (call) => {
+    const r = await ocmem({ op: "mcp-write", ...call }, 15_000)
     if (r.code !== 0) throw new Error(r.err.trim() || `code ${r.code}`)
-    return JSON.parse(r.out)
+    const verdict = parsed<McpWriteVerdict>(r.out, SHAPES.McpWriteVerdict)
+    if (!verdict) throw new Error(`réponse illisible : ${r.out.slice(0, 100)}`)
+    return verdict.refusal || undefined
   })
   let toldServers = false
   let settings = coldStart(HOME)

@@ -3,10 +3,11 @@
  * could write Agents/Memory/MEMORY.md in SilverBullet, which the next pull installs as validated
  * memory. OpenCode 1.18.33 names an MCP tool `<server>_<tool>`, both with every character but
  * [A-Za-z0-9_-] made `_` (`wB` in the binary). Before such a tool runs, the plugin lets through
- * only reads (a name that says read/get/list/search…) and writes whose every page lies under this
- * home's `Agents/Inbox/<home-id>/` (ocmem's own pages there excepted: which names pass for one,
- * the gate says, by the rule space_write applies, ocmem.home.pagenames.mimicked_page); any other
- * call, and any tool whose effect its name does not tell, is refused. */
+ * only reads (a name that says read/get/list/search…) and refuses any tool whose effect its name
+ * does not tell; a write, it hands to the gate with the page arguments it picks from the call
+ * (what a tool's arguments look like is this module's), and the gate judges the pages by the rule
+ * space_write applies (`mcp-write`, sync/ocmem/bridge/spacetools.py): only strictly under this
+ * home's `Agents/Inbox/<home-id>/`, never a page ocmem pushes there nor a name passing for one. */
 import type { Exposure, Settings } from "./contract.ts"
 
 const sanitize = (name: string) => name.replace(/[^a-zA-Z0-9_-]/g, "_")
@@ -37,37 +38,6 @@ export function effect(tool: string): Effect {
   return "unknown"
 }
 
-/** A page name as SilverBullet would store it: percent-decoding (repeated), a URL's path, `\`
- * as `/`, `.` and `..` resolved, no leading `/` nor `/.fs/`, no `.md`. Undefined when it cannot
- * be one (control characters, `..` above the root, an encoding that never settles). */
-export function pagePath(raw: string): string | undefined {
-  let s = raw.normalize("NFC").trim()
-  for (let i = 0; ; i++) {
-    if (i > 5) return undefined
-    let decoded: string
-    try {
-      decoded = decodeURIComponent(s)
-    } catch {
-      return undefined
-    }
-    if (decoded === s) break
-    s = decoded.normalize("NFC").trim()
-  }
-  if (/[\u0000-\u001f\u007f]/.test(s)) return undefined
-  const url = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/[^?#]*)?/i.exec(s)
-  if (url) s = url[1] ?? ""
-  s = s.replace(/\\/g, "/").replace(/^\/*\.fs\//, "")
-  const out: string[] = []
-  for (const part of s.split("/")) {
-    if (part === "" || part === ".") continue
-    if (part === "..") {
-      if (!out.length) return undefined
-      out.pop()
-    } else out.push(part)
-  }
-  return out.join("/").replace(/\.md$/i, "")
-}
-
 /** Every string a write call names as a page (its content excepted): keys that say page, path,
  * name, from, to…, and any other string that looks like a path. */
 export function pageArgs(args: unknown, key = ""): string[] {
@@ -79,19 +49,20 @@ export function pageArgs(args: unknown, key = ""): string[] {
   return []
 }
 
-/** For each page (as `pagePath` reads it), the reserved page it passes for, or null: the gate's
- * `mimicked` (sync/ocmem/bridge/gate.py). Throws when ocmem cannot say. */
-export type Mimicked = (pages: string[]) => Promise<(string | null)[]>
+/** Why ocmem refuses a write call of such a server (French, for the model), or undefined when it
+ * may run: the gate's `mcp-write` (sync/ocmem/bridge/gate.py), given the call's page arguments as
+ * they are. Throws when ocmem cannot say. */
+export type WriteVerdict = (call: { server: string; tool: string; pages: string[] }) => Promise<string | undefined>
 
 export class SilverBulletMcp {
   private named = new Set<string>() // found by ocmem in the configs it reads
   private pattern = /$^/
   private secrets: string[] = []
-  private inbox = ""
+  private inbox = "" // named in the plugin's own refusals; the gate applies the rule
   private configured: Record<string, unknown> = {} // the merged `mcp` section OpenCode hands the config hook
   private known: string[] | undefined // servers(), until the settings or the configuration change
 
-  constructor(private mimicked: Mimicked) {}
+  constructor(private verdict: WriteVerdict) {}
 
   apply(settings: Settings): void {
     this.named = new Set(settings.silverbullet_mcp)
@@ -133,39 +104,20 @@ export class SilverBulletMcp {
   async refusal(tool: string, args: unknown): Promise<string | undefined> {
     const found = this.owner(tool)
     if (!found) return undefined
+    const kind = effect(found.name)
+    if (kind === "read") return undefined
     const what = `l'outil ${tool} du serveur MCP SilverBullet « ${found.server} »`
     const rule =
       "Dans SilverBullet, l'agent n'écrit que sous " +
       (this.inbox ? `${this.inbox} (hors des pages qu'ocmem y pousse)` : "la boîte de dépôt de ce dossier") +
       " : la mémoire validée (Agents/Memory/), les skills (Agents/Skills/) et Agents/AGENTS.md ne changent que " +
       "par l'utilisateur ; un fait ou une leçon passe par memory_note, memory_journal ou memory_propose."
-    const kind = effect(found.name)
-    if (kind === "read") return undefined
     if (kind === "unknown") return `refusé : ${what} a un effet qu'ocmem ne sait pas lire à son nom (ni lecture ni écriture de page reconnaissable). ${rule}`
-    if (!this.inbox) return `refusé : ${what} écrirait dans SilverBullet, et ce dossier n'a pas encore d'identifiant ocmem (ocmem init) : aucune page ne lui est ouverte. ${rule}`
-    const pages = pageArgs(args)
-    if (!pages.length) return `refusé : ${what} écrit, mais ocmem ne trouve pas dans ses arguments la page qu'il écrirait. ${rule}`
-    const inside: string[] = []
-    for (const raw of pages) {
-      const page = pagePath(raw)
-      const shown = JSON.stringify(raw).slice(0, 200)
-      if (page === undefined) return `refusé : ${what} vise ${shown}, qui n'est pas un nom de page lisible. ${rule}`
-      if (!page.startsWith(this.inbox) || page.length === this.inbox.length)
-        return `refusé : ${what} écrirait ${page} (${shown}), hors de ${this.inbox}. ${rule}`
-      inside.push(page)
-    }
-    let mimics: (string | null)[]
     try {
-      mimics = await this.mimicked(inside)
+      return await this.verdict({ server: found.server, tool, pages: pageArgs(args) })
     } catch (e) {
-      return `refusé : ${what} : ocmem n'a pas pu vérifier que ${inside.join(", ")} n'est pas l'une de ses pages (${String(e).slice(0, 200)}). ${rule}`
+      return `refusé : ${what} : ocmem n'a pas pu juger les pages qu'il écrirait, et rien n'est écrit sans son accord (${String(e).slice(0, 200)}). ${rule}`
     }
-    for (const [i, page] of inside.entries()) {
-      const reserved = mimics[i]
-      if (reserved !== null) // undefined too: an answer short of a page refuses it
-        return `refusé : ${what} écrirait ${page}, qui se lit comme ${reserved ?? "une page d'ocmem"}, une page qu'ocmem pousse lui-même (ou les décisions de l'utilisateur), ou l'une de ses copies de conflit. ${rule}`
-    }
-    return undefined
   }
 
   /** What a call of such a server brings into the session: always an exposure, even if

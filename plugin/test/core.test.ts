@@ -59,6 +59,19 @@ test("a refused call rejects with what the model reads; an allowed one resolves"
   expect(await core.toolBefore({ tool: "bash", sessionID: "s" }, { command: "ls" })).toBeUndefined()
 })
 
+test("a SilverBullet MCP server's write: the gate judges it, given the call's pages; an answer that is no verdict refuses", async () => {
+  const { core, requests } = await start({ silverbullet_mcp: ["notes"] })
+  const write = (tool: string, page: string) => core.toolBefore({ tool, sessionID: "s" }, { page, content: "Agents/Memory/MEMORY.md" })
+  await expect(write("notes_write_page", "Agents/Memory/MEMORY.md")).rejects.toThrow(/^ocmem : refusé : Agents\/Memory\/MEMORY\.md est hors de/)
+  expect(await write("notes_write_page", "Agents/Inbox/maison/a")).toBeUndefined()
+  await expect(write("notes_write_garbled", "Agents/Inbox/maison/a")).rejects.toThrow(/^ocmem : refusé : .*n'a pas pu juger.*réponse illisible/)
+  expect(requests().filter((r) => r.op === "mcp-write").map((r) => [r.server, r.tool, r.pages])).toEqual([
+    ["notes", "notes_write_page", ["Agents/Memory/MEMORY.md"]],
+    ["notes", "notes_write_page", ["Agents/Inbox/maison/a"]],
+    ["notes", "notes_write_garbled", ["Agents/Inbox/maison/a"]],
+  ])
+})
+
 test("secrets reach the model neither in a tool's output nor in the history; a shell carries its session", async () => {
   const secret = "sekret-0123456789abcdef"
   const { core } = await start({ redact: [secret] })

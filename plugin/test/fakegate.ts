@@ -30,8 +30,13 @@ function answer(request: any): { code: number; out: string; err?: string } {
       const exposures = validated || request.name === "space_write" ? [] : [{ kind: "space_content", source: `${request.name} ${page}`.trim() }]
       return { code: 0, out: JSON.stringify({ text: `ok ${request.name} ${page}`.trim(), exposures }) }
     }
-    case "mimicked": // none of the pages passes for one of ocmem's (the rule is Python's)
-      return { code: 0, out: JSON.stringify((request.pages ?? []).map(() => null)) }
+    case "mcp-write": {
+      // The rule is Python's (tests/test_mcp_writes.py): here, a page outside Agents/Inbox/ is
+      // refused; a tool named `…_garbled` gets an answer that is no verdict.
+      if (String(request.tool).endsWith("_garbled")) return { code: 0, out: "[null]" }
+      const outside = (request.pages ?? []).find((p: string) => !p.startsWith("Agents/Inbox/"))
+      return { code: 0, out: JSON.stringify({ refusal: outside ? `refusé : ${outside} est hors de Agents/Inbox/maison/.` : "" }) }
+    }
     case "proposal":
       return { code: 0, out: JSON.stringify({ id: request.proposal, kind: "fait", title: "T", exposure: "", replaces: "" }) }
     default:

@@ -7,7 +7,9 @@ The plugin (TypeScript, ``plugin/ocmem.ts``) runs ``ocmem`` and exchanges JSON w
 - ``ocmem tool NAME`` ← :class:`ToolEnvelope` on stdin (the user's messages, where the session
   has been, the tool's arguments), → the tool's answer as text;
 - the gate's ``proposal`` request → :class:`ProposalSummary` (what the promotion prompt shows);
-- the gate's ``space`` request (a space tool) → :class:`SpaceAnswer`.
+- the gate's ``space`` request (a space tool) → :class:`SpaceAnswer`;
+- the gate's ``mcp-write`` request (a SilverBullet MCP server's write call) →
+  :class:`McpWriteVerdict`.
 
 Everything the plugin must agree with ocmem on is generated from here into
 ``plugin/ocmem/contract.ts`` (``scripts/generate.py``; its ``--check`` runs in CI): the
@@ -105,8 +107,8 @@ class PluginSettings(TypedDict):
     windows_file: str
     # SilverBullet MCP servers (ocmem.bridge.mcpdiscovery): the names ocmem found in the configs
     # it reads, the pattern that tells one in the merged config OpenCode hands the plugin, the
-    # only folder their tools may write to ("" when the home has no id: nowhere). Which pages
-    # of it are ocmem's own, the plugin asks the gate (``mimicked``: one rule, in Python).
+    # folder their tools may write to ("" when the home has no id: nowhere), named in the
+    # plugin's messages. Whether a write call may run, the plugin asks the gate (``mcp-write``).
     silverbullet_mcp: list[str]
     silverbullet_mcp_pattern: str
     silverbullet_inbox: str
@@ -138,6 +140,13 @@ class SpaceAnswer(TypedDict):
 
     text: str
     exposures: list[Exposure]
+
+
+class McpWriteVerdict(TypedDict):
+    """Whether a SilverBullet MCP server's write call may run (``ocmem.bridge.spacetools``
+    ``mcp_write_refusal``): why it is refused, in French for the model ("" when it may run)."""
+
+    refusal: str
 
 
 class ProposalSummary(TypedDict):
@@ -257,6 +266,7 @@ def shapes() -> Mapping[str, Mapping[str, str]]:
             ("ToolEnvelope", ToolEnvelope),
             ("ProposalSummary", ProposalSummary),
             ("SpaceAnswer", SpaceAnswer),
+            ("McpWriteVerdict", McpWriteVerdict),
         )
     }
 

@@ -16,10 +16,10 @@ of the session still runs, its window then stays open), ``proposal``
 (``proposal``: an id; what OpenCode's promotion prompt shows), ``pull`` and ``push`` (``wait``,
 ``timeout`` in seconds: run as child commands so a hung server can be killed), ``skill-used``
 (``skill``, ``session``), ``space`` (``name``, ``session``, ``args``: a space tool, read or
-write the human's SilverBullet space, answered as ``contract.SpaceAnswer``), ``mimicked``
-(``pages``: page names a SilverBullet MCP server's write call names, as ``pagePath`` reads them;
-answered with a JSON list, for each the reserved page it passes for or null:
-``ocmem.home.pagenames.mimicked_page``, the one rule) and ``ping``. Each
+write the human's SilverBullet space, answered as ``contract.SpaceAnswer``), ``mcp-write``
+(``server``, ``tool``, ``pages``: a SilverBullet MCP server's write call and the page arguments
+the plugin picked from it, raw; answered as ``contract.McpWriteVerdict`` by the rule space_write
+applies, ``ocmem.bridge.spacetools.mcp_write_refusal``) and ``ping``. Each
 answer carries the exit code and the text the same command line would have printed. Requests run
 concurrently (a push never holds up a tool call); the gate exits when its input closes.
 
@@ -73,7 +73,7 @@ OPS = (
     "push",
     "skill-used",
     "space",
-    "mimicked",
+    "mcp-write",
     "ping",
 )
 WORKERS = 4
@@ -235,8 +235,10 @@ class Gate:
             return self.space(
                 _string(request, "name"), _string(request, "session"), request.get("args")
             )
-        if op == "mimicked":
-            return self.mimicked(request.get("pages"))
+        if op == "mcp-write":
+            return self.mcp_write(
+                _string(request, "server"), _string(request, "tool"), request.get("pages")
+            )
         if op == "skill-used":
             return self.skill_used(_string(request, "skill"), _string(request, "session"))
         return self.sync(op, _number(request, "wait", 5), _number(request, "timeout", 60))
@@ -310,17 +312,16 @@ class Gate:
         finally:
             space.close()
 
-    def mimicked(self, pages: Any) -> Outcome:
-        """For each page, the reserved page (ocmem's pushed pages, the human's decisions) it
-        passes for, or None: the plugin's containment of SilverBullet MCP servers applies the
-        rule space_write applies, never one of its own."""
-        from ocmem.bridge.mcpdiscovery import reserved_pages
-        from ocmem.home.pagenames import mimicked_page
+    def mcp_write(self, server: str, tool: str, pages: Any) -> Outcome:
+        """Whether a SilverBullet MCP server's write call may run: its pages read and judged as
+        space_write's (the plugin's containment holds no page rule of its own)."""
+        from ocmem.bridge.contract import McpWriteVerdict
+        from ocmem.bridge.spacetools import mcp_write_refusal
 
         if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
             raise InputError("« pages » doit être une liste de noms", fix='"pages": ["…"]')
-        reserved = reserved_pages(self.workspace().settings)
-        return Outcome([json.dumps([mimicked_page(p, reserved) for p in pages])])
+        verdict = McpWriteVerdict(refusal=mcp_write_refusal(self.workspace(), server, tool, pages))
+        return Outcome([json.dumps(verdict, ensure_ascii=False)])
 
     def skill_used(self, skill: str, session: str) -> Outcome:
         line = json.dumps(

@@ -21,13 +21,18 @@ for the plugin's tools (``ocmem.bridge.spaceanswers`` puts each answer in words)
 - the token stays in the gate: every answer has it (and every secret ocmem knows) replaced by
   ``***``.
 
-Page names are normalised as the plugin normalises them for other servers (percent-decoding
-until stable, ``\\`` as ``/``, ``.`` and ``..`` resolved, no leading ``/`` nor ``/.fs/``, an
-optional ``.md``), then checked as a file name SilverBullet could hold.
+Page names are normalised (``ocmem.home.pagenames.page_path``: percent-decoding until stable,
+``\\`` as ``/``, ``.`` and ``..`` resolved, no leading ``/`` nor ``/.fs/``, an optional ``.md``),
+then checked as a file name SilverBullet could hold.
+
+The same reading and the same write rule judge a third-party SilverBullet MCP server's write
+call before it runs (:func:`mcp_write_refusal`, the gate's ``mcp-write``): the plugin only
+picks the call's page arguments (plugin/ocmem/mcp.ts); the verdict is this module's.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -72,6 +77,80 @@ def _fold(text: str) -> str:
     """Lower case without accents: « Déployé » finds « deploye »."""
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def page_name(raw: str) -> str:
+    """``raw`` as the space tools read a page name (``page_path``), checked as a file name
+    SilverBullet could hold; InputError when it cannot be one."""
+    page = page_path(raw)
+    problem = "nom illisible" if page is None else remote_name_problem(file_of(page))
+    if page is None or problem:
+        raise InputError(
+            f"{raw!r:.120} n'est pas un nom de page SilverBullet ({problem})",
+            fix="donne le nom de la page tel que SilverBullet l'affiche, ex. Agents/Memory/MEMORY",
+        )
+    return page
+
+
+def write_inbox(ws: Workspace) -> str:
+    """``Agents/Inbox/<home-id>/``: where the model may write."""
+    found = identity.read(ws.paths)
+    if found is None:
+        raise Refused(
+            "ce dossier n'a pas encore d'identifiant ocmem : aucune page de SilverBullet ne lui est ouverte",
+            fix="lance `ocmem init` (l'identifiant nomme la boîte de dépôt Agents/Inbox/<id>/)",
+        )
+    inbox = str(setting(ws.settings, "silverbullet", "inbox")).strip().strip("/")
+    return f"{inbox}/{found.id}/"
+
+
+def _write_rule(inbox: str) -> str:
+    return (
+        f"Dans SilverBullet, l'agent n'écrit que sous {inbox} (space_write) ; la mémoire validée "
+        "(Agents/Memory/), les skills (Agents/Skills/) et Agents/AGENTS.md ne changent que par "
+        "l'utilisateur : un fait ou une leçon passe par memory_note, memory_journal ou "
+        "memory_propose."
+    )
+
+
+def write_problem(ws: Workspace, page: str) -> str | None:
+    """Why the model may not write ``page`` (as :func:`page_name` reads it), then the rule;
+    None when it may. Refused when the home has no id (nowhere is open)."""
+    inbox = write_inbox(ws)
+    if not page.startswith(inbox) or page == inbox.rstrip("/"):
+        return f"{page} est hors de {inbox}. {_write_rule(inbox)}"
+    mimicked = mimicked_page(page, mcpdiscovery.reserved_pages(ws.settings))
+    if mimicked is not None:
+        return (
+            f"{page} se lit comme {mimicked}, une page d'ocmem (qu'il pousse lui-même, ou les "
+            f"décisions de l'utilisateur), ou l'une de ses copies de conflit. {_write_rule(inbox)}"
+        )
+    return None
+
+
+def mcp_write_refusal(ws: Workspace, server: str, tool: str, pages: list[str]) -> str:
+    """Why a SilverBullet MCP server's write call may not run ("" when it may): it must name a
+    page, and every page it names (``pages``: the plugin's pick of its arguments) must pass
+    :func:`page_name` and :func:`write_problem`, as a page space_write writes."""
+    what = f"l'outil {tool} du serveur MCP SilverBullet « {server} »"
+    try:
+        inbox = write_inbox(ws)
+    except Refused as exc:
+        return f"refusé : {what} écrirait dans SilverBullet, et {exc.message} ; {exc.fix}."
+    if not pages:
+        return (
+            f"refusé : {what} écrit, mais ocmem ne trouve pas dans ses arguments la page qu'il "
+            f"écrirait. {_write_rule(inbox)}"
+        )
+    for raw in pages:
+        try:
+            page = page_name(raw)
+        except InputError as exc:
+            return f"refusé : {what} : {exc.message}. {_write_rule(inbox)}"
+        problem = write_problem(ws, page)
+        if problem:
+            return f"refusé : {what} vise {json.dumps(raw, ensure_ascii=False)[:200]} : {problem}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -137,18 +216,8 @@ class SpaceTools:
             text = text.replace(secret, "***")
         return text
 
-    def _page(self, raw: str) -> str:
-        page = page_path(raw)
-        problem = "nom illisible" if page is None else remote_name_problem(file_of(page))
-        if page is None or problem:
-            raise InputError(
-                f"{raw!r:.120} n'est pas un nom de page SilverBullet ({problem})",
-                fix="donne le nom de la page tel que SilverBullet l'affiche, ex. Agents/Memory/MEMORY",
-            )
-        return page
-
     def read(self, raw: str) -> PageText:
-        page = self._page(raw)
+        page = page_name(raw)
         # the pull's bound for one page: more would be cut to MAX_READ_CHARS anyway
         found = self.client.read(file_of(page), max_bytes=self.config.pull_max_file_bytes)
         if found is None:
@@ -219,41 +288,12 @@ class SpaceTools:
 
     # --- what the model writes ----------------------------------------------------------
 
-    def inbox(self) -> str:
-        """``Agents/Inbox/<home-id>/``: where the model may write."""
-        found = identity.read(self.ws.paths)
-        if found is None:
-            raise Refused(
-                "ce dossier n'a pas encore d'identifiant ocmem : aucune page de SilverBullet ne lui est ouverte",
-                fix="lance `ocmem init` (l'identifiant nomme la boîte de dépôt Agents/Inbox/<id>/)",
-            )
-        inbox = str(setting(self.ws.settings, "silverbullet", "inbox")).strip().strip("/")
-        return f"{inbox}/{found.id}/"
-
-    def write_problem(self, page: str) -> str | None:
-        """Why the model may not write ``page`` (None when it may)."""
-        inbox = self.inbox()
-        rule = (
-            f"space_write n'écrit que sous {inbox} ; la mémoire validée (Agents/Memory/), les skills "
-            "(Agents/Skills/) et Agents/AGENTS.md ne changent que par l'utilisateur : un fait ou une "
-            "leçon passe par memory_note, memory_journal ou memory_propose"
-        )
-        if not page.startswith(inbox) or page == inbox.rstrip("/"):
-            return f"refusé : {page} est hors de {inbox}. {rule}"
-        mimicked = mimicked_page(page, mcpdiscovery.reserved_pages(self.ws.settings))
-        if mimicked is not None:
-            return (
-                f"refusé : {page} se lit comme {mimicked}, une page d'ocmem (qu'il pousse "
-                f"lui-même, ou les décisions de l'utilisateur), ou l'une de ses copies de "
-                f"conflit. {rule}"
-            )
-        return None
-
     def write(self, raw: str, content: str, *, replace: bool = False) -> Written:
-        page = self._page(raw)
-        problem = self.write_problem(page)
+        page = page_name(raw)
+        problem = write_problem(self.ws, page)
         if problem:
-            raise Refused(problem, fix=f"écris sous {self.inbox()}, ex. {self.inbox()}notes/idee")
+            inbox = write_inbox(self.ws)
+            raise Refused(f"refusé : {problem}", fix=f"écris sous {inbox}, ex. {inbox}notes/idee")
         if len(content) > MAX_WRITE_CHARS:
             raise InputError(
                 f"contenu trop long ({len(content)} caractères, au plus {MAX_WRITE_CHARS})",

@@ -1,6 +1,7 @@
 """Page names of the SilverBullet space as ocmem reads them from a tool's arguments, and which
-pages are validated memory (what the pull installs, and what the human trusts): the space
-tools' reading of names (ocmem.bridge.spacetools), the Python twin of the plugin's."""
+pages are validated memory (what the pull installs, and what the human trusts): the one reading
+of names, for the space tools and for the SilverBullet MCP servers' writes the plugin hands the
+gate (ocmem.bridge.spacetools)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ from ocmem.home.settings import Settings, setting
 from ocmem.home.space import SyncConfig
 
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-# What JavaScript's trim() removes (Python's strip() also takes \x1c-\x1f and \x85, which the
-# plugin then refuses as control characters: the two must read one name alike).
+# The spaces trimmed around a name: JavaScript's trim() set. Not Python's strip(), which would
+# also take \x1c-\x1f and \x85: control characters make a name refused, never trimmed away.
 _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 def page_path(raw: str) -> str | None:
-    """A page name as SilverBullet stores it (without ``.md``), or None when it cannot be one.
-    The Python twin of ``pagePath`` in plugin/ocmem/mcp.ts."""
+    """A page name as SilverBullet stores it (without ``.md``), or None when it cannot be one:
+    percent-decoding until stable (as decodeURIComponent: a stray ``%`` refused), a URL's path,
+    ``\\`` as ``/``, ``.`` and ``..`` resolved (``..`` above the root refused), no leading ``/``
+    nor ``/.fs/``, no ``.md``."""
     text = unicodedata.normalize("NFC", raw).strip(_JS_SPACE)
     for _ in range(6):
         if _STRAY_PERCENT.search(text):  # not an encoding: refused, as decodeURIComponent does
