@@ -17,6 +17,9 @@ import pytest
 
 from ocmem.execution import status_code
 from ocmem.silverbullet.client import ForbiddenRequest
+from ocmem.trial import schedulers
+from ocmem.trial.sandbox import Sandbox
+from ocmem.trial.schedulers import ESCAPE, READ, SANDBOX, Asked
 from ocmem.trial.userspace import ReadOnly, default_remote
 from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict, outcome, summary
 from support.sbserver import FakeSilverBullet
@@ -107,6 +110,103 @@ def test_a_pulled_file_goes_where_a_fresh_homes_pull_takes_it(
     local: str, remote: str | None
 ) -> None:
     assert default_remote(local) == remote
+
+
+# -- the sandbox's crontab and systemctl --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("program", "args", "kind"),
+    [
+        ("crontab", ["-l"], READ),
+        ("crontab", ["-u", "alice", "-l"], READ),
+        ("crontab", ["-ualice", "-l"], READ),
+        ("crontab", ["-"], SANDBOX),
+        ("crontab", ["/tmp/lignes"], SANDBOX),
+        ("crontab", ["-r"], SANDBOX),
+        ("crontab", ["-u", "alice", "-"], ESCAPE),
+        ("crontab", ["-u", "alice", "-r"], ESCAPE),
+        ("systemctl", ["--user", "is-enabled", "ocmem-sync.timer"], READ),
+        ("systemctl", ["--user", "status"], READ),
+        ("systemctl", ["--version"], READ),
+        ("systemctl", ["--user", "enable", "--now", "ocmem-sync.timer"], ESCAPE),
+        ("systemctl", ["--user", "daemon-reload"], ESCAPE),
+    ],
+)
+def test_a_read_is_a_read_and_only_a_write_aimed_outside_the_sandbox_escapes(
+    program: str, args: list[str], kind: str
+) -> None:
+    if program == "crontab":
+        assert schedulers.crontab_kind(schedulers.crontab_request(args)) == kind
+    else:
+        assert schedulers.systemctl_kind(args) == kind
+
+
+def test_the_note_counts_as_escapes_only_the_writes_aimed_outside() -> None:
+    calls = [
+        Asked(READ, "crontab -l"),
+        Asked(READ, "crontab -u alice -l"),
+        Asked(SANDBOX, "crontab -"),
+        Asked(READ, "systemctl --user is-enabled ocmem-sync.timer"),
+    ]
+    assert schedulers.note(calls) == (
+        "Crontab et systemd : les tiens jamais appelés ; la crontab du bac à sable (un fichier "
+        "à lui) lue 2 fois, écrite 1 fois, systemctl interrogé 1 fois (sans gestionnaire de "
+        "services)."
+    )
+    escaped = schedulers.note([*calls, Asked(ESCAPE, "crontab -u alice -")])
+    assert escaped.startswith(
+        "Crontab et systemd : 1 écriture(s) visant une crontab hors du bac à sable ou systemd, "
+        "refusée(s) (crontab -u alice -) ;"
+    )
+
+
+@pytest.mark.real_clock
+def test_cron_jobs_installed_in_the_sandbox_are_listed_there_and_the_users_crontab_is_never_called(
+    tmp_path: Path,
+) -> None:
+    env, _ = user_machine(tmp_path)  # its crontab and systemctl log any call in appels.log
+    sandbox = Sandbox.create()
+    try:
+        inside = sandbox.env(outer=env)
+
+        def run(*command: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                list(command),
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env=inside,
+                cwd=sandbox.project,
+                timeout=60,
+                check=False,
+            )
+
+        ocmem = [sys.executable, "-m", "ocmem", "--home", str(sandbox.ocmem_home)]
+        assert run(*ocmem, "init").returncode == 0
+        installed = run(*ocmem, "cron", "install", "--tache", "review")
+        assert installed.returncode == 0, installed.stderr
+        listed = run("crontab", "-l")
+        assert listed.returncode == 0
+        assert "ocmem" in listed.stdout and str(sandbox.ocmem_home) in listed.stdout
+        assert sandbox.crontab.read_text(encoding="utf-8") == listed.stdout
+        theirs = run("crontab", "-u", "alice", "-l")
+        assert (theirs.returncode, theirs.stdout) == (1, "")
+        refused = run("crontab", "-u", "alice", "-", stdin="* * * * * true\n")
+        assert refused.returncode == 1 and "refusé" in refused.stderr
+        assert run("systemctl", "--user", "daemon-reload").returncode == 1
+        removed = run(*ocmem, "cron", "remove")
+        assert removed.returncode == 0, removed.stderr
+        assert run("crontab", "-l").stdout == ""
+        calls = sandbox.scheduler_calls()
+    finally:
+        sandbox.close()
+    assert not (tmp_path / "appels.log").exists()
+    kinds = {call.command: call.kind for call in calls}
+    assert kinds["crontab -l"] == READ and kinds["crontab -u alice -l"] == READ
+    assert kinds["crontab -"] == SANDBOX
+    escapes = [call.command for call in calls if call.kind == ESCAPE]
+    assert escapes == ["crontab -u alice -", "systemctl --user daemon-reload"]
 
 
 # -- the command, as a user runs it ------------------------------------------------------------

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ocmem.setup.opencodedir import CHECKED_OPENCODE
 from ocmem.setup.opencodeversion import OPENCODE1_INSTALL, OpenCodeSeen, inspect
-from ocmem.trial import agenttests, spectests
+from ocmem.trial import agenttests, schedulers, spectests
 from ocmem.trial.agenttests import MAIL, MAILBOX_SERVER, Stage, web_page
 from ocmem.trial.opencodeserve import OpenCodeFailed, Serve
 from ocmem.trial.sandbox import Sandbox
@@ -194,7 +194,7 @@ class Essai:
             }
         finally:
             attempts = list(sandbox.proxy.attempts)
-            asked = sandbox.refused_calls()
+            asked = sandbox.scheduler_calls()
             sandbox.close()
         heading = self._heading(found, sandbox)
         if attempts:
@@ -207,13 +207,7 @@ class Essai:
                 "Réseau : aucune tentative de sortie par le proxy du bac à sable "
                 "(tout ce qui l'a utilisé est resté sur 127.0.0.1)."
             )
-        writes = [call for call in asked if call != "crontab -l"]
-        notes.append(
-            f"Crontab et systemd : {len(writes)} écriture(s) tentée(s) et refusée(s) ({', '.join(writes)})."
-            if writes
-            else "Crontab et systemd : jamais écrits (le bac à sable en a des substituts qui "
-            f"refusent ; crontab lue {len(asked)} fois, vide)."
-        )
+        notes.append(schedulers.note(asked))
         if self.keep:
             shown = (
                 " (ce qu'OpenCode a affiché : sorties/opencode-serve.txt)"
