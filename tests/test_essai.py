@@ -18,10 +18,13 @@ import pytest
 from ocmem.execution import status_code
 from ocmem.silverbullet.client import ForbiddenRequest
 from ocmem.trial import schedulers
+from ocmem.trial.opencodeserve import AskedPermission
+from ocmem.trial.runner import Window, permissions_told, refused_by_test
 from ocmem.trial.sandbox import Sandbox
 from ocmem.trial.schedulers import ESCAPE, READ, SANDBOX, Asked
 from ocmem.trial.userspace import ReadOnly, default_remote
 from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict, outcome, summary
+from support import fakeopencode
 from support.sbserver import FakeSilverBullet
 from support.usermachine import broken, essai, results, snapshot, user_machine
 
@@ -207,6 +210,78 @@ def test_cron_jobs_installed_in_the_sandbox_are_listed_there_and_the_users_cront
     assert kinds["crontab -"] == SANDBOX
     escapes = [call.command for call in calls if call.kind == ESCAPE]
     assert escapes == ["crontab -u alice -", "systemctl --user daemon-reload"]
+
+
+# -- OpenCode's permission prompts, refused and said ------------------------------------------
+
+
+def test_a_refused_permission_goes_with_the_test_that_opened_its_session_else_the_one_running() -> (
+    None
+):
+    asked = [
+        AskedPermission("external_directory", ("/a/*",), "ses_1"),
+        AskedPermission("bash", ("rm *",), "ses_sous-agent"),  # a subagent's session
+        AskedPermission("webfetch", (), "ses_1"),  # came late, after test 1 ended
+    ]
+    windows = [Window(1, frozenset({"ses_1"}), 0), Window(9, frozenset({"ses_2"}), 1)]
+    assert refused_by_test(asked, windows) == {1: [asked[0], asked[2]], 9: [asked[1]]}
+
+
+def test_a_refused_permission_is_said_with_its_test_and_in_the_proof_of_a_test_it_may_have_failed() -> (
+    None
+):
+    verdicts = {4: verdict(4, FAILED), 9: verdict(9, PASSED)}
+    refused = {
+        4: [AskedPermission("external_directory", ("/a/*",))] * 2,
+        9: [AskedPermission("bash", ("rm *",)), AskedPermission("webfetch")],
+    }
+    told, notes = permissions_told(verdicts, refused)
+    assert notes == [
+        "Permissions d'OpenCode, test 4 : OpenCode a demandé la permission « external_directory » "
+        "(/a/*) ; l'essai l'a refusée (personne n'est là pour répondre : comme si tu avais dit non).",
+        "Permissions d'OpenCode, test 9 : OpenCode a demandé les permissions « bash » (rm *), "
+        "« webfetch » ; l'essai les a refusées (personne n'est là pour répondre : comme si tu "
+        "avais dit non).",
+    ]
+    assert told[4].proof == (
+        "preuve 4 ; OpenCode a demandé la permission « external_directory » (/a/*), l'essai l'a "
+        "refusée : ce refus a pu changer le résultat"
+    )
+    assert told[9] == verdicts[9]  # passed: said in the remarks only
+    assert permissions_told(verdicts, {}) == (
+        verdicts,
+        ["Permissions d'OpenCode : aucune demandée pendant les tests de l'agent."],
+    )
+
+
+@pytest.mark.real_clock
+def test_an_opencode_that_asks_permissions_is_answered_no_and_each_test_says_so(
+    tmp_path: Path,
+) -> None:
+    fake = tmp_path / "opencode-factice"
+    fake.write_text(f"#!{sys.executable}\n" + Path(fakeopencode.__file__).read_text())
+    fake.chmod(0o755)
+    env, _ = user_machine(tmp_path, fake)
+    code, document = essai(env)
+    assert code == 1, document
+    agent = {1, 2, 3, 4, 8, 9, 11, 12, 13}
+    seen = results(document)
+    assert {n for n, r in seen.items() if r == FAILED} == agent  # the model was never asked
+    said = f"la permission « external_directory » ({fakeopencode.PATTERN})"
+    remarks = [r for r in document["remarques"] if r.startswith("Permissions d'OpenCode")]
+    assert remarks == [
+        f"Permissions d'OpenCode, test {n} : OpenCode a demandé {said} ; l'essai l'a refusée "
+        "(personne n'est là pour répondre : comme si tu avais dit non)."
+        for n in sorted(agent)
+    ]
+    for test in document["tests"]:
+        if test["numero"] in agent:
+            assert test["preuve"].endswith(
+                f"{said}, l'essai l'a refusée : ce refus a pu changer le résultat"
+            )
+    answers = (tmp_path / "réponses.log").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(answers) >= len(agent)
+    assert {line.split()[2] for line in answers} == {"reject"}
 
 
 # -- the command, as a user runs it ------------------------------------------------------------
