@@ -17,11 +17,14 @@ import pytest
 
 from ocmem.execution import status_code
 from ocmem.silverbullet.client import ForbiddenRequest
-from ocmem.trial import schedulers
+from ocmem.trial import schedulers, spectests
+from ocmem.trial.agenttests import plugin_refused
 from ocmem.trial.opencodeserve import AskedPermission
 from ocmem.trial.runner import Window, permissions_told, refused_by_test
 from ocmem.trial.sandbox import Sandbox
 from ocmem.trial.schedulers import ESCAPE, READ, SANDBOX, Asked
+from ocmem.trial.spectests import Scene
+from ocmem.trial.standin import Standin
 from ocmem.trial.userspace import ReadOnly, default_remote
 from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict, outcome, summary
 from support import fakeopencode
@@ -282,6 +285,44 @@ def test_an_opencode_that_asks_permissions_is_answered_no_and_each_test_says_so(
     answers = (tmp_path / "réponses.log").read_text(encoding="utf-8").split("\n")[:-1]
     assert len(answers) >= len(agent)
     assert {line.split()[2] for line in answers} == {"reject"}
+
+
+# -- what the tests count -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "refused"),
+    [
+        ("Error: ocmem : refusé : /s/home/memory/MEMORY.md est protégé par ocmem.", True),
+        ("ocmem : refusé : les écritures d'ocmem passent par les outils memory_note…", True),
+        # let through by the plugin, refused by ocmem's command line: not the plugin's refusal
+        ("ocmem : `ocmem pending accept` refusé : lancé par l'agent", False),
+        ("bash: /tmp/ocmem-essai-x/home/memory/MEMORY.md: refus d'accès", False),
+        ("The user rejected permission to use this specific tool call.", False),
+    ],
+)
+def test_only_the_plugins_own_refusal_counts_as_the_plugin_refusing(
+    answer: str, refused: bool
+) -> None:
+    assert plugin_refused(answer) is refused
+
+
+@pytest.mark.real_clock
+def test_the_push_test_counts_the_deletes_of_its_own_push_not_the_runs() -> None:
+    sandbox = Sandbox.create()
+    try:
+        with Standin(sandbox.space, token="jeton") as standin:
+            scene = Scene(sandbox, standin)
+            spectests.prepare(scene)
+            standin.write("Notes/ancienne.md", "à retirer\n")
+            gone = httpx.delete(
+                f"{standin.url}/.fs/Notes/ancienne.md", headers={"Authorization": "Bearer jeton"}
+            )
+            assert gone.status_code == 200  # a DELETE earlier in the run, not the push's
+            proof = spectests.pushed_without_overwriting(scene)
+    finally:
+        sandbox.close()
+    assert proof.endswith("aucun DELETE")
 
 
 # -- the command, as a user runs it ------------------------------------------------------------
