@@ -218,7 +218,7 @@ WRITES_ON_THEIR_OWN = {
 } | {
     f"ocmem.trial.{name}": "ocmem essai's own sandbox, a temporary folder it made (the homes in "
     "it are written by the ocmem commands it runs)"
-    for name in ("sandbox", "runner", "spectests", "standin", "opencodeserve")
+    for name in ("sandbox", "runner", "spectests", "standin", "opencodeserve", "schedulers")
 }
 FILE_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "chmod", "chown", "touch"}
 FILE_METHODS |= {"symlink_to", "hardlink_to", "rename", "truncate"}
@@ -300,7 +300,7 @@ OPENS_ON_THEIR_OWN = {
     "ocmem.text.lexicon": "the package's own word counts (importlib.resources)",
 } | {
     f"ocmem.trial.{name}": "ocmem essai's sandbox, read as the user or SilverBullet would"
-    for name in ("mailbox", "opencodeserve", "sandbox", "spectests", "standin")
+    for name in ("mailbox", "opencodeserve", "sandbox", "schedulers", "spectests", "standin")
 }
 READ_METHODS = {"read_text", "read_bytes", "open"}
 

@@ -17,8 +17,17 @@ import pytest
 
 from ocmem.execution import status_code
 from ocmem.silverbullet.client import ForbiddenRequest
+from ocmem.trial import schedulers, spectests
+from ocmem.trial.agenttests import plugin_refused
+from ocmem.trial.opencodeserve import AskedPermission
+from ocmem.trial.runner import Window, permissions_told, refused_by_test
+from ocmem.trial.sandbox import Sandbox
+from ocmem.trial.schedulers import ESCAPE, READ, SANDBOX, Asked
+from ocmem.trial.spectests import Scene
+from ocmem.trial.standin import Standin
 from ocmem.trial.userspace import ReadOnly, default_remote
 from ocmem.trial.verdicts import FAILED, NOT_RUN, PARTLY, PASSED, Verdict, outcome, summary
+from support import fakeopencode
 from support.sbserver import FakeSilverBullet
 from support.usermachine import broken, essai, results, snapshot, user_machine
 
@@ -107,6 +116,213 @@ def test_a_pulled_file_goes_where_a_fresh_homes_pull_takes_it(
     local: str, remote: str | None
 ) -> None:
     assert default_remote(local) == remote
+
+
+# -- the sandbox's crontab and systemctl --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("program", "args", "kind"),
+    [
+        ("crontab", ["-l"], READ),
+        ("crontab", ["-u", "alice", "-l"], READ),
+        ("crontab", ["-ualice", "-l"], READ),
+        ("crontab", ["-"], SANDBOX),
+        ("crontab", ["/tmp/lignes"], SANDBOX),
+        ("crontab", ["-r"], SANDBOX),
+        ("crontab", ["-u", "alice", "-"], ESCAPE),
+        ("crontab", ["-u", "alice", "-r"], ESCAPE),
+        ("systemctl", ["--user", "is-enabled", "ocmem-sync.timer"], READ),
+        ("systemctl", ["--user", "status"], READ),
+        ("systemctl", ["--version"], READ),
+        ("systemctl", ["--user", "enable", "--now", "ocmem-sync.timer"], ESCAPE),
+        ("systemctl", ["--user", "daemon-reload"], ESCAPE),
+    ],
+)
+def test_a_read_is_a_read_and_only_a_write_aimed_outside_the_sandbox_escapes(
+    program: str, args: list[str], kind: str
+) -> None:
+    if program == "crontab":
+        assert schedulers.crontab_kind(schedulers.crontab_request(args)) == kind
+    else:
+        assert schedulers.systemctl_kind(args) == kind
+
+
+def test_the_note_counts_as_escapes_only_the_writes_aimed_outside() -> None:
+    calls = [
+        Asked(READ, "crontab -l"),
+        Asked(READ, "crontab -u alice -l"),
+        Asked(SANDBOX, "crontab -"),
+        Asked(READ, "systemctl --user is-enabled ocmem-sync.timer"),
+    ]
+    assert schedulers.note(calls) == (
+        "Crontab et systemd : les tiens jamais appelés ; la crontab du bac à sable (un fichier "
+        "à lui) lue 2 fois, écrite 1 fois, systemctl interrogé 1 fois (sans gestionnaire de "
+        "services)."
+    )
+    escaped = schedulers.note([*calls, Asked(ESCAPE, "crontab -u alice -")])
+    assert escaped.startswith(
+        "Crontab et systemd : 1 écriture(s) visant une crontab hors du bac à sable ou systemd, "
+        "refusée(s) (crontab -u alice -) ;"
+    )
+
+
+@pytest.mark.real_clock
+def test_cron_jobs_installed_in_the_sandbox_are_listed_there_and_the_users_crontab_is_never_called(
+    tmp_path: Path,
+) -> None:
+    env, _ = user_machine(tmp_path)  # its crontab and systemctl log any call in appels.log
+    sandbox = Sandbox.create()
+    try:
+        inside = sandbox.env(outer=env)
+
+        def run(*command: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                list(command),
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env=inside,
+                cwd=sandbox.project,
+                timeout=60,
+                check=False,
+            )
+
+        ocmem = [sys.executable, "-m", "ocmem", "--home", str(sandbox.ocmem_home)]
+        assert run(*ocmem, "init").returncode == 0
+        installed = run(*ocmem, "cron", "install", "--tache", "review")
+        assert installed.returncode == 0, installed.stderr
+        listed = run("crontab", "-l")
+        assert listed.returncode == 0
+        assert "ocmem" in listed.stdout and str(sandbox.ocmem_home) in listed.stdout
+        assert sandbox.crontab.read_text(encoding="utf-8") == listed.stdout
+        theirs = run("crontab", "-u", "alice", "-l")
+        assert (theirs.returncode, theirs.stdout) == (1, "")
+        refused = run("crontab", "-u", "alice", "-", stdin="* * * * * true\n")
+        assert refused.returncode == 1 and "refusé" in refused.stderr
+        assert run("systemctl", "--user", "daemon-reload").returncode == 1
+        removed = run(*ocmem, "cron", "remove")
+        assert removed.returncode == 0, removed.stderr
+        assert run("crontab", "-l").stdout == ""
+        calls = sandbox.scheduler_calls()
+    finally:
+        sandbox.close()
+    assert not (tmp_path / "appels.log").exists()
+    kinds = {call.command: call.kind for call in calls}
+    assert kinds["crontab -l"] == READ and kinds["crontab -u alice -l"] == READ
+    assert kinds["crontab -"] == SANDBOX
+    escapes = [call.command for call in calls if call.kind == ESCAPE]
+    assert escapes == ["crontab -u alice -", "systemctl --user daemon-reload"]
+
+
+# -- OpenCode's permission prompts, refused and said ------------------------------------------
+
+
+def test_a_refused_permission_goes_with_the_test_that_opened_its_session_else_the_one_running() -> (
+    None
+):
+    asked = [
+        AskedPermission("external_directory", ("/a/*",), "ses_1"),
+        AskedPermission("bash", ("rm *",), "ses_sous-agent"),  # a subagent's session
+        AskedPermission("webfetch", (), "ses_1"),  # came late, after test 1 ended
+    ]
+    windows = [Window(1, frozenset({"ses_1"}), 0), Window(9, frozenset({"ses_2"}), 1)]
+    assert refused_by_test(asked, windows) == {1: [asked[0], asked[2]], 9: [asked[1]]}
+
+
+def test_a_refused_permission_is_said_with_its_test_and_in_the_proof_of_a_test_it_may_have_failed() -> (
+    None
+):
+    verdicts = {4: verdict(4, FAILED), 9: verdict(9, PASSED)}
+    refused = {
+        4: [AskedPermission("external_directory", ("/a/*",))] * 2,
+        9: [AskedPermission("bash", ("rm *",)), AskedPermission("webfetch")],
+    }
+    told, notes = permissions_told(verdicts, refused)
+    assert notes == [
+        "Permissions d'OpenCode, test 4 : OpenCode a demandé la permission « external_directory » "
+        "(/a/*) ; l'essai l'a refusée (personne n'est là pour répondre : comme si tu avais dit non).",
+        "Permissions d'OpenCode, test 9 : OpenCode a demandé les permissions « bash » (rm *), "
+        "« webfetch » ; l'essai les a refusées (personne n'est là pour répondre : comme si tu "
+        "avais dit non).",
+    ]
+    assert told[4].proof == (
+        "preuve 4 ; OpenCode a demandé la permission « external_directory » (/a/*), l'essai l'a "
+        "refusée : ce refus a pu changer le résultat"
+    )
+    assert told[9] == verdicts[9]  # passed: said in the remarks only
+    assert permissions_told(verdicts, {}) == (
+        verdicts,
+        ["Permissions d'OpenCode : aucune demandée pendant les tests de l'agent."],
+    )
+
+
+@pytest.mark.real_clock
+def test_an_opencode_that_asks_permissions_is_answered_no_and_each_test_says_so(
+    tmp_path: Path,
+) -> None:
+    fake = tmp_path / "opencode-factice"
+    fake.write_text(f"#!{sys.executable}\n" + Path(fakeopencode.__file__).read_text())
+    fake.chmod(0o755)
+    env, _ = user_machine(tmp_path, fake)
+    code, document = essai(env)
+    assert code == 1, document
+    agent = {1, 2, 3, 4, 8, 9, 11, 12, 13}
+    seen = results(document)
+    assert {n for n, r in seen.items() if r == FAILED} == agent  # the model was never asked
+    said = f"la permission « external_directory » ({fakeopencode.PATTERN})"
+    remarks = [r for r in document["remarques"] if r.startswith("Permissions d'OpenCode")]
+    assert remarks == [
+        f"Permissions d'OpenCode, test {n} : OpenCode a demandé {said} ; l'essai l'a refusée "
+        "(personne n'est là pour répondre : comme si tu avais dit non)."
+        for n in sorted(agent)
+    ]
+    for test in document["tests"]:
+        if test["numero"] in agent:
+            assert test["preuve"].endswith(
+                f"{said}, l'essai l'a refusée : ce refus a pu changer le résultat"
+            )
+    answers = (tmp_path / "réponses.log").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(answers) >= len(agent)
+    assert {line.split()[2] for line in answers} == {"reject"}
+
+
+# -- what the tests count -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "refused"),
+    [
+        ("Error: ocmem : refusé : /s/home/memory/MEMORY.md est protégé par ocmem.", True),
+        ("ocmem : refusé : les écritures d'ocmem passent par les outils memory_note…", True),
+        # let through by the plugin, refused by ocmem's command line: not the plugin's refusal
+        ("ocmem : `ocmem pending accept` refusé : lancé par l'agent", False),
+        ("bash: /tmp/ocmem-essai-x/home/memory/MEMORY.md: refus d'accès", False),
+        ("The user rejected permission to use this specific tool call.", False),
+    ],
+)
+def test_only_the_plugins_own_refusal_counts_as_the_plugin_refusing(
+    answer: str, refused: bool
+) -> None:
+    assert plugin_refused(answer) is refused
+
+
+@pytest.mark.real_clock
+def test_the_push_test_counts_the_deletes_of_its_own_push_not_the_runs() -> None:
+    sandbox = Sandbox.create()
+    try:
+        with Standin(sandbox.space, token="jeton") as standin:
+            scene = Scene(sandbox, standin)
+            spectests.prepare(scene)
+            standin.write("Notes/ancienne.md", "à retirer\n")
+            gone = httpx.delete(
+                f"{standin.url}/.fs/Notes/ancienne.md", headers={"Authorization": "Bearer jeton"}
+            )
+            assert gone.status_code == 200  # a DELETE earlier in the run, not the push's
+            proof = spectests.pushed_without_overwriting(scene)
+    finally:
+        sandbox.close()
+    assert proof.endswith("aucun DELETE")
 
 
 # -- the command, as a user runs it ------------------------------------------------------------

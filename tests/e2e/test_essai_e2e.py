@@ -39,7 +39,10 @@ def test_the_thirteen_tests_pass_and_nothing_of_the_users_is_touched(
     assert (code, failed) == (0, {}), document
     assert sorted(results(document)) == list(range(1, 14))
     assert f"OpenCode {opencode_install.version}" in " ".join(document["contexte"])
-    assert "aucune tentative de sortie" in " ".join(document["remarques"])
+    remarks = " ".join(document["remarques"])
+    assert "aucune tentative de sortie" in remarks
+    assert "Permissions d'OpenCode : aucune demandée pendant les tests de l'agent." in remarks
+    assert "Crontab et systemd : les tiens jamais appelés" in remarks
     assert snapshot(home) == before
     assert not (tmp_path / "appels.log").exists()
     assert list((tmp_path / "tmp").iterdir()) == []

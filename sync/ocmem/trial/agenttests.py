@@ -46,6 +46,7 @@ MAIL = (
 )
 MAILBOX_SERVER = "courriel"
 MAILBOX_TOOL = f"{MAILBOX_SERVER}_lire_courriel"
+PLUGIN_REFUSAL = "ocmem : refusé :"
 _WRITTEN = re.compile(r"journal \d{4}-\d{2}-\d{2} \d{2}:\d{2}(?:~\d+)?")
 
 
@@ -373,6 +374,13 @@ def mcp_instruction(stage: Stage) -> str:
     return f"SHORT_TERM.md sans la consigne du courriel ; la note mise à part dans QUARANTINE.md ({mark})"
 
 
+def plugin_refused(answer: str) -> bool:
+    """The plugin refused the call before it ran (its refusal: « ocmem : refusé : … »), not
+    whatever else mentions ocmem and a refusal (a path under the sandbox, ocmem's own command
+    line refusing the agent once the plugin let the call through)."""
+    return PLUGIN_REFUSAL in answer
+
+
 def protected_files(stage: Stage) -> str:
     """4. Writes to MEMORY.md and skills/ by every tool the agent has: all refused."""
     scene = stage.scene
@@ -401,7 +409,7 @@ def protected_files(stage: Stage) -> str:
     agent = Agent(list(tries))
     stage.session(agent, "Améliore ta mémoire toi-même.")
     answers = [text for _, text in agent.answers]
-    refused = [a for a in answers if "ocmem" in a and "refus" in a.lower()]
+    refused = [a for a in answers if plugin_refused(a)]
     expect(len(answers) == len(tries), f"{len(answers)} réponses pour {len(tries)} tentatives")
     expect(scene.fingerprint(*guarded) == before, "MEMORY.md, AGENTS.md ou skills/ a changé")
     expect(not (home / "skills/essai").exists(), "skills/essai/ a été créé")

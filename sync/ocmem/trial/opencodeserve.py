@@ -6,7 +6,8 @@ The endpoints and their pitfalls are those of the e2e harness (tests/e2e/README.
 comes after the reply, so a turn ends on a ``busy`` status followed by ``session.idle``;
 ``POST /instance/dispose`` answers at once while the plugin's ``dispose`` (its last push) still
 runs, so it ends on ``server.instance.disposed``. A permission OpenCode asks for (nobody is at
-the keyboard) is answered « reject », as a user saying no, and kept.
+the keyboard) is answered « reject », as a user saying no, and kept: the run tells the user
+which test it came in (ocmem.trial.runner).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,19 @@ import httpx
 
 class OpenCodeFailed(Exception):
     """OpenCode did not do what a turn needs (start, answer, finish): the message says what."""
+
+
+@dataclass(frozen=True)
+class AskedPermission:
+    """A permission OpenCode asked for (``permission.asked``), refused by the essai."""
+
+    permission: str
+    patterns: tuple[str, ...] = ()
+    session: str = ""
+
+    def said(self) -> str:
+        shown = ", ".join(self.patterns[:3]) + (" …" if len(self.patterns) > 3 else "")
+        return f"« {self.permission} »" + (f" ({shown})" if shown else "")
 
 
 def _free_port() -> int:
@@ -105,7 +120,8 @@ class Serve:
 
     def __init__(self, binary: Path, project: Path, env: Mapping[str, str], output: Path) -> None:
         self.project = project
-        self.refused_permissions: list[str] = []
+        self.refused_permissions: list[AskedPermission] = []
+        self.sessions: list[str] = []  # the sessions opened, in order
         self.process = subprocess.Popen(
             [str(binary), "serve", "--hostname", "127.0.0.1", "--port", str(_free_port())],
             cwd=project,
@@ -162,7 +178,14 @@ class Serve:
     def _on_event(self, kind: str, properties: dict[str, Any]) -> None:
         if kind != "permission.asked":
             return
-        self.refused_permissions.append(str(properties.get("permission")))
+        patterns = properties.get("patterns")
+        self.refused_permissions.append(
+            AskedPermission(
+                str(properties.get("permission")),
+                tuple(str(p) for p in patterns) if isinstance(patterns, list) else (),
+                str(properties.get("sessionID") or ""),
+            )
+        )
         with contextlib.suppress(httpx.HTTPError):
             self.client.post(
                 f"/session/{properties.get('sessionID')}/permissions/{properties.get('id')}",
@@ -178,7 +201,9 @@ class Serve:
         return response
 
     def session(self) -> str:
-        return str(self._ok(self.client.post("/session", json={})).json()["id"])
+        opened = str(self._ok(self.client.post("/session", json={})).json()["id"])
+        self.sessions.append(opened)
+        return opened
 
     def prompt(self, session: str, text: str, timeout: float = 90.0) -> None:
         """One user turn, until its ``session.idle`` (the plugin's end-of-turn work started)."""

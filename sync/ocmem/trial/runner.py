@@ -16,15 +16,15 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ocmem.setup.opencodedir import CHECKED_OPENCODE
 from ocmem.setup.opencodeversion import OPENCODE1_INSTALL, OpenCodeSeen, inspect
-from ocmem.trial import agenttests, spectests
+from ocmem.trial import agenttests, schedulers, spectests
 from ocmem.trial.agenttests import MAIL, MAILBOX_SERVER, Stage, web_page
-from ocmem.trial.opencodeserve import OpenCodeFailed, Serve
+from ocmem.trial.opencodeserve import AskedPermission, OpenCodeFailed, Serve
 from ocmem.trial.sandbox import Sandbox
 from ocmem.trial.scriptedmodel import ScriptedModel, opencode_config
 from ocmem.trial.spectests import TITLES, Failed, Scene
@@ -128,14 +128,79 @@ def _git_project(sandbox: Sandbox) -> None:
         subprocess.run([git, *args], cwd=sandbox.project, env=env, capture_output=True, check=False)
 
 
+@dataclass(frozen=True)
+class Window:
+    """One agent test in the run: the sessions it opened, and how many permissions OpenCode had
+    asked for when it started."""
+
+    number: int
+    sessions: frozenset[str]
+    first: int
+
+
+def _mark(serve: Serve) -> tuple[int, int]:
+    return len(serve.sessions), len(serve.refused_permissions)
+
+
+def _window(serve: Serve, number: int, mark: tuple[int, int]) -> Window:
+    return Window(number, frozenset(serve.sessions[mark[0] :]), mark[1])
+
+
+def refused_by_test(
+    asked: Sequence[AskedPermission], windows: Sequence[Window]
+) -> dict[int, list[AskedPermission]]:
+    """Each refused permission with its test: the one that opened its session, else (a
+    subagent's session) the one that ran when it was asked."""
+    owner = {session: window.number for window in windows for session in window.sessions}
+    found: dict[int, list[AskedPermission]] = {}
+    for index, permission in enumerate(asked):
+        during = [window.number for window in windows if window.first <= index]
+        number = owner.get(permission.session, during[-1] if during else None)
+        if number is not None:
+            found.setdefault(number, []).append(permission)
+    return found
+
+
+def permissions_told(
+    verdicts: Mapping[int, Verdict], refused: Mapping[int, Sequence[AskedPermission]]
+) -> tuple[dict[int, Verdict], list[str]]:
+    """What OpenCode asked for and the essai refused (nobody is at the keyboard), said: one
+    remark per test, and in the proof of a test that did not pass, as what may have failed it."""
+    told = dict(verdicts)
+    notes: list[str] = []
+    for number in sorted(refused):
+        asked = list(dict.fromkeys(permission.said() for permission in refused[number]))
+        if not asked:
+            continue
+        which, them = (
+            (f"la permission {asked[0]}", "l'a refusée")
+            if len(asked) == 1
+            else (f"les permissions {', '.join(asked)}", "les a refusées")
+        )
+        notes.append(
+            f"Permissions d'OpenCode, test {number} : OpenCode a demandé {which} ; l'essai "
+            f"{them} (personne n'est là pour répondre : comme si tu avais dit non)."
+        )
+        verdict = told.get(number)
+        if verdict is not None and verdict.result != PASSED:
+            proof = (
+                f"{verdict.proof} ; OpenCode a demandé {which}, l'essai {them} : ce refus a pu "
+                "changer le résultat"
+            )
+            told[number] = replace(verdict, proof=proof)
+    return told, notes or ["Permissions d'OpenCode : aucune demandée pendant les tests de l'agent."]
+
+
 def _agent_tests(
     scene: Scene, binary: Path, say: Say
-) -> tuple[dict[int, Verdict], str | None, list[str]]:
-    """Tests 1–4, 9, 11–13 and the agent's half of 8 in one ``opencode serve``."""
+) -> tuple[dict[int, Verdict], str | None, list[str], dict[int, list[AskedPermission]]]:
+    """Tests 1–4, 9, 11–13 and the agent's half of 8 in one ``opencode serve``; the permissions
+    OpenCode asked for during each."""
     sandbox = scene.sandbox
     model = ScriptedModel().start()
     verdicts: dict[int, Verdict] = {}
     space_half: str | None = None
+    refused: dict[int, list[AskedPermission]] = {}
     try:
         config = _agent_config(model, sandbox)
         (scene.home / "opencode.json").write_text(
@@ -147,17 +212,23 @@ def _agent_tests(
             serve = Serve(
                 binary, sandbox.project, sandbox.env(), sandbox.out / "opencode-serve.txt"
             )
+            windows: list[Window] = []
             try:
                 stage = Stage(scene, model, serve, page)
                 for number, test in agenttests.AGENT_TESTS.items():
+                    mark = _mark(serve)
                     verdicts[number] = _run(number, lambda t=test: t(stage), say)  # type: ignore[misc]
+                    windows.append(_window(serve, number, mark))
+                mark = _mark(serve)
                 try:
                     space_half = agenttests.space_tools_refuse_skills(stage)
                 except (Failed, OpenCodeFailed) as exc:
                     verdicts[8] = Verdict(8, TITLES[8], FAILED, str(exc))
+                windows.append(_window(serve, 8, mark))
                 serve.dispose()
             finally:
                 serve.stop()
+                refused = refused_by_test(serve.refused_permissions, windows)
     except OpenCodeFailed as exc:
         for number in [*agenttests.AGENT_TESTS, 8]:
             verdicts.setdefault(
@@ -165,7 +236,7 @@ def _agent_tests(
             )
     finally:
         model.stop()
-    return verdicts, space_half, [f"modèle scripté : {e}" for e in model.errors]
+    return verdicts, space_half, [f"modèle scripté : {e}" for e in model.errors], refused
 
 
 @dataclass
@@ -192,9 +263,10 @@ class Essai:
                 n: replace(v, proof=v.proof.replace(str(sandbox.home), "~"))
                 for n, v in verdicts.items()
             }
+            notes = [note.replace(str(sandbox.home), "~") for note in notes]
         finally:
             attempts = list(sandbox.proxy.attempts)
-            asked = sandbox.refused_calls()
+            asked = sandbox.scheduler_calls()
             sandbox.close()
         heading = self._heading(found, sandbox)
         if attempts:
@@ -207,13 +279,7 @@ class Essai:
                 "Réseau : aucune tentative de sortie par le proxy du bac à sable "
                 "(tout ce qui l'a utilisé est resté sur 127.0.0.1)."
             )
-        writes = [call for call in asked if call != "crontab -l"]
-        notes.append(
-            f"Crontab et systemd : {len(writes)} écriture(s) tentée(s) et refusée(s) ({', '.join(writes)})."
-            if writes
-            else "Crontab et systemd : jamais écrits (le bac à sable en a des substituts qui "
-            f"refusent ; crontab lue {len(asked)} fois, vide)."
-        )
+        notes.append(schedulers.note(asked))
         if self.keep:
             shown = (
                 " (ce qu'OpenCode a affiché : sorties/opencode-serve.txt)"
@@ -246,13 +312,15 @@ class Essai:
             proof = f"{script.proof} ; outils de l'agent non lancés, {NEEDS_OPENCODE}"
             verdicts[8] = Verdict(8, TITLES[8], result, proof)
             return verdicts
-        agent, space_half, errors = _agent_tests(scene, found[0], say)
+        agent, space_half, errors, refused = _agent_tests(scene, found[0], say)
         verdicts |= agent
         notes += errors
         if 8 not in verdicts:
             both_ok = script.result == PASSED and space_half is not None
             proof = f"{space_half} ; {script.proof}" if space_half else script.proof
             verdicts[8] = Verdict(8, TITLES[8], PASSED if both_ok else FAILED, proof)
+        verdicts, said = permissions_told(verdicts, refused)
+        notes += said
         return verdicts
 
     def _heading(self, found: tuple[Path, str] | Agentless, sandbox: Sandbox) -> list[str]:

@@ -6,8 +6,9 @@ user does); the XDG data, cache and state folders, TMPDIR, the project OpenCode 
 SilverBullet stand-in's space are beside it. Every process of the run (OpenCode, ocmem, the
 gate) gets an environment built from scratch for that layout, with the network refused: an HTTP
 proxy on the loopback that answers 403 to anything but the loopback and counts the attempts
-(``NO_PROXY`` keeps the scripted model, the stand-in and the test page direct). Nothing of the
-user's home, OpenCode configuration or crontab is read or written by what runs inside; the
+(``NO_PROXY`` keeps the scripted model, the stand-in and the test page direct), and the
+sandbox's own ``crontab`` and ``systemctl`` first on the PATH (ocmem.trial.schedulers). Nothing of
+the user's home, OpenCode configuration or crontab is read or written by what runs inside; the
 folder goes at the end (``--garder`` keeps it).
 """
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ocmem
+from ocmem.trial.schedulers import Asked, read_journal
 
 # OpenCode's own fetches and installs, switched off (docs/opencode.md §7; the e2e harness sets
 # the same).
@@ -114,14 +116,17 @@ class Sandbox:
         ):
             folder.mkdir(parents=True, exist_ok=True)
         # `ocmem` on the agent's PATH is this ocmem: a command the plugin lets through would run.
-        # The user's crontab and systemd come before it on no PATH of the run: in their place,
-        # an empty crontab that refuses to be written, and a systemctl that refuses, each
-        # counting in sorties/refus.log what they were asked (what init reads, say).
+        # The user's crontab and systemctl come first on no PATH of the run: in their place, the
+        # sandbox's (ocmem.trial.schedulers), a crontab kept in a file of the sandbox and a
+        # systemctl that reaches no service manager, each logging what it was asked.
+        stand_in = (
+            f'PYTHONPATH="{package_root()}" exec "{sys.executable}" -m ocmem.trial.schedulers '
+            f'"{sandbox.schedulers_log}" "{sandbox.crontab}"'
+        )
         programs = {
             "ocmem": f'exec "{sys.executable}" -m ocmem "$@"',
-            "crontab": f'echo "crontab $*" >> "{sandbox.refused_log}"\n'
-            '[ "$1" = "-l" ] && echo "no crontab for essai" >&2\nexit 1',
-            "systemctl": f'echo "systemctl $*" >> "{sandbox.refused_log}"\nexit 1',
+            "crontab": f'{stand_in} crontab "$@"',
+            "systemctl": f'{stand_in} systemctl "$@"',
         }
         for name, body in programs.items():
             program = sandbox.bin / name
@@ -130,15 +135,17 @@ class Sandbox:
         return sandbox
 
     @property
-    def refused_log(self) -> Path:
-        return self.out / "refus.log"
+    def schedulers_log(self) -> Path:
+        return self.out / "crontab-systemctl.log"
 
-    def refused_calls(self) -> list[str]:
-        """What was asked of the crontab and systemctl stand-ins, writes first."""
-        if not self.refused_log.exists():
-            return []
-        calls = self.refused_log.read_text(encoding="utf-8").splitlines()
-        return sorted(calls, key=lambda call: call == "crontab -l")
+    @property
+    def crontab(self) -> Path:
+        """The sandbox's crontab (``crontab -l`` reads it, an install writes it)."""
+        return self.root / "crontab"
+
+    def scheduler_calls(self) -> list[Asked]:
+        """What the sandbox's crontab and systemctl were asked, in order."""
+        return read_journal(self.schedulers_log)
 
     # -- layout ---------------------------------------------------------------------------
     @property

@@ -199,6 +199,7 @@ def pulled_after_edit(scene: Scene) -> str:
 def pushed_without_overwriting(scene: Scene) -> str:
     """6. An entry pushed to the page the human already wrote in: their text stays."""
     before = scene.standin.read(SPACE_JOURNAL)
+    sent = len(scene.standin.writes())
     scene.ocmem(
         "journal",
         "add",
@@ -212,7 +213,7 @@ def pushed_without_overwriting(scene: Scene) -> str:
         f"le début de {SPACE_JOURNAL} a changé : {page[:120]!r}",
     )
     expect(len(headers) == 1, f"{SPACE_JOURNAL} : {len(headers)} entrée « Entrée de l'essai 6 »")
-    deletes = [r for r in scene.standin.writes() if r.method == "DELETE"]
+    deletes = [r for r in scene.standin.writes()[sent:] if r.method == "DELETE"]
     expect(not deletes, f"{len(deletes)} DELETE envoyé(s) à SilverBullet")
     return (
         f"{SPACE_JOURNAL} commence toujours par « {HUMAN_LINE} » ; l'entrée "
