@@ -140,12 +140,13 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert top.stat().st_uid == 0 and not top.stat().st_mode & 0o022
         assert (top / ".config").stat().st_uid == 0
         assert (top / ".local" / "share").stat().st_uid == agent.pw_uid  # OpenCode's data stays its
+        record = home / ".ocmem/hardened.json"
         for path in [home, *home.rglob("*")]:
-            assert path.lstat().st_uid == owner.pw_uid, path
+            assert path.lstat().st_uid == (0 if path == record else owner.pw_uid), path
             assert not path.lstat().st_mode & 0o022 or path.is_symlink(), path
         assert stat.S_IMODE((home / ".ocmem").stat().st_mode) == 0o711
         assert stat.S_IMODE((home / ".ocmem/plugin.json").stat().st_mode) == 0o644
-        assert stat.S_IMODE((home / ".ocmem/hardened.json").stat().st_mode) == 0o600
+        assert stat.S_IMODE(record.stat().st_mode) == 0o644  # root's: the agent cannot forge it
         assert '"sudo", "-n", "-u", "' + owner.pw_name in (home / ".ocmem/plugin.json").read_text()
         assert subprocess.run(["visudo", "-cf", str(rule)], capture_output=True).returncode == 0
         again = harden.harden(home, agent.pw_name, owner.pw_name, Clock())  # idempotent
