@@ -3,21 +3,24 @@ the set-up it makes and undoes. The hardened mode against a model is in tests/e2
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import CliResult, Clock
-from ocmem.errors import Refused
+from ocmem.errors import OcmemError, Refused
 from ocmem.home import gateenv
 from ocmem.home.paths import Paths
 from ocmem.setup import harden
 from ocmem.setup.harden import carried_config, replaceable, sudoers_rule, writable_by
+from ocmem.setup.hardrecord import sudoers_file
 from support.sharedusers import SHARED_USERS
 
 pytestmark = SHARED_USERS
@@ -133,7 +136,7 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     tmp_path.chmod(0o755)
     for path in (top, top / ".config", home):
         os.chown(path, agent.pw_uid, agent.pw_gid)
-    rule = harden.sudoers_file(agent.pw_name)
+    rule = sudoers_file(agent.pw_name)
     try:
         done = harden.harden(home, agent.pw_name, owner.pw_name, Clock())
         assert any("pending accept" in line for line in done.lines)
@@ -206,7 +209,7 @@ def test_a_setting_it_cannot_carry_is_refused_before_any_change(
                 home, agent.pw_name, owner.pw_name, clock, env={"OCMEM_SILVERBULLET_URL": URL}
             )
     finally:
-        harden.sudoers_file(agent.pw_name).unlink(missing_ok=True)  # had it gone through
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)  # had it gone through
     said = refused.value.render()
     assert "ne sait pas y ajouter `url`" in said and "rien n'a été modifié" in said
     assert _owners_modes_bytes(top) == before
@@ -232,7 +235,7 @@ def test_a_crash_while_hardening_leaves_the_home_before_or_after(
         atomic_write(path, data, mode=mode)
 
     monkeypatch.setattr("ocmem.home.workspace.atomic_write", killed_at_the_gate_command)
-    rule = harden.sudoers_file(agent.pw_name)
+    rule = sudoers_file(agent.pw_name)
     try:
         with pytest.raises(SystemExit):
             harden.harden(
@@ -252,3 +255,208 @@ def test_a_crash_while_hardening_leaves_the_home_before_or_after(
             harden.harden(home, None, "ocmem", clock, undo=True)
         rule.unlink(missing_ok=True)
     assert top.lstat().st_uid == agent.pw_uid  # the undo found the record it needs
+
+
+# -- a run stopped at any step ----------------------------------------------------------------
+# The record is written before the first change: wherever a run stops (an error, or a kill: a
+# BaseException nothing catches), `harden --annuler` puts every owner and mode back, and a new
+# `harden` finishes the run (then `--annuler` still finds the owners from before the first one).
+
+
+def _owners_modes(top: Path) -> dict[str, tuple[int, int, int]]:
+    """Every owner under ``top``; the modes of the parents harden locks and of the home itself
+    (inside the home, `--annuler` gives the owner back, not the modes: docs/security.md)."""
+    outside = {"agent-home", "agent-home/.config", "agent-home/.config/opencode"}
+    return {
+        rel: (uid, gid, mode if rel in outside else -1)
+        for rel, (uid, gid, mode, _) in _owners_modes_bytes(top).items()
+    }
+
+
+class Stop(Exception):
+    """Where the table stops a run: raised as an error of ocmem's, of the disk's, or a kill."""
+
+
+def _raise(kind: str, where: str) -> None:
+    if kind == "erreur":
+        raise OcmemError(f"panne injectée : {where}")
+    if kind == "disque":
+        raise OSError(errno.ENOSPC, f"No space left on device (injecté : {where})")
+    raise SystemExit(f"tué : {where}")  # neither an error nor Ctrl-C: nothing is undone
+
+
+def _after_nth_call(
+    monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, n: int, kind: str
+) -> None:
+    """``owner.name`` stops the run right after its ``n``th call."""
+    real = getattr(owner, name)
+    calls = [0]
+
+    def stopping(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        calls[0] += 1
+        if calls[0] == n:
+            _raise(kind, f"après {name} n°{n}")
+        return result
+
+    monkeypatch.setattr(owner, name, stopping)
+
+
+def _stop_at(point: str, kind: str, monkeypatch: pytest.MonkeyPatch, top: Path) -> None:
+    from ocmem.home.atomic import atomic_write
+    from ocmem.setup.install import Installer
+
+    paths = Paths(top / ".config" / "opencode")
+    if point == "first parent locked":
+        _after_nth_call(monkeypatch, harden.Hardener, "_lock", 1, kind)
+    elif point == "second parent locked":
+        _after_nth_call(monkeypatch, harden.Hardener, "_lock", 2, kind)
+    elif point == "a parent chowned, not yet chmod-ed":
+        real_chmod = Path.chmod
+
+        def chmod(path: Path, mode: int, **kwargs: Any) -> None:
+            if path == top:
+                _raise(kind, f"chmod {path}")
+            real_chmod(path, mode, **kwargs)
+
+        monkeypatch.setattr(Path, "chmod", chmod)
+    elif point == "in the installer":
+
+        def failing(self: Installer) -> None:
+            _raise(kind, "Installer.run")
+
+        monkeypatch.setattr(Installer, "run", failing)
+    elif point == "writing the gate's command":
+
+        def write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+            if path == paths.plugin_command:
+                _raise(kind, "plugin.json")
+            atomic_write(path, data, mode=mode)
+
+        monkeypatch.setattr("ocmem.home.workspace.atomic_write", write)
+    elif point == "half the home given":
+        real_walk = harden._walk
+
+        def walk(root: Path) -> Any:
+            for i, path in enumerate(real_walk(root)):
+                if i == 5:
+                    _raise(kind, f"chown {path}")
+                yield path
+
+        monkeypatch.setattr(harden, "_walk", walk)
+    elif point == "the sudoers rule":
+        _after_nth_call(monkeypatch, harden.Hardener, "_give_home", 1, kind)
+    else:
+        raise AssertionError(point)
+
+
+STOPS = [
+    "first parent locked",
+    "a parent chowned, not yet chmod-ed",
+    "second parent locked",
+    "in the installer",
+    "writing the gate's command",
+    "half the home given",
+    "the sudoers rule",
+]
+
+
+@pytest.mark.parametrize("kind", ["erreur", "disque", "tué"])
+@pytest.mark.parametrize("point", STOPS)
+def test_a_run_stopped_at_any_step_is_undone_by_annuler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock, point: str, kind: str
+) -> None:
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    (top / ".config").chmod(0o700)  # modes the lock changes, to be put back exactly
+    top.chmod(0o751)
+    before = _owners_modes(top)
+    paths = Paths(home)
+    try:
+        with monkeypatch.context() as stopped:
+            _stop_at(point, kind, stopped, top)
+            with pytest.raises((OcmemError, SystemExit)) as raised:
+                harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        if kind != "tué":
+            said = raised.value.render() if isinstance(raised.value, OcmemError) else ""
+            assert "s'est arrêté en cours de route (" in said, said
+            assert "n'est durci qu'à moitié" in said and "hardened.json" in said
+            assert "harden --annuler` pour tout remettre comme avant" in said
+        assert paths.hardened_file.stat().st_uid == 0  # the record was there first
+        undone = harden.harden(home, None, "ocmem", clock, undo=True)
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    assert any("droits d'avant rétablis" in line for line in undone.lines)
+    after = _owners_modes(top)
+    assert {rel: after[rel] for rel in before} == before
+    for rel in set(after) - set(before):  # what the run made (.local/, the installer's files)
+        assert after[rel][:2] == (agent.pw_uid, agent.pw_gid), rel
+    assert not paths.hardened_file.exists()
+
+
+@pytest.mark.parametrize("point", ["second parent locked", "in the installer", "the sudoers rule"])
+def test_a_run_stopped_is_finished_by_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock, point: str
+) -> None:
+    """The next `harden` keeps the owners the stopped one recorded (not the root it left)."""
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    (top / ".config").chmod(0o700)
+    before = _owners_modes(top)
+    try:
+        with monkeypatch.context() as stopped:
+            _stop_at(point, "tué", stopped, top)
+            with pytest.raises(SystemExit):
+                harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        done = harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        assert any("pending accept" in line for line in done.lines)
+        assert top.stat().st_uid == 0 and home.stat().st_uid == owner.pw_uid
+        harden.harden(home, None, "ocmem", clock, undo=True)
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    after = _owners_modes(top)
+    assert {rel: after[rel] for rel in before} == before
+
+
+def test_an_undo_stopped_half_way_can_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> None:
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    before = _owners_modes(top)
+    try:
+        harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        with monkeypatch.context() as stopped:
+            _after_nth_call(stopped, os, "chown", 3, "tué")
+            with pytest.raises(SystemExit):
+                harden.harden(home, None, "ocmem", clock, undo=True)
+        assert Paths(home).hardened_file.exists()  # it goes last
+        harden.harden(home, None, "ocmem", clock, undo=True)
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    after = _owners_modes(top)
+    assert {rel: after[rel] for rel in before} == before
+
+
+def test_a_record_that_cannot_be_written_stops_the_run_before_any_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> None:
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    before = _owners_modes_bytes(top)
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(harden, "write_record", full)
+    try:
+        with pytest.raises(OcmemError) as raised:
+            harden.harden(home, agent.pw_name, owner.pw_name, clock)
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    assert "avant de changer le moindre propriétaire" in raised.value.render()
+    assert _owners_modes_bytes(top) == before
