@@ -460,3 +460,90 @@ def test_a_record_that_cannot_be_written_stops_the_run_before_any_change(
         sudoers_file(agent.pw_name).unlink(missing_ok=True)
     assert "avant de changer le moindre propriétaire" in raised.value.render()
     assert _owners_modes_bytes(top) == before
+
+
+# -- a record the agent could have made -------------------------------------------------------
+# Until the home is the owner's, .ocmem/ is the agent's: whatever record is found there must be
+# root's and name only what harden changes, or root would chown (or remove) what the agent chose.
+
+
+def _forged(kind: str, record: dict[str, Any], victim: Path, agent: pwd.struct_passwd) -> None:
+    if kind == "a parent that is not the home's":
+        record["locked"].append([str(victim), agent.pw_uid, agent.pw_gid, 0o777])
+    elif kind == "another sudoers file":
+        record["sudoers"] = str(victim)
+    elif kind == "a mode out of range":
+        record["locked"][0][3] = 0o17777
+    elif kind == "an owner that is not a number":
+        record["home_owner"] = ["0", 0]
+    elif kind != "the agent's own file":
+        raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "the agent's own file",
+        "a parent that is not the home's",
+        "another sudoers file",
+        "a mode out of range",
+        "an owner that is not a number",
+    ],
+)
+def test_a_forged_record_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock, kind: str
+) -> None:
+    import json
+
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top, home = _agent_home(tmp_path, agent, clock)
+    victim = tmp_path / "victim"
+    victim.write_text("root's\n")
+    victim.chmod(0o600)
+    record = {
+        "owner": owner.pw_name,
+        "agent": agent.pw_name,
+        "program": "/opt/ocmem/bin/ocmem",
+        "sudoers": str(sudoers_file(agent.pw_name)),
+        "ts": "2026-11-29T10:00:00",
+        "locked": [[str(top), agent.pw_uid, agent.pw_gid, 0o755]],
+        "home_owner": [agent.pw_uid, agent.pw_gid],
+    }
+    _forged(kind, record, victim, agent)
+    planted = Paths(home).hardened_file
+    planted.write_text(json.dumps(record))
+    if kind == "the agent's own file":
+        os.chown(planted, agent.pw_uid, agent.pw_gid)
+    before = _owners_modes_bytes(top)
+    try:
+        for undo in (True, False):
+            with pytest.raises(OcmemError) as refused:
+                harden.harden(home, agent.pw_name, owner.pw_name, clock, undo=undo)
+            assert "rien n'a été modifié" in refused.value.render()
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    assert _owners_modes_bytes(top) == before
+    assert victim.exists() and victim.stat().st_uid == 0
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o600
+
+
+def test_a_record_with_another_name_elsewhere_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> None:
+    """A hard link to a root's file is not a record harden wrote there."""
+    owner, agent = _users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    _, home = _agent_home(tmp_path, agent, clock)
+    rule = sudoers_file(agent.pw_name)
+    try:
+        harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        elsewhere = tmp_path / "copie.json"
+        os.link(Paths(home).hardened_file, elsewhere)
+        with pytest.raises(Refused) as refused:
+            harden.harden(home, None, "ocmem", clock, undo=True)
+        assert "n'appartient pas à root (ou a un autre nom ailleurs)" in refused.value.render()
+        elsewhere.unlink()
+        harden.harden(home, None, "ocmem", clock, undo=True)
+    finally:
+        rule.unlink(missing_ok=True)
