@@ -4,11 +4,13 @@ the set-up it makes and undoes. The hardened mode against a model is in tests/e2
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import pwd
 import stat
 import subprocess
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -547,3 +549,87 @@ def test_a_record_with_another_name_elsewhere_is_refused(
         harden.harden(home, None, "ocmem", clock, undo=True)
     finally:
         rule.unlink(missing_ok=True)
+
+
+# A real kill: `ocmem harden` in a child process, ended (os._exit, as SIGKILL would) right after
+# its Nth rename (tests/test_intent.py's kill table), or its Nth chown (a parent locked, a
+# folder made for the agent, the home given), for N = 1, 2, … until it runs through.
+EXIT_AFTER_CHOWN = "OCMEM_TEST_EXIT_AFTER_CHOWN"
+HARDEN_IN_A_CHILD = f"""
+import os, runpy, sys
+from ocmem.home.atomic import KILLED_EXIT
+from ocmem.setup import harden
+harden.Hardener._check_owner_runs_it = lambda self: None  # see test_harden_then_undo
+chowns, real_chown, last = [0], os.chown, int(os.environ.get("{EXIT_AFTER_CHOWN}", "0"))
+def chown(*args, **kwargs):
+    real_chown(*args, **kwargs)
+    chowns[0] += 1
+    if chowns[0] == last:
+        os._exit(KILLED_EXIT)
+os.chown = chown
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def _kill_points() -> Iterator[int]:
+    """1 to 8, then every 7th: every step of the run, without a child per file of the home."""
+    yield from range(1, 9)
+    yield from itertools.count(9, 7)
+
+
+@pytest.mark.parametrize("after", ["rename", "chown"])
+def test_a_harden_killed_at_any_point_is_undone_by_annuler(
+    tmp_path: Path, clock: Clock, after: str
+) -> None:
+    from ocmem.home.atomic import EXIT_AFTER_RENAME_VARIABLE, KILLED_EXIT
+
+    owner, agent = _users()
+    top, home = _agent_home(tmp_path, agent, clock)
+    (top / ".config").chmod(0o700)
+    before = _owners_modes(top)
+    driver = Path(__file__).parent / "support" / "fixedclock.py"
+    child = tmp_path / "harden_child.py"  # the driver, on the test's clock, as root may run it
+    child.write_text(HARDEN_IN_A_CHILD)
+    variable = EXIT_AFTER_RENAME_VARIABLE if after == "rename" else EXIT_AFTER_CHOWN
+    points = 0
+    try:
+        for n in _kill_points():
+            killed = subprocess.run(
+                [
+                    sys.executable,
+                    str(child),
+                    str(driver),
+                    "harden",
+                    "--agent",
+                    agent.pw_name,
+                    "--owner",
+                    owner.pw_name,
+                ],
+                env={
+                    **os.environ,
+                    "OCMEM_HOME": str(home),
+                    "OCMEM_TEST_NOW": clock.value.isoformat(),
+                    variable: str(n),
+                },
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            if killed.returncode == 0:
+                break
+            assert killed.returncode == KILLED_EXIT, killed.stderr
+            assert n < 200, "harden never ran through"
+            points += 1
+            assert Paths(home).hardened_file.exists(), f"killed after {after} {n}: no record"
+            harden.harden(home, None, "ocmem", clock, undo=True)
+            now = _owners_modes(top)
+            assert {rel: now[rel] for rel in before} == before, f"killed after {after} {n}"
+        harden.harden(home, None, "ocmem", clock, undo=True)  # the run that went through
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    now = _owners_modes(top)
+    assert {rel: now[rel] for rel in before} == before
+    assert points >= 2, f"only {points} {after}(s) seen: the kill was never injected"
+    print(f"\nharden kill table ({after}): {points} kill points, each undone exactly")
