@@ -388,3 +388,43 @@ def test_a_harden_killed_at_any_point_is_undone_by_annuler(
     assert {rel: now[rel] for rel in before} == before
     assert points >= 2, f"only {points} {after}(s) seen: the kill was never injected"
     print(f"\nharden kill table ({after}): {points} kill points, each undone exactly")
+
+
+def test_a_folder_swapped_for_a_link_during_annuler_leads_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
+) -> None:
+    """The agent gets files back while --annuler still walks the home: memory/ swapped for a
+    link to root's files, half-way through it, must not make root give those away (a walk by
+    path names did: the rest of memory/ was reached through the link)."""
+    owner, agent = users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    _, home = agent_home(tmp_path, agent, clock)
+    memory = home / "memory"
+    victim = tmp_path / "root-only"
+    victim.mkdir()
+    for entry in memory.iterdir():  # root's files by the same names
+        (victim / entry.name).write_text("root's\n")
+    assert len(list(victim.iterdir())) >= 2
+    real_chown = os.chown
+    swapped: list[bool] = []
+
+    def chown(path: Any, uid: int, gid: int, **where: Any) -> None:
+        real_chown(path, uid, gid, **where)
+        folder = where.get("dir_fd")
+        full = Path(path) if folder is None else Path(os.readlink(f"/proc/self/fd/{folder}"), path)
+        if full.parent == memory and not swapped:  # the agent, once memory/ is half given back
+            os.rename(memory, tmp_path / "memory-moved")
+            os.symlink(victim, memory)
+            swapped.append(True)
+
+    try:
+        harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        with monkeypatch.context() as racing:
+            racing.setattr(os, "chown", chown)
+            harden.harden(home, None, "ocmem", clock, undo=True)
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    assert swapped
+    assert {p.name: p.stat().st_uid for p in victim.iterdir()} == {
+        p.name: 0 for p in victim.iterdir()
+    }

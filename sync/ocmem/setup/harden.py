@@ -125,6 +125,26 @@ def _walk(root: Path) -> Iterator[Path]:
             yield base / name
 
 
+def _give_back(root: Path, uid: int, gid: int, keep: Path) -> None:
+    """Everything under ``root`` (but ``keep``) to ``uid:gid``, bottom-up through folder
+    descriptors (``os.fwalk``): what is given back is never walked again, so a folder the user
+    swaps for a link meanwhile leads root nowhere (a top-down walk would follow it)."""
+    for folder, dirnames, filenames, folder_fd in os.fwalk(root, topdown=False):
+        for name in dirnames + filenames:
+            if Path(folder, name) != keep:
+                os.chown(name, uid, gid, dir_fd=folder_fd, follow_symlinks=False)
+    os.chown(root, uid, gid, follow_symlinks=False)
+
+
+def _chmod_folder(folder: Path, mode: int) -> None:
+    """``chmod`` that never follows a link put in the folder's place."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
 def carried_config(text: str, carried: Sequence[gateenv.Decision], config: Path) -> str:
     """ocmem.yaml's ``text`` with every carried setting in it (``gateenv.with_setting``);
     refused when one cannot be added without touching the rest: ``check`` calls it, before
@@ -507,10 +527,9 @@ class Hardener:
                 mode=0o600,
                 backup=False,
             )
-        for path in _walk(self.paths.home):
-            if path != self.paths.hardened_file:
-                os.chown(path, uid, gid, follow_symlinks=False)
-        self.paths.state_dir.chmod(0o700)
+        _chmod_folder(self.paths.state_dir, 0o700)  # before it is the user's again
+        log_event(self.paths, self.clock, "harden --annuler", agent=record["agent"])
+        _give_back(self.paths.home, uid, gid, self.paths.hardened_file)
         lines = [
             "ocmem harden --annuler :",
             f"  {record['sudoers']} supprimé",
@@ -520,10 +539,7 @@ class Hardener:
             os.chown(path, p_uid, p_gid, follow_symlinks=False)
             os.chmod(path, mode)
             lines.append(f"  {path} : propriétaire et droits d'avant rétablis")
-        remove_state(self.paths, self.paths.hardened_file)
-        log_event(self.paths, self.clock, "harden --annuler", agent=record["agent"])
-        if self.paths.log_file.exists():
-            os.chown(self.paths.log_file, uid, gid, follow_symlinks=False)
+        remove_state(self.paths, self.paths.hardened_file)  # last: what undoes all of it
         return Outcome(lines)
 
 
