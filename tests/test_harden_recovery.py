@@ -22,7 +22,7 @@ import pytest
 from conftest import Clock
 from ocmem.errors import OcmemError, Refused
 from ocmem.home.paths import Paths
-from ocmem.setup import harden
+from ocmem.setup import handover, harden
 from ocmem.setup.hardrecord import sudoers_file
 from support.hardenhome import agent_home, owners_modes, owners_modes_bytes, users
 from support.sharedusers import SHARED_USERS
@@ -94,19 +94,29 @@ def _stop_at(point: str, kind: str, monkeypatch: pytest.MonkeyPatch, top: Path) 
 
         monkeypatch.setattr("ocmem.home.workspace.atomic_write", write)
     elif point == "half the home given":
-        real_walk = harden._walk
+        real_walk = handover.walk
+        walks = [0]
 
         def walk(root: Path) -> Any:
+            walks[0] += 1  # the first walk notes the modes, before the record: the second gives
             for i, path in enumerate(real_walk(root)):
-                if i == 5:
+                if walks[0] == 2 and i == 5:
                     _raise(kind, f"chown {path}")
                 yield path
 
-        monkeypatch.setattr(harden, "_walk", walk)
+        monkeypatch.setattr(handover, "walk", walk)
     elif point == "the sudoers rule":
-        _after_nth_call(monkeypatch, harden.Hardener, "_give_home", 1, kind)
+        _after_nth_call(monkeypatch, handover, "give", 1, kind)
     else:
         raise AssertionError(point)
+
+
+def _unusual_modes(home: Path) -> None:
+    """Modes and an owner that giving the home changes: `--annuler` puts them back too."""
+    (home / "AGENTS.md").chmod(0o664)
+    (home / "skills").chmod(0o2770)
+    (home / "memory").chmod(0o700)
+    os.chown(home / "package-lock.json", 0, 0)
 
 
 STOPS = [
@@ -130,6 +140,7 @@ def test_a_run_stopped_at_any_step_is_undone_by_annuler(
     top, home = agent_home(tmp_path, agent, clock)
     (top / ".config").chmod(0o700)  # modes the lock changes, to be put back exactly
     top.chmod(0o751)
+    _unusual_modes(home)
     before = owners_modes(top)
     paths = Paths(home)
     try:
@@ -233,6 +244,8 @@ def _forged(kind: str, record: dict[str, Any], victim: Path, agent: pwd.struct_p
         record["sudoers"] = str(victim)
     elif kind == "a mode out of range":
         record["locked"][0][3] = 0o17777
+    elif kind == "a path out of the home":
+        record["inside"] = {"../../../root-only": [agent.pw_uid, agent.pw_gid, 0o777]}
     elif kind == "an owner that is not a number":
         record["home_owner"] = ["0", 0]
     elif kind != "the agent's own file":
@@ -246,6 +259,7 @@ def _forged(kind: str, record: dict[str, Any], victim: Path, agent: pwd.struct_p
         "a parent that is not the home's",
         "another sudoers file",
         "a mode out of range",
+        "a path out of the home",
         "an owner that is not a number",
     ],
 )

@@ -54,10 +54,5 @@ def owners_modes_bytes(top: Path) -> dict[str, tuple[int, int, int, bytes | None
 
 
 def owners_modes(top: Path) -> dict[str, tuple[int, int, int]]:
-    """Every owner under ``top``; the modes of the parents harden locks and of the home itself
-    (inside the home, `--annuler` gives the owner back, not the modes: docs/security.md)."""
-    outside = {"agent-home", "agent-home/.config", "agent-home/.config/opencode"}
-    return {
-        rel: (uid, gid, mode if rel in outside else -1)
-        for rel, (uid, gid, mode, _) in owners_modes_bytes(top).items()
-    }
+    """Every owner and mode under ``top`` (what `harden --annuler` must give back)."""
+    return {rel: (uid, gid, mode) for rel, (uid, gid, mode, _) in owners_modes_bytes(top).items()}

@@ -37,7 +37,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state
 from ocmem.outcome import Outcome
+from ocmem.setup import handover
 from ocmem.setup.hardrecord import SUDOERS_DIR, USER_NAME, read_record, sudoers_file, write_record
 
 DEFAULT_OWNER = "ocmem"
@@ -114,35 +115,6 @@ def replaceable(path: Path, uid: int, groups: set[int]) -> Path | None:
             return current
     info = path.lstat()
     return path if writable_by(info, uid, groups) or info.st_uid == uid else None
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    """Every path under ``root`` (root first), never following symbolic links."""
-    yield root
-    for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath)
-        for name in dirnames + filenames:
-            yield base / name
-
-
-def _give_back(root: Path, uid: int, gid: int, keep: Path) -> None:
-    """Everything under ``root`` (but ``keep``) to ``uid:gid``, bottom-up through folder
-    descriptors (``os.fwalk``): what is given back is never walked again, so a folder the user
-    swaps for a link meanwhile leads root nowhere (a top-down walk would follow it)."""
-    for folder, dirnames, filenames, folder_fd in os.fwalk(root, topdown=False):
-        for name in dirnames + filenames:
-            if Path(folder, name) != keep:
-                os.chown(name, uid, gid, dir_fd=folder_fd, follow_symlinks=False)
-    os.chown(root, uid, gid, follow_symlinks=False)
-
-
-def _chmod_folder(folder: Path, mode: int) -> None:
-    """``chmod`` that never follows a link put in the folder's place."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
 
 
 def carried_config(text: str, carried: Sequence[gateenv.Decision], config: Path) -> str:
@@ -362,11 +334,12 @@ class Hardener:
                 info = parent.lstat()
                 locked.append([str(parent), info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)])
         if previous is not None:
-            home_owner = previous["home_owner"]
+            home_owner, inside = previous["home_owner"], previous.get("inside", {})
         elif home.exists():
             home_owner = [home.lstat().st_uid, home.lstat().st_gid]
+            inside = handover.differences(self.paths, *home_owner)
         else:
-            home_owner = [self.agent.pw_uid, self.agent.pw_gid]
+            home_owner, inside = [self.agent.pw_uid, self.agent.pw_gid], {}
         return {
             "owner": self.owner.pw_name,
             "agent": self.agent.pw_name,
@@ -375,6 +348,7 @@ class Hardener:
             "ts": self.clock.stamp("seconds"),
             "locked": locked,
             "home_owner": home_owner,
+            "inside": inside,  # what giving the home changes beyond its owner
         }
 
     def _apply(self, to_lock: list[Path]) -> list[str]:
@@ -409,7 +383,7 @@ class Hardener:
             "l'environnement d'OpenCode"
             for d in self.carried
         ]
-        self._give_home()
+        handover.give(self.paths, self.owner.pw_uid, self.owner.pw_gid)
         self._install_rule()
         log_event(
             self.paths, self.clock, "harden", agent=self.agent.pw_name, owner=self.owner.pw_name
@@ -464,29 +438,6 @@ class Hardener:
         if path.exists():
             os.chown(path, self.owner.pw_uid, self.owner.pw_gid, follow_symlinks=False)
 
-    def _give_home(self) -> None:
-        """Everything to the owner; readable by all but ocmem's state; writable by none else."""
-        state = self.paths.state_dir
-        for path in _walk(self.paths.home):
-            if path == self.paths.hardened_file:
-                continue  # root's (ocmem.setup.hardrecord)
-            os.chown(path, self.owner.pw_uid, self.owner.pw_gid, follow_symlinks=False)
-            if path.is_symlink():
-                continue
-            mode = stat.S_IMODE(path.lstat().st_mode)
-            inside_state = path == state or state in path.parents
-            if path == state:
-                mode = 0o711
-            elif path == self.paths.plugin_command:
-                mode = 0o644
-            elif inside_state:
-                mode = 0o700 if path.is_dir() else 0o600
-            elif path.is_dir():
-                mode = (mode | 0o755) & ~0o022
-            else:
-                mode = (mode | 0o444) & ~0o022
-            path.chmod(mode)
-
     def _install_rule(self) -> None:
         rule = sudoers_rule(self.agent.pw_name, self.owner.pw_name, self.script, self.paths.home)
         staged = self.rule_file.with_name(f".{self.rule_file.name}.new")
@@ -527,9 +478,9 @@ class Hardener:
                 mode=0o600,
                 backup=False,
             )
-        _chmod_folder(self.paths.state_dir, 0o700)  # before it is the user's again
         log_event(self.paths, self.clock, "harden --annuler", agent=record["agent"])
-        _give_back(self.paths.home, uid, gid, self.paths.hardened_file)
+        noted = {rel: (o[0], o[1], o[2]) for rel, o in record.get("inside", {}).items()}
+        handover.give_back(self.paths, uid, gid, noted)
         lines = [
             "ocmem harden --annuler :",
             f"  {record['sudoers']} supprimé",

@@ -1,6 +1,7 @@
 """The hardened mode's record, ``.ocmem/hardened.json``: what ``ocmem harden`` changes beyond
-the home's content (the parents it gives to root, with their owners and modes before; the
-home's owner before; the sudoers rule), so that ``harden --annuler`` puts it back.
+the home's owner (the parents it gives to root, with their owners and modes before; the home's
+owner before, and what giving it changes beyond that owner; the sudoers rule), so that
+``harden --annuler`` puts it back.
 
 ``harden`` writes it *before* its first change, stating what it is about to change: a run that
 fails or is killed at any step leaves what undoes it (``harden --annuler``), or what the next
@@ -92,7 +93,18 @@ def _problem(paths: Paths, record: Any) -> str | None:
             return f"`locked` : {entry[0]!r} n'est pas un dossier parent de {paths.home}"
         if entry[3] > 0o7777:
             return f"`locked` : droits invalides pour {entry[0]}"
+    inside = record.get("inside", {})  # absent from the records of an ocmem before it
+    if not isinstance(inside, dict):
+        return "`inside` n'est pas un objet"
+    for rel, ownership in inside.items():
+        if not _below(rel) or not _ids(ownership, 3) or ownership[2] > 0o7777:
+            return f"`inside` : {rel!r} n'a pas un [uid, gid, droits] d'un chemin du dossier"
     return None
+
+
+def _below(rel: str) -> bool:
+    """A path below the home as ``handover.differences`` writes it ("." for the home)."""
+    return rel == "." or all(part not in ("", ".", "..") for part in rel.split("/"))
 
 
 def _ids(values: Any, count: int) -> bool:
