@@ -442,3 +442,37 @@ def test_a_folder_swapped_for_a_link_during_annuler_leads_nowhere(
     assert {p.name: p.stat().st_uid for p in victim.iterdir()} == {
         p.name: 0 for p in victim.iterdir()
     }
+
+
+@pytest.mark.parametrize("stop", ["the record cannot be written", "killed before the record"])
+def test_a_home_harden_makes_is_the_agents_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock, stop: str
+) -> None:
+    """A home that did not exist: a run stopped before its record leaves no home of root's (the
+    next run would have taken root for its owner before, and --annuler given it to root)."""
+    owner, agent = users()
+    monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
+    top = tmp_path / "agent-home"
+    (top / ".config").mkdir(parents=True)
+    tmp_path.chmod(0o755)
+    for path in (top, top / ".config"):
+        os.chown(path, agent.pw_uid, agent.pw_gid)
+    home = top / ".config" / "opencode"
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        if stop == "killed before the record":
+            raise SystemExit("tué")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    try:
+        with monkeypatch.context() as stopped:
+            stopped.setattr("ocmem.home.statefiles.atomic_write", failing)
+            with pytest.raises((OcmemError, SystemExit)):
+                harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        assert home.stat().st_uid == (home / ".ocmem").stat().st_uid == agent.pw_uid
+        harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        harden.harden(home, None, "ocmem", clock, undo=True)
+    finally:
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)
+    for path in [top, top / ".config", home, *home.rglob("*")]:
+        assert path.lstat().st_uid == agent.pw_uid, path

@@ -37,6 +37,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -306,8 +307,7 @@ class Hardener:
         to_lock = self.check()
         previous = read_record(self.paths)  # refused here, before any change, if forged
         record = self._plan(to_lock, previous)
-        home = self.paths.home
-        home.mkdir(parents=True, exist_ok=True)  # its parents exist: ``check`` saw them
+        self._make_folders(record["home_owner"])
         try:
             write_record(self.paths, record)  # before the first chown: what undoes each step
         except (OcmemError, OSError) as exc:
@@ -322,6 +322,18 @@ class Hardener:
             return Outcome(self._apply(to_lock))
         except (OcmemError, OSError) as exc:
             raise self._interrupted(exc) from exc
+
+    def _make_folders(self, owner: list[int]) -> None:
+        """The home and its .ocmem/, when missing, are made ``owner``'s whole, each under a
+        name of its own then put in place: a run killed before its record leaves nothing of
+        root's (the next run would take root for their owner before). The home's parents exist
+        (``check``)."""
+        for folder, mode in ((self.paths.home, 0o755), (self.paths.state_dir, 0o700)):
+            if not os.path.lexists(folder):
+                made = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+                os.chown(made, owner[0], owner[1])
+                made.chmod(mode)
+                os.rename(made, folder)
 
     def _plan(self, to_lock: list[Path], previous: dict[str, Any] | None) -> dict[str, Any]:
         """The record of this run: what it is about to change, with the owners and modes from
