@@ -22,7 +22,9 @@ import pytest
 from conftest import Clock
 from ocmem.errors import OcmemError, Refused
 from ocmem.home.paths import Paths
+from ocmem.home.workspace import open_workspace
 from ocmem.setup import handover, harden
+from ocmem.setup.doctor import Doctor
 from ocmem.setup.hardrecord import sudoers_file
 from support.hardenhome import agent_home, owners_modes, owners_modes_bytes, users
 from support.sharedusers import SHARED_USERS
@@ -180,6 +182,11 @@ def test_a_run_stopped_is_finished_by_the_next_one(
             _stop_at(point, "tué", stopped, top)
             with pytest.raises(SystemExit):
                 harden.harden(home, agent.pw_name, owner.pw_name, clock)
+        doctor = Doctor(open_workspace(home, clock=clock), {})
+        doctor.hardened()  # the home not the owner's yet (or the rule missing: another run
+        # of these tests may hold the shared sudoers file)
+        assert doctor.found or point == "the sudoers rule"
+        assert all("harden --annuler" in problem.fix for problem in doctor.found)
         done = harden.harden(home, agent.pw_name, owner.pw_name, clock)
         assert any("pending accept" in line for line in done.lines)
         assert top.stat().st_uid == 0 and home.stat().st_uid == owner.pw_uid
