@@ -212,6 +212,8 @@ WRITES_ON_THEIR_OWN = {
     "ocmem.silverbullet.history": "git writes its own repository under .ocmem",
     "ocmem.setup.harden": "as root: ownership and modes of the whole home, the sudoers rule in "
     "/etc (the OS's boundary, not the home's content)",
+    "ocmem.setup.handover": "as root: the owners and modes of the whole home, handed to the "
+    "hardened mode's owner and back",
     "ocmem.setup.uninstall": "outside the home: the archive folder (the memory's copy, then "
     ".ocmem/ moved into it whole, after the last run under its lock) and the systemd units the "
     "user made; the home's own files go through a Transaction",
@@ -295,6 +297,8 @@ OPENS_ON_THEIR_OWN = {
     "ocmem.bridge.mcpdiscovery": "OpenCode's own configuration, read as OpenCode reads it "
     "(a linked opencode.json is the user's set-up, not ocmem's file)",
     "ocmem.setup.opencodedir": "OpenCode's package files, read as OpenCode reads them",
+    "ocmem.setup.handover": "as root, the home handed back through descriptors that never follow "
+    "a link (O_PATH | O_NOFOLLOW, below a folder's descriptor): it reads no file",
     "ocmem.setup.oldmemory": "another memory system's files, wherever OpenCode finds them",
     "ocmem.silverbullet.library": "the package's own Lua (importlib.resources)",
     "ocmem.text.lexicon": "the package's own word counts (importlib.resources)",

@@ -20,6 +20,7 @@ from ocmem.errors import Refused
 from ocmem.home import gateenv
 from ocmem.home.paths import Paths
 from ocmem.setup import harden
+from ocmem.setup.hardrecord import sudoers_file
 from support.sharedusers import SHARED_USERS
 
 pytestmark = SHARED_USERS
@@ -223,7 +224,7 @@ def test_harden_carries_the_url_into_ocmem_yaml_and_says_so(
     home.parent.parent.chmod(0o755)
     (home / "ocmem.yaml").write_text("# mes réglages\nlimits:\n  memory_chars: 3000\n")
     monkeypatch.setenv("OCMEM_SILVERBULLET_URL", URL)
-    rule = harden.sudoers_file(agent.pw_name)
+    rule = sudoers_file(agent.pw_name)
     try:
         done = harden.harden(home, agent.pw_name, owner.pw_name, clock).render()
         assert "OCMEM_SILVERBULLET_URL" in done and "écrit dans" in done and URL in done

@@ -4,7 +4,6 @@ the set-up it makes and undoes. The hardened mode against a model is in tests/e2
 from __future__ import annotations
 
 import os
-import pwd
 import stat
 import subprocess
 from collections.abc import Callable
@@ -18,12 +17,12 @@ from ocmem.home import gateenv
 from ocmem.home.paths import Paths
 from ocmem.setup import harden
 from ocmem.setup.harden import carried_config, replaceable, sudoers_rule, writable_by
+from ocmem.setup.hardrecord import sudoers_file
+from support.hardenhome import agent_home, owners_modes_bytes, users
 from support.sharedusers import SHARED_USERS
 
 pytestmark = SHARED_USERS
 
-OWNER = os.environ.get("OCMEM_E2E_OWNER", "ocmem-e2e")
-AGENT = os.environ.get("OCMEM_E2E_AGENT", "ocmem-e2e-agent")
 URL = "https://notes.example.org"
 
 
@@ -114,17 +113,8 @@ def test_unknown_users_are_refused_with_the_fix(
     assert result.code == 3 and "n'est pas en mode durci" in result.err
 
 
-def _users() -> tuple[pwd.struct_passwd, pwd.struct_passwd]:
-    if os.geteuid() != 0:
-        pytest.skip("changes owners and /etc/sudoers.d: root only (CI)")
-    try:
-        return pwd.getpwnam(OWNER), pwd.getpwnam(AGENT)
-    except KeyError:
-        pytest.skip(f"users {OWNER} and {AGENT} missing (.ci/run creates them)")
-
-
 def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    owner, agent = _users()
+    owner, agent = users()
     # This interpreter may live where the owner cannot go (the e2e suite checks the real run).
     monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
     top = tmp_path / "agent-home"
@@ -133,19 +123,20 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     tmp_path.chmod(0o755)
     for path in (top, top / ".config", home):
         os.chown(path, agent.pw_uid, agent.pw_gid)
-    rule = harden.sudoers_file(agent.pw_name)
+    rule = sudoers_file(agent.pw_name)
     try:
         done = harden.harden(home, agent.pw_name, owner.pw_name, Clock())
         assert any("pending accept" in line for line in done.lines)
         assert top.stat().st_uid == 0 and not top.stat().st_mode & 0o022
         assert (top / ".config").stat().st_uid == 0
         assert (top / ".local" / "share").stat().st_uid == agent.pw_uid  # OpenCode's data stays its
+        record = home / ".ocmem/hardened.json"
         for path in [home, *home.rglob("*")]:
-            assert path.lstat().st_uid == owner.pw_uid, path
+            assert path.lstat().st_uid == (0 if path == record else owner.pw_uid), path
             assert not path.lstat().st_mode & 0o022 or path.is_symlink(), path
         assert stat.S_IMODE((home / ".ocmem").stat().st_mode) == 0o711
         assert stat.S_IMODE((home / ".ocmem/plugin.json").stat().st_mode) == 0o644
-        assert stat.S_IMODE((home / ".ocmem/hardened.json").stat().st_mode) == 0o600
+        assert stat.S_IMODE(record.stat().st_mode) == 0o644  # root's: the agent cannot forge it
         assert '"sudo", "-n", "-u", "' + owner.pw_name in (home / ".ocmem/plugin.json").read_text()
         assert subprocess.run(["visudo", "-cf", str(rule)], capture_output=True).returncode == 0
         again = harden.harden(home, agent.pw_name, owner.pw_name, Clock())  # idempotent
@@ -160,55 +151,27 @@ def test_harden_then_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         rule.unlink(missing_ok=True)
 
 
-def _agent_home(tmp_path: Path, agent: pwd.struct_passwd, clock: Clock) -> tuple[Path, Path]:
-    """An installed home under a home folder of the agent's, all the agent's."""
-    from ocmem.home.settings import load_settings
-    from ocmem.home.workspace import Workspace
-    from ocmem.setup.install import Installer
-
-    top = tmp_path / "agent-home"
-    home = top / ".config" / "opencode"
-    home.mkdir(parents=True)
-    tmp_path.chmod(0o755)
-    Installer(Workspace(load_settings(home), clock=clock), home_id="durci").run()
-    for path in [top, *top.rglob("*")]:
-        os.chown(path, agent.pw_uid, agent.pw_gid, follow_symlinks=False)
-    return top, home
-
-
-def _owners_modes_bytes(top: Path) -> dict[str, tuple[int, int, int, bytes | None]]:
-    return {
-        path.relative_to(top.parent).as_posix(): (
-            path.lstat().st_uid,
-            path.lstat().st_gid,
-            path.lstat().st_mode,
-            path.read_bytes() if path.is_file() and not path.is_symlink() else None,
-        )
-        for path in [top, *top.rglob("*")]
-    }
-
-
 def test_a_setting_it_cannot_carry_is_refused_before_any_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> None:
     """Refused after the parents were given to root and the home installed, it said « rien n'a
     été modifié »: now decided by ``check``, before the first change."""
-    owner, agent = _users()
+    owner, agent = users()
     monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
-    top, home = _agent_home(tmp_path, agent, clock)
+    top, home = agent_home(tmp_path, agent, clock)
     (home / "ocmem.yaml").write_text("silverbullet: {inbox: Boite/}\n")  # flow style
     os.chown(home / "ocmem.yaml", agent.pw_uid, agent.pw_gid)
-    before = _owners_modes_bytes(top)
+    before = owners_modes_bytes(top)
     try:
         with pytest.raises(Refused) as refused:
             harden.harden(
                 home, agent.pw_name, owner.pw_name, clock, env={"OCMEM_SILVERBULLET_URL": URL}
             )
     finally:
-        harden.sudoers_file(agent.pw_name).unlink(missing_ok=True)  # had it gone through
+        sudoers_file(agent.pw_name).unlink(missing_ok=True)  # had it gone through
     said = refused.value.render()
     assert "ne sait pas y ajouter `url`" in said and "rien n'a été modifié" in said
-    assert _owners_modes_bytes(top) == before
+    assert owners_modes_bytes(top) == before
 
 
 def test_a_crash_while_hardening_leaves_the_home_before_or_after(
@@ -220,9 +183,9 @@ def test_a_crash_while_hardening_leaves_the_home_before_or_after(
     from ocmem.home.settings import load_settings
     from ocmem.home.workspace import Workspace
 
-    owner, agent = _users()
+    owner, agent = users()
     monkeypatch.setattr(harden.Hardener, "_check_owner_runs_it", lambda self: None)
-    top, home = _agent_home(tmp_path, agent, clock)
+    top, home = agent_home(tmp_path, agent, clock)
     paths = Paths(home)
 
     def killed_at_the_gate_command(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -231,7 +194,7 @@ def test_a_crash_while_hardening_leaves_the_home_before_or_after(
         atomic_write(path, data, mode=mode)
 
     monkeypatch.setattr("ocmem.home.workspace.atomic_write", killed_at_the_gate_command)
-    rule = harden.sudoers_file(agent.pw_name)
+    rule = sudoers_file(agent.pw_name)
     try:
         with pytest.raises(SystemExit):
             harden.harden(

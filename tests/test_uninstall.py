@@ -389,6 +389,7 @@ def test_uninstall_undoes_the_hardened_mode_as_root(
     from ocmem.home.settings import load_settings
     from ocmem.home.workspace import Workspace
     from ocmem.setup import harden
+    from ocmem.setup.hardrecord import sudoers_file
     from ocmem.setup.install import Installer
 
     if os.geteuid() != 0:
@@ -405,7 +406,7 @@ def test_uninstall_undoes_the_hardened_mode_as_root(
     Installer(Workspace(load_settings(home), clock=clock), home_id="durci").run()
     for path in (top, top / ".config", *[home, *home.rglob("*")]):
         os.chown(path, agent.pw_uid, agent.pw_gid, follow_symlinks=False)
-    rule = harden.sudoers_file(agent.pw_name)
+    rule = sudoers_file(agent.pw_name)
     monkeypatch.setenv("OCMEM_HOME", str(home))
     try:
         harden.harden(home, agent.pw_name, owner.pw_name, Clock())

@@ -316,7 +316,11 @@ class Doctor:
             )
             return
         owner = str(record.get("owner", ""))
-        fix = f"sudo ocmem --home {self.paths.home} harden --agent {record.get('agent')} --proprietaire {owner}"
+        home = self.paths.home
+        fix = (  # a run stopped half-way is found here too: finish it, or undo it
+            f"sudo ocmem --home {home} harden --agent {record.get('agent')} --proprietaire {owner}"
+            f" ; ou, pour tout remettre comme avant : sudo ocmem --home {home} harden --annuler"
+        )
         if not Path(str(record.get("sudoers", ""))).exists():
             self.problem(ERROR, "mode durci : la règle sudo de la passerelle a disparu", fix)
         import pwd

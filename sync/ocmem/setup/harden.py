@@ -8,7 +8,9 @@ token. The agent's user keeps read access to what OpenCode reads and nothing mor
 - the home and its folders are ``0755`` and its files ``0644``, all the owner's: the agent can
   neither change a file nor add one (no ``plugins/evil.ts``, no ``skill/x/``, no
   ``opencode.json``); ``.ocmem/`` is ``0711`` with its files ``0600`` (the token too), except
-  ``plugin.json`` (``0644``), which tells the plugin how to start the gate;
+  ``plugin.json`` (``0644``), which tells the plugin how to start the gate, and ``hardened.json``,
+  what ``--undo`` puts back, written before the first change and kept root's
+  (``ocmem.setup.hardrecord``);
 - every parent folder of the home that the agent owns (usually its own home folder and
   ``~/.config``) is given to root, so the agent cannot rename the config dir away and put its
   own in its place; OpenCode's data and cache folders there stay the agent's;
@@ -35,7 +37,8 @@ import stat
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator, Mapping, Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +46,15 @@ from ocmem.clock import Clock
 from ocmem.errors import InputError, OcmemError, Refused
 from ocmem.home import gateenv
 from ocmem.home.actionlog import log_event
-from ocmem.home.atomic import read_bytes, read_text
+from ocmem.home.atomic import read_text
 from ocmem.home.paths import Paths
 from ocmem.home.statefiles import remove_state
 from ocmem.outcome import Outcome
+from ocmem.setup import handover
+from ocmem.setup.hardrecord import SUDOERS_DIR, USER_NAME, read_record, sudoers_file, write_record
 
 DEFAULT_OWNER = "ocmem"
-SUDOERS_DIR = Path("/etc/sudoers.d")
-# What a sudoers rule can hold without quoting (and what a Unix user name is made of).
-_PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/+@-]+$")
-_USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]*$")
+_PLAIN_PATH = re.compile(r"^[A-Za-z0-9._/+@-]+$")  # what a sudoers rule holds without quoting
 
 
 def program() -> Path:
@@ -79,10 +81,6 @@ def sudoers_rule(agent: str, owner: str, script: Path, home: Path) -> str:
         f"# else. Removed by `{script} --home {home} harden --annuler`.\n"
         f"{agent} ALL=({owner}) NOPASSWD: {script} --home {home} gate\n"
     )
-
-
-def sudoers_file(agent: str) -> Path:
-    return SUDOERS_DIR / f"ocmem-{agent}"  # sudo skips names with a dot
 
 
 def _user(name: str, role: str) -> pwd.struct_passwd:
@@ -118,15 +116,6 @@ def replaceable(path: Path, uid: int, groups: set[int]) -> Path | None:
             return current
     info = path.lstat()
     return path if writable_by(info, uid, groups) or info.st_uid == uid else None
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    """Every path under ``root`` (root first), never following symbolic links."""
-    yield root
-    for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath)
-        for name in dirnames + filenames:
-            yield base / name
 
 
 def carried_config(text: str, carried: Sequence[gateenv.Decision], config: Path) -> str:
@@ -165,7 +154,7 @@ class Hardener:
                 fix=f"sudo {program()} --home {paths.home} harden --agent {agent}",
             )
         for name in (agent, owner):
-            if not _USER_NAME.match(name):
+            if not USER_NAME.match(name):
                 raise InputError(f"nom d'utilisateur invalide : {name!r}", fix="un nom Unix")
         self.paths = paths
         self.agent = _user(agent, "agent")
@@ -315,49 +304,85 @@ class Hardener:
     # -- set up --------------------------------------------------------------------------------
 
     def run(self) -> Outcome:
-        from ocmem.home.workspace import open_workspace
-        from ocmem.setup.install import Installer
-
         to_lock = self.check()
+        previous = read_record(self.paths)  # refused here, before any change, if forged
+        record = self._plan(to_lock, previous)
+        self._make_folders(record["home_owner"])
+        try:
+            write_record(self.paths, record)  # before the first chown: what undoes each step
+        except (OcmemError, OSError) as exc:
+            cause = exc.message if isinstance(exc, OcmemError) else str(exc)
+            raise OcmemError(
+                f"ocmem harden n'a pas pu noter ce qu'il allait changer dans "
+                f"{self.paths.hardened_file} ({cause}) : il s'est arrêté avant de changer le "
+                "moindre propriétaire",
+                fix="corrige la cause (place sur le disque ?), puis relance `ocmem harden`",
+            ) from exc
+        try:
+            return Outcome(self._apply(to_lock))
+        except (OcmemError, OSError) as exc:
+            raise self._interrupted(exc) from exc
+
+    def _make_folders(self, owner: list[int]) -> None:
+        """The home and its .ocmem/, when missing, are made ``owner``'s whole, each under a
+        name of its own then put in place: a run killed before its record leaves nothing of
+        root's (the next run would take root for their owner before). The home's parents exist
+        (``check``)."""
+        for folder, mode in ((self.paths.home, 0o755), (self.paths.state_dir, 0o700)):
+            if not os.path.lexists(folder):
+                made = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+                os.chown(made, owner[0], owner[1])
+                made.chmod(mode)
+                os.rename(made, folder)
+
+    def _plan(self, to_lock: list[Path], previous: dict[str, Any] | None) -> dict[str, Any]:
+        """The record of this run: what it is about to change, with the owners and modes from
+        before; on a run again, what the runs before changed first (the original owners)."""
         home = self.paths.home
-        record: dict[str, Any] = {
+        locked: list[list[Any]] = [] if previous is None else list(previous["locked"])
+        known = {entry[0] for entry in locked}
+        for parent in to_lock:
+            if str(parent) not in known:
+                info = parent.lstat()
+                locked.append([str(parent), info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)])
+        if previous is not None:
+            home_owner, inside = previous["home_owner"], previous.get("inside", {})
+        elif home.exists():
+            home_owner = [home.lstat().st_uid, home.lstat().st_gid]
+            inside = handover.differences(self.paths, *home_owner)
+        else:
+            home_owner, inside = [self.agent.pw_uid, self.agent.pw_gid], {}
+        return {
             "owner": self.owner.pw_name,
             "agent": self.agent.pw_name,
             "program": str(self.script),
             "sudoers": str(self.rule_file),
             "ts": self.clock.stamp("seconds"),
-            "locked": [],
+            "locked": locked,
+            "home_owner": home_owner,
+            "inside": inside,  # what giving the home changes beyond its owner
         }
-        previous = self._record()
-        if previous is not None:  # run again: keep what the first run changed
-            record["locked"] = previous["locked"]
-            record["home_owner"] = previous["home_owner"]
-        elif home.exists():
-            record["home_owner"] = [home.lstat().st_uid, home.lstat().st_gid]
-        else:
-            record["home_owner"] = [self.agent.pw_uid, self.agent.pw_gid]
-        home.mkdir(parents=True, exist_ok=True)
+
+    def _apply(self, to_lock: list[Path]) -> list[str]:
+        from ocmem.home.workspace import open_workspace
+        from ocmem.setup.install import Installer
+
+        home = self.paths.home
         lines = ["ocmem harden :"]
         for parent in to_lock:
             lines.append(
                 f"  {parent} : propriétaire root, plus d'écriture pour {self.agent.pw_name}"
             )
-            lines += self._lock(parent, record)
+            lines += self._lock(parent)
         workspace = open_workspace(home, creating=True, clock=self.clock)
         Installer(workspace).run()  # the layout, the plugin, the AGENTS.md section
         command = gate_command(self.owner.pw_name, self.script, home)
         # As a whole: a plugin that starts the gate without the settings carried for it (it
-        # syncs nothing, silently), or a record without the plugin command (`ocmem init` then
-        # keeps the old one), is a half-hardened home.
+        # syncs nothing, silently) is a half-hardened home. The record is not part of it: an
+        # ocmem run of the agent's may settle this intent, and the record must stay root's.
         with workspace.transaction("harden") as txn, txn.together():
             if self.carried:
                 txn.write(self.paths.config_file, self.config_text)
-            txn.write(
-                self.paths.hardened_file,
-                json.dumps(record, indent=1) + "\n",
-                mode=0o600,
-                backup=False,
-            )
             txn.write(
                 self.paths.plugin_command,
                 json.dumps({"command": command}) + "\n",
@@ -370,7 +395,7 @@ class Hardener:
             "l'environnement d'OpenCode"
             for d in self.carried
         ]
-        self._give_home()
+        handover.give(self.paths, self.owner.pw_uid, self.owner.pw_gid)
         self._install_rule()
         log_event(
             self.paths, self.clock, "harden", agent=self.agent.pw_name, owner=self.owner.pw_name
@@ -391,24 +416,23 @@ class Hardener:
             "Pour annuler :",
             f"  {self.script} --home {home} harden --annuler",
         ]
-        return Outcome(lines)
+        return lines
 
-    def _record(self) -> dict[str, Any] | None:
-        raw = read_bytes(self.paths.hardened_file)
-        if raw is None:
-            return None
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise OcmemError(
-                f"{self.paths.hardened_file} est illisible ({exc})",
-                fix="restaure-le depuis une sauvegarde, ou corrige les propriétaires à la main",
-            ) from exc
-        return data if isinstance(data, dict) else None
+    def _interrupted(self, exc: OcmemError | OSError) -> OcmemError:
+        """A run stopped half-way: what it changed is in the record; say how to finish or undo."""
+        cause = exc.message if isinstance(exc, OcmemError) else str(exc)
+        home = self.paths.home
+        return OcmemError(
+            f"ocmem harden s'est arrêté en cours de route ({cause}) : {home} n'est durci qu'à "
+            f"moitié ; les propriétaires et droits d'avant sont notés dans "
+            f"{self.paths.hardened_file}",
+            fix=f"corrige la cause puis relance `{self.script} --home {home} harden --agent "
+            f"{self.agent.pw_name} --proprietaire {self.owner.pw_name}` pour terminer, ou "
+            f"`{self.script} --home {home} harden --annuler` pour tout remettre comme avant",
+        )
 
-    def _lock(self, parent: Path, record: dict[str, Any]) -> list[str]:
+    def _lock(self, parent: Path) -> list[str]:
         info = parent.lstat()
-        record["locked"].append([str(parent), info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)])
         notes = []
         # OpenCode writes its data and cache there: they stay the agent's.
         if parent == self.paths.home.parent.parent:
@@ -425,27 +449,6 @@ class Hardener:
     def _chown(self, path: Path) -> None:
         if path.exists():
             os.chown(path, self.owner.pw_uid, self.owner.pw_gid, follow_symlinks=False)
-
-    def _give_home(self) -> None:
-        """Everything to the owner; readable by all but ocmem's state; writable by none else."""
-        state = self.paths.state_dir
-        for path in _walk(self.paths.home):
-            os.chown(path, self.owner.pw_uid, self.owner.pw_gid, follow_symlinks=False)
-            if path.is_symlink():
-                continue
-            mode = stat.S_IMODE(path.lstat().st_mode)
-            inside_state = path == state or state in path.parents
-            if path == state:
-                mode = 0o711
-            elif path == self.paths.plugin_command:
-                mode = 0o644
-            elif inside_state:
-                mode = 0o700 if path.is_dir() else 0o600
-            elif path.is_dir():
-                mode = (mode | 0o755) & ~0o022
-            else:
-                mode = (mode | 0o444) & ~0o022
-            path.chmod(mode)
 
     def _install_rule(self) -> None:
         rule = sudoers_rule(self.agent.pw_name, self.owner.pw_name, self.script, self.paths.home)
@@ -466,30 +469,30 @@ class Hardener:
     # -- undo ----------------------------------------------------------------------------------
 
     def undo(self) -> Outcome:
-        record = self._record()
+        """Put back what the record says, whatever step the run stopped at; the record goes
+        last, so an undo stopped half-way can be run again."""
+        from ocmem.home.workspace import open_workspace
+
+        record = read_record(self.paths)
         if record is None:
             raise Refused(
                 f"{self.paths.home} n'est pas en mode durci ({self.paths.hardened_file} absent)",
                 fix="rien à annuler",
             )
         uid, gid = record["home_owner"]
-        from ocmem.home.workspace import open_workspace
-
         Path(record["sudoers"]).unlink(missing_ok=True)
-        command = [str(self.script)]
         with open_workspace(self.paths.home, clock=self.clock).transaction(
             "harden --annuler"
         ) as txn:
-            remove_state(self.paths, self.paths.hardened_file)
             txn.write(
                 self.paths.plugin_command,
-                json.dumps({"command": command}) + "\n",
+                json.dumps({"command": [str(self.script)]}) + "\n",
                 mode=0o600,
                 backup=False,
             )
-        for path in _walk(self.paths.home):
-            os.chown(path, uid, gid, follow_symlinks=False)
-        self.paths.state_dir.chmod(0o700)
+        log_event(self.paths, self.clock, "harden --annuler", agent=record["agent"])
+        noted = {rel: (o[0], o[1], o[2]) for rel, o in record.get("inside", {}).items()}
+        handover.give_back(self.paths, uid, gid, noted)
         lines = [
             "ocmem harden --annuler :",
             f"  {record['sudoers']} supprimé",
@@ -499,7 +502,7 @@ class Hardener:
             os.chown(path, p_uid, p_gid, follow_symlinks=False)
             os.chmod(path, mode)
             lines.append(f"  {path} : propriétaire et droits d'avant rétablis")
-        log_event(self.paths, self.clock, "harden --annuler", agent=record["agent"])
+        remove_state(self.paths, self.paths.hardened_file)  # last: what undoes all of it
         return Outcome(lines)
 
 
@@ -527,17 +530,10 @@ def harden(
                 "donne le compte Unix sous lequel tourne OpenCode", fix="--agent <compte>"
             )
         return Hardener(paths, agent, owner, clock, env).run()
-    if not paths.hardened_file.exists():
+    record = read_record(paths)
+    if record is None:
         raise Refused(
             f"{paths.home} n'est pas en mode durci ({paths.hardened_file} absent)",
             fix="rien à annuler (ou donne le bon --home)",
         )
-    try:
-        record = json.loads(read_bytes(paths.hardened_file) or b"")
-        agent, owner = str(record["agent"]), str(record["owner"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise OcmemError(
-            f"{paths.hardened_file} est illisible ({exc})",
-            fix="lance-le en root ; sinon rends le dossier à l'agent à la main (chown -R)",
-        ) from exc
-    return Hardener(paths, agent, owner, clock).undo()
+    return Hardener(paths, record["agent"], record["owner"], clock).undo()

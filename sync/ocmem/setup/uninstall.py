@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import pwd
 import shutil
@@ -39,13 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from ocmem.bridge import agentproc
-from ocmem.errors import OcmemError, Refused
+from ocmem.errors import Refused
 from ocmem.home.atomic import read_bytes, read_text
 from ocmem.home.runlock import run_lock
 from ocmem.home.shipped import END_MARKER, SECTION, data_root, plugin_files
 from ocmem.home.workspace import Workspace
 from ocmem.outcome import Outcome
 from ocmem.setup import formermcp, opencodedir, schedule
+from ocmem.setup.hardrecord import read_record
 
 ARCHIVE_PREFIX = "ocmem-archive-"
 STATE_IN_ARCHIVE = "etat-ocmem"  # .ocmem/, once in the archive (a name a person sees)
@@ -151,12 +151,12 @@ def plan(ws: Workspace, env: Mapping[str, str] | None = None) -> Plan:
                 "demande root ; rien n'a été modifié",
                 fix=f"sudo ocmem --home {paths.home} desinstaller",
             )
-        record = _hardened_record(paths.hardened_file)
-        found.hardened = record
-        found.cron_user = str(record.get("agent") or "") or None
-        if found.cron_user:
-            with contextlib.suppress(KeyError):
-                user_home = Path(pwd.getpwnam(found.cron_user).pw_dir)
+        # Refused here, before any change, when root did not write it (ocmem.setup.hardrecord).
+        found.hardened = read_record(paths)
+    if found.hardened:
+        found.cron_user = str(found.hardened["agent"])
+        with contextlib.suppress(KeyError):
+            user_home = Path(pwd.getpwnam(found.cron_user).pw_dir)
     live = [key.partition("-")[0] for key in agentproc.registered(paths) if agentproc.alive(key)]
     if live:
         raise Refused(
@@ -190,20 +190,6 @@ def plan(ws: Workspace, env: Mapping[str, str] | None = None) -> Plan:
     found.former_mcp = formermcp.present(paths)
     found.state = os.path.lexists(paths.state_dir)
     return found
-
-
-def _hardened_record(path: Path) -> dict[str, Any]:
-    try:
-        record = json.loads(read_bytes(path) or b"")
-    except (OSError, ValueError) as exc:
-        raise OcmemError(
-            f"{path} est illisible ({exc}) : le mode durci ne peut pas être défait",
-            fix="restaure-le depuis une sauvegarde, ou rends le dossier à l'agent à la main "
-            "(chown -R), puis relance",
-        ) from exc
-    if not isinstance(record, dict):
-        raise OcmemError(f"{path} est illisible", fix="restaure-le depuis une sauvegarde")
-    return record
 
 
 def _without_section(agents: Path) -> tuple[str | None, str | None]:
