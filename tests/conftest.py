@@ -24,6 +24,7 @@ from ocmem.services.memory import Memory
 from ocmem.services.proposals import Proposals
 from ocmem.setup.install import Installer
 from ocmem.setup.opencodedir import CHECKED_OPENCODE
+from support import sharedusers
 
 # CI explores new examples at every run, within a fixed budget, from a seed it prints (replay a
 # red run with `--hypothesis-seed=SEED`); nightly is CI's exploration at length, and the long
@@ -97,6 +98,16 @@ FAKE_OPENCODE = f"""#!/bin/sh
 echo "opencode de test : seul --version répond" >&2
 exit 2
 """
+
+
+@pytest.fixture(autouse=True)
+def _shared_users_held(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``shared_users`` has the real users to itself (support/sharedusers.py)."""
+    if request.node.get_closest_marker("shared_users") is None:
+        yield
+        return
+    with sharedusers.held():
+        yield
 
 
 @pytest.fixture(autouse=True)
