@@ -247,7 +247,12 @@ class Gate:
         """Encodes the journal's entries that have no sentence vector, in a background thread
         of low priority (after an append this gate served, or a search that met some): the
         searches use what is encoded and the words for the rest, so nothing waits for it. The
-        encoder stays loaded for the gate's life: its next searches are warm."""
+        encoder stays loaded for the gate's life: its next searches are warm. Without the
+        meaning installed (or with it turned off), there is nothing to encode: no thread."""
+        from ocmem.text import meaning
+
+        if not meaning.available():
+            return
         with self._encoding_lock:
             if self._encoding is not None and self._encoding.is_alive():
                 self._encode_again = True  # new entries may have come after its last look

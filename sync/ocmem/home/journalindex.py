@@ -176,7 +176,7 @@ def _answer(
 
         found = journalmeaning.meaning_side(db, [t for t, _ in sides], tags, meaning)
         if found is not None:
-            near, pending, used = found.near, found.pending, True
+            near, pending, used = found
     phrasings = [
         relevance.Phrasing(side.ranked, side.cover, side.names, n, side.shared)
         for (_, side), n in zip(sides, near, strict=True)

@@ -47,12 +47,6 @@ class Meaning(NamedTuple):
         return open_vectors(self.database, self.rows, write=write)
 
 
-class Near(NamedTuple):
-    """The entries nearest one phrasing's meaning, best first (index ids)."""
-
-    ids: list[int]
-
-
 class Side(NamedTuple):
     """The meaning's side of a search: per phrasing, the nearest entries (ids, best first); how
     many entries have no vector yet; whether meaning took part at all."""
@@ -85,7 +79,7 @@ def meaning_side(
             store.close()
     except (sqlite3.Error, OSError, RuntimeError, ImportError, Unusable):
         return None  # locked, read-only, a broken engine: the words answer; doctor says why
-    near = [n.ids for n in found] if found else [[] for _ in texts]
+    near = found or [[] for _ in texts]
     return Side(near, left, used=True)
 
 
@@ -97,7 +91,7 @@ def link(db: sqlite3.Connection, store: Vectors) -> None:
     seen = int(_meta(db, "linked") or 0)
     if linked != store.ident:
         seen = 0
-    newest = _next_id(db)
+    newest = int(_meta(db, "next_id") or 1)  # journalindex.next_entry_id: no import cycle
     if seen >= newest and linked == store.ident:
         return
     _write(db, lambda: _link(db, store, seen, linked != store.ident, newest))
@@ -181,8 +175,8 @@ def nearest(
     queries: NDArray[np.float32],
     tag_filter: str,
     tag_args: Sequence[str],
-) -> list[Near]:
-    """For each query vector, the ``NEAREST`` encoded entries (having the tags)."""
+) -> list[list[int]]:
+    """For each query vector, the ``NEAREST`` encoded entries (having the tags), best first."""
     import numpy as np
 
     tagged: list[int] = []
@@ -194,30 +188,24 @@ def nearest(
         cosines = store.scores(queries, [int(v) for _, v in pairs])
     else:
         cosines = store.scores(queries)
-    found: list[Near] = []
+    found: list[list[int]] = []
     for column in cosines.T:
         if len(column) == 0:
             return []
         order = [int(r) for r in np.argsort(-column)[: NEAREST * 3]]
-        if tag_args:
-            ids = [(tagged[r], float(column[r])) for r in order]
-        else:
-            ids = _entries_of_rows(db, order, column)
-        ids = ids[:NEAREST]
-        found.append(Near([i for i, _ in ids]))
+        ids = [tagged[r] for r in order] if tag_args else _entries_of_rows(db, order)
+        found.append(ids[:NEAREST])
     return found
 
 
-def _entries_of_rows(
-    db: sqlite3.Connection, rows: list[int], column: NDArray[np.float32]
-) -> list[tuple[int, float]]:
-    """The entries whose vectors are ``rows`` (best first), with their cosine; a row no entry
-    holds any more (an edited entry's old vector) is skipped."""
+def _entries_of_rows(db: sqlite3.Connection, rows: list[int]) -> list[int]:
+    """The entries whose vectors are ``rows`` (best first); a row no entry holds any more (an
+    edited entry's old vector) is skipped."""
     marks = ", ".join("?" for _ in rows)
     by_row: dict[int, list[int]] = {}
     for rowid, vec in db.execute(f"SELECT id, vec FROM entries WHERE vec IN ({marks})", rows):
         by_row.setdefault(int(vec), []).append(int(rowid))
-    return [(i, float(column[r])) for r in rows for i in by_row.get(r, [])]
+    return [i for r in rows for i in by_row.get(r, [])]
 
 
 def passage(chunk: str) -> str:
@@ -259,10 +247,6 @@ def _passage_at(path: Path, start: int, stop: int, digest: bytes) -> str | None:
 def _meta(db: sqlite3.Connection, key: str) -> str | None:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return str(row[0]) if row else None
-
-
-def _next_id(db: sqlite3.Connection) -> int:
-    return int(_meta(db, "next_id") or 1)
 
 
 def _write(db: sqlite3.Connection, change: Callable[[], None]) -> None:

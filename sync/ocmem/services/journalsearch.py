@@ -115,7 +115,7 @@ class JournalSearch(Memory):
             alternatives=alternatives,
             meaning=self._meaning(),
         )
-        if found.pending and self.encode_later is not None:
+        if found.pending and found.meaning and self.encode_later is not None:
             self.encode_later()
         if not found.saved and self.ws.notify is not None:
             self.ws.notify(
