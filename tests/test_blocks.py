@@ -127,3 +127,9 @@ def test_a_conflict_copy_ends_with_a_blank_line_before_the_next_block() -> None:
     copy = result.text.index("~agent-")
     assert "- Fait : le mien\n\n## 2026-11-29 10:02" in result.text[copy:]
     assert [i for i, _ in blocks_of(result.text, JOURNAL_BLOCK)][-1] == "2026-11-29 10:02"
+
+
+def test_a_header_with_a_superscript_rank_is_kept_under_its_own_header() -> None:
+    """« ~² » (a human's edit) is no rank: the block keeps its header as its id, no traceback."""
+    page = "## 2026-01-01 10:00~² · Titre · #vps\n- Fait : x\n"
+    assert [s.id for s in split(page, JOURNAL_BLOCK) if s.id] == ["2026-01-01 10:00~²"]

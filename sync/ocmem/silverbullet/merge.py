@@ -88,7 +88,7 @@ def _ranked(starts: list[tuple[int, str]]) -> list[tuple[int, str]]:
     found = []
     for start, header in starts:
         minute, _, suffix = header.partition("~")
-        if suffix and not suffix.isdigit():
+        if suffix and not (suffix.isascii() and suffix.isdigit()):
             found.append((start, header))
             continue
         try:
