@@ -62,6 +62,6 @@ def pytest_runtest_makereport(
     from a pytest-xdist worker too."""
     report: pytest.TestReport = yield
     env = getattr(item, "funcargs", {}).get("oc")
-    if report.failed and report.when == "call" and isinstance(env, OpenCode):
+    if report.failed and report.when in ("call", "teardown") and isinstance(env, OpenCode):
         report.sections.append(("e2e debug report", env.debug_report()))
     return report
